@@ -1,0 +1,2 @@
+//! The oversold page (placeholder until the page lands).
+fn main() {}

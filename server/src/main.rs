@@ -1,0 +1,2 @@
+//! oversold server (wiring comes next).
+fn main() {}
