@@ -1,0 +1,176 @@
+//! The audit trail's filter and its virtual window: which rows exist, and which few are drawn.
+//!
+//! With 10,000 buyers the trail cannot be 10,000 DOM rows. Rows have one fixed height, so the
+//! rows on screen follow from the scroll offset alone: [`visible_range`] is that arithmetic.
+
+use std::ops::Range;
+
+use super::run::{AuditRow, Mark};
+
+/// Which lines the trail shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AuditFilter {
+    /// Every buyer.
+    #[default]
+    All,
+    /// Every accepted order, oversold or not.
+    Reserved,
+    /// Only accepted orders that took units which never existed.
+    Oversold,
+    /// Only refusals.
+    SoldOut,
+    /// Only failures.
+    Error,
+}
+
+impl AuditFilter {
+    /// The filter buttons, in display order.
+    pub const ALL: [AuditFilter; 5] = [
+        AuditFilter::All,
+        AuditFilter::Reserved,
+        AuditFilter::Oversold,
+        AuditFilter::SoldOut,
+        AuditFilter::Error,
+    ];
+
+    /// The button label.
+    pub fn label(self) -> &'static str {
+        match self {
+            AuditFilter::All => "All",
+            AuditFilter::Reserved => "Reserved",
+            AuditFilter::Oversold => "Oversold",
+            AuditFilter::SoldOut => "Sold out",
+            AuditFilter::Error => "Error",
+        }
+    }
+
+    /// Whether `row` passes.
+    pub fn matches(self, row: &AuditRow) -> bool {
+        match self {
+            AuditFilter::All => true,
+            AuditFilter::Reserved => matches!(row.mark, Mark::Reserved | Mark::Oversold),
+            AuditFilter::Oversold => row.mark == Mark::Oversold,
+            AuditFilter::SoldOut => row.mark == Mark::SoldOut,
+            AuditFilter::Error => row.mark == Mark::Error,
+        }
+    }
+}
+
+/// Positions (into `rows`) of the rows that pass `filter`, in arrival order.
+pub fn filter_indices(rows: &[AuditRow], filter: AuditFilter) -> Vec<usize> {
+    match filter {
+        // The common case needs no scan.
+        AuditFilter::All => (0..rows.len()).collect(),
+        _ => rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| filter.matches(r))
+            .map(|(i, _)| i)
+            .collect(),
+    }
+}
+
+/// The slice of `total` fixed-height rows to draw for a viewport scrolled to `scroll_top`,
+/// with `overscan` extra rows on each side so fast scrolling does not flash blank space.
+pub fn visible_range(
+    total: usize,
+    scroll_top: f64,
+    viewport: f64,
+    row_height: f64,
+    overscan: usize,
+) -> Range<usize> {
+    if total == 0 || row_height <= 0.0 {
+        return 0..0;
+    }
+    let first = (scroll_top.max(0.0) / row_height).floor() as usize;
+    let shown = (viewport.max(0.0) / row_height).ceil() as usize + 1;
+    let start = first.saturating_sub(overscan).min(total);
+    let end = first
+        .saturating_add(shown)
+        .saturating_add(overscan)
+        .min(total);
+    start..end.max(start)
+}
+
+/// One audit line as words: what the buyer read and what it did.
+pub fn describe(row: &AuditRow) -> String {
+    let o = &row.outcome;
+    let units = if o.qty == 1 {
+        "1 unit".to_string()
+    } else {
+        format!("{} units", o.qty)
+    };
+    match row.mark {
+        Mark::Reserved => format!("took {units}"),
+        Mark::Oversold if row.phantom_units == u64::from(o.qty) => {
+            format!("took {units} that never existed")
+        }
+        Mark::Oversold => format!("took {units}, {} never existed", row.phantom_units),
+        Mark::SoldOut => format!("wanted {units}, refused"),
+        Mark::Error => format!(
+            "failed: {}",
+            o.error.as_deref().unwrap_or("no reason given")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::RunModel;
+    use crate::model::run::tests::{config, outcome};
+    use oversold_protocol::OutcomeResult;
+
+    fn sample() -> RunModel {
+        let mut run = RunModel::new("r".into(), config(1, 5));
+        run.push_batch(vec![
+            outcome(1, 1, OutcomeResult::Reserved),
+            outcome(2, 1, OutcomeResult::Reserved),
+            outcome(3, 1, OutcomeResult::SoldOut),
+            outcome(4, 1, OutcomeResult::Error),
+            outcome(5, 2, OutcomeResult::Reserved),
+        ]);
+        run
+    }
+
+    #[test]
+    fn filters_by_outcome() {
+        let run = sample();
+        let pick = |f| filter_indices(&run.rows, f);
+        assert_eq!(pick(AuditFilter::All), [0, 1, 2, 3, 4]);
+        assert_eq!(pick(AuditFilter::Reserved), [0, 1, 4]);
+        assert_eq!(pick(AuditFilter::Oversold), [1, 4]);
+        assert_eq!(pick(AuditFilter::SoldOut), [2]);
+        assert_eq!(pick(AuditFilter::Error), [3]);
+    }
+
+    #[test]
+    fn describes_each_kind_of_line() {
+        let run = sample();
+        let words: Vec<String> = run.rows.iter().map(describe).collect();
+        assert_eq!(
+            words,
+            [
+                "took 1 unit",
+                "took 1 unit that never existed",
+                "wanted 1 unit, refused",
+                "failed: no reason given",
+                "took 2 units that never existed",
+            ]
+        );
+    }
+
+    #[test]
+    fn window_covers_the_viewport_plus_overscan() {
+        // 28 px rows, 280 px viewport scrolled to row 100.
+        assert_eq!(visible_range(10_000, 2_800.0, 280.0, 28.0, 5), 95..116);
+        // At the top, nothing before row 0.
+        assert_eq!(visible_range(10_000, 0.0, 280.0, 28.0, 5), 0..16);
+        // Near the end, clipped to the rows that exist.
+        assert_eq!(visible_range(50, 1_260.0, 280.0, 28.0, 5), 40..50);
+        // Scrolled past the end (the filter just shrank the list): still a valid empty-or-tail range.
+        let r = visible_range(3, 9_999.0, 280.0, 28.0, 5);
+        assert!(r.start <= r.end && r.end <= 3);
+        assert_eq!(visible_range(0, 0.0, 280.0, 28.0, 5), 0..0);
+    }
+}

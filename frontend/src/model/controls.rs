@@ -1,0 +1,196 @@
+//! The run knobs as the form holds them, and how sliders map onto their ranges.
+//!
+//! Ranges come from `hello.limits`; the page clamps what a visitor types, so a request the
+//! server would refuse as out of range is never sent in the first place.
+
+use oversold_protocol::RunRequest;
+use oversold_protocol::limits::{LIMITS, Limits, Range};
+
+/// Slider positions run from 0 to this; the value is looked up on a log scale.
+pub const SLIDER_STEPS: u32 = 1_000;
+
+/// Every knob of the next run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    /// Units in stock.
+    pub stock: u32,
+    /// Simultaneous buyers.
+    pub buyers: u32,
+    /// Units per order, or the top of the range when `random_qty` is set.
+    pub qty: u32,
+    /// Each buyer orders a random 1 to `qty` units.
+    pub random_qty: bool,
+    /// App servers (Redis connections) the buyers share.
+    pub app_servers: u32,
+    /// Window over which buyers arrive, ms.
+    pub arrival_spread_ms: u32,
+    /// Work between reading the stock and writing it, ms.
+    pub race_window_ms: u32,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Self::defaults(&LIMITS)
+    }
+}
+
+impl Knobs {
+    /// The defaults the server announced.
+    pub fn defaults(limits: &Limits) -> Self {
+        Self {
+            stock: limits.stock.default,
+            buyers: limits.buyers.default,
+            qty: limits.qty.default,
+            random_qty: false,
+            app_servers: limits.app_servers.default,
+            arrival_spread_ms: limits.arrival_spread_ms.default,
+            race_window_ms: limits.race_window_ms.default,
+        }
+    }
+
+    /// Pull every knob inside `limits` (a server may announce tighter ranges than we assumed).
+    pub fn clamped(self, limits: &Limits) -> Self {
+        let c = |v: u32, r: Range| v.clamp(r.min, r.max);
+        Self {
+            stock: c(self.stock, limits.stock),
+            buyers: c(self.buyers, limits.buyers),
+            qty: c(self.qty, limits.qty),
+            random_qty: self.random_qty,
+            app_servers: c(self.app_servers, limits.app_servers),
+            arrival_spread_ms: c(self.arrival_spread_ms, limits.arrival_spread_ms),
+            race_window_ms: c(self.race_window_ms, limits.race_window_ms),
+        }
+    }
+
+    /// The `start_run` config for `strategy`. Every field is sent, so the run is what the form shows.
+    pub fn request(&self, strategy: &str) -> RunRequest {
+        // "1 to 1" is just 1: send it as a fixed quantity rather than a pointless random range.
+        let random = self.random_qty && self.qty > 1;
+        RunRequest {
+            strategy: strategy.to_string(),
+            stock: Some(self.stock),
+            buyers: Some(self.buyers),
+            qty: if random { None } else { Some(self.qty) },
+            max_qty: if random { Some(self.qty) } else { None },
+            app_servers: Some(self.app_servers),
+            arrival_spread_ms: Some(self.arrival_spread_ms),
+            race_window_ms: Some(self.race_window_ms),
+            seed: None,
+        }
+    }
+}
+
+/// Parse what a visitor typed, clamped into `range`; `None` when it is not a number at all.
+pub fn parse_clamped(text: &str, range: Range) -> Option<u32> {
+    let text = text.trim().replace(['_', ',', ' '], "");
+    let value: i64 = text.parse().ok()?;
+    Some(value.clamp(i64::from(range.min), i64::from(range.max)) as u32)
+}
+
+/// The value at slider position `pos` (0..=[`SLIDER_STEPS`]) on a log scale over `range`.
+///
+/// Linear sliders up to 10,000 make 10 and 50 impossible to hit; on a log scale 1, 10, 100,
+/// 1,000 and 10,000 sit evenly apart. Position 0 is always `range.min` (which may be 0).
+pub fn slider_value(pos: u32, range: Range) -> u32 {
+    let pos = pos.min(SLIDER_STEPS);
+    if pos == 0 {
+        return range.min;
+    }
+    let lo = f64::from(range.min.max(1));
+    let hi = f64::from(range.max.max(1));
+    let t = f64::from(pos) / f64::from(SLIDER_STEPS);
+    let raw = lo * (hi / lo).powf(t);
+    round_nicely(raw).clamp(range.min, range.max)
+}
+
+/// The slider position closest to `value`; the inverse of [`slider_value`].
+pub fn slider_position(value: u32, range: Range) -> u32 {
+    if value <= range.min.max(1) && value <= range.min {
+        return 0;
+    }
+    let lo = f64::from(range.min.max(1));
+    let hi = f64::from(range.max.max(1));
+    if hi <= lo {
+        return SLIDER_STEPS;
+    }
+    let t = (f64::from(value.max(1)) / lo).ln() / (hi / lo).ln();
+    (t * f64::from(SLIDER_STEPS))
+        .round()
+        .clamp(1.0, f64::from(SLIDER_STEPS)) as u32
+}
+
+/// Round to two significant figures, so dragging lands on 50, 120 or 2,500, not 2,473.
+fn round_nicely(raw: f64) -> u32 {
+    if raw < 100.0 {
+        return raw.round() as u32;
+    }
+    let magnitude = 10f64.powi(raw.log10().floor() as i32 - 1);
+    ((raw / magnitude).round() * magnitude) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_brief() {
+        let k = Knobs::default();
+        assert_eq!((k.stock, k.buyers, k.qty, k.random_qty), (10, 50, 1, false));
+    }
+
+    #[test]
+    fn request_sends_fixed_or_random_quantity() {
+        let mut k = Knobs::default();
+        let r = k.request("naive");
+        assert_eq!(
+            (r.strategy.as_str(), r.stock, r.buyers, r.qty, r.max_qty),
+            ("naive", Some(10), Some(50), Some(1), None)
+        );
+        k.random_qty = true;
+        k.qty = 2;
+        let r = k.request("lua");
+        assert_eq!((r.qty, r.max_qty), (None, Some(2)));
+        // The server accepts what we send.
+        assert!(r.validate(1).is_ok());
+        k.qty = 1;
+        assert_eq!(k.request("lua").max_qty, None);
+    }
+
+    #[test]
+    fn clamps_typed_values() {
+        let r = LIMITS.buyers;
+        assert_eq!(parse_clamped("250", r), Some(250));
+        assert_eq!(parse_clamped(" 10,000 ", r), Some(10_000));
+        assert_eq!(parse_clamped("99999", r), Some(10_000));
+        assert_eq!(parse_clamped("-3", r), Some(1));
+        assert_eq!(parse_clamped("lots", r), None);
+        let k = Knobs {
+            buyers: 50_000,
+            stock: 0,
+            ..Knobs::default()
+        }
+        .clamped(&LIMITS);
+        assert_eq!((k.buyers, k.stock), (10_000, 0));
+    }
+
+    #[test]
+    fn log_slider_spans_the_range_and_round_trips() {
+        let r = LIMITS.buyers; // 1..=10_000
+        assert_eq!(slider_value(0, r), 1);
+        assert_eq!(slider_value(SLIDER_STEPS, r), 10_000);
+        assert_eq!(slider_value(500, r), 100);
+        for v in [1, 10, 50, 100, 1_000, 10_000] {
+            let back = slider_value(slider_position(v, r), r);
+            assert!(
+                back.abs_diff(v) * 50 <= v.max(50),
+                "{v} came back as {back}"
+            );
+        }
+        // Ranges starting at 0 (milliseconds) keep 0 at the far left.
+        let ms = LIMITS.race_window_ms;
+        assert_eq!(slider_value(0, ms), 0);
+        assert_eq!(slider_position(0, ms), 0);
+        assert_eq!(slider_value(SLIDER_STEPS, ms), 5_000);
+        assert!(slider_value(1, ms) >= 1);
+    }
+}

@@ -1,0 +1,168 @@
+//! Finished runs kept for comparison, and the one-line verdict that compares them.
+
+use oversold_protocol::RunSummary;
+
+/// How many finished runs the page keeps.
+pub const HISTORY_LEN: usize = 8;
+
+/// One finished run, as the history table and the result line need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    /// The server's run id.
+    pub run_id: String,
+    /// Strategy name, e.g. `naive`.
+    pub strategy: String,
+    /// Short strategy label for prose, e.g. `Naive`.
+    pub short_label: String,
+    /// The tally from `run_finished`.
+    pub summary: RunSummary,
+}
+
+/// The part of a strategy label before any parenthesis: `"Naive (GET, then DECRBY)"` → `"Naive"`.
+pub fn short_label(label: &str) -> String {
+    label.split(" (").next().unwrap_or(label).trim().to_string()
+}
+
+/// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`.
+pub fn verdict(entry: &HistoryEntry) -> String {
+    let s = &entry.summary;
+    let who = &entry.short_label;
+    let mut text = if s.oversold_units > 0 {
+        format!(
+            "{who}: {} in stock, {} sold (stock {}), {} oversold",
+            s.stock, s.units_sold, s.final_stock, s.oversold_units
+        )
+    } else if s.units_sold == u64::from(s.stock) {
+        format!("{who}: exactly {} sold, 0 oversold", s.units_sold)
+    } else {
+        format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock)
+    };
+    // A lost update hides overselling from the counter itself, so it must be said out loud.
+    if s.lost_updates != 0 {
+        text.push_str(&format!(", {} lost updates", s.lost_updates.abs()));
+    }
+    if s.cancelled {
+        text.push_str(" (cancelled)");
+    }
+    text
+}
+
+/// The latest run of each strategy, in `strategy_order`, joined: the line to read out on stage.
+pub fn result_line(history: &[HistoryEntry], strategy_order: &[String]) -> String {
+    let mut parts = Vec::new();
+    for name in strategy_order {
+        // `history` is newest first.
+        if let Some(entry) = history.iter().find(|e| &e.strategy == name) {
+            parts.push(verdict(entry));
+        }
+    }
+    parts.join(" | ")
+}
+
+/// Add a finished run to the front of `history`, dropping the oldest past [`HISTORY_LEN`].
+pub fn record(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
+    history.retain(|e| e.run_id != entry.run_id);
+    history.insert(0, entry);
+    history.truncate(HISTORY_LEN);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::tests::summary;
+
+    fn entry(id: &str, strategy: &str, label: &str, s: RunSummary) -> HistoryEntry {
+        HistoryEntry {
+            run_id: id.into(),
+            strategy: strategy.into(),
+            short_label: short_label(label),
+            summary: s,
+        }
+    }
+
+    #[test]
+    fn shortens_labels() {
+        assert_eq!(short_label("Naive (GET, then DECRBY)"), "Naive");
+        assert_eq!(short_label("Atomic (Lua script)"), "Atomic");
+        assert_eq!(short_label("WATCH/MULTI"), "WATCH/MULTI");
+    }
+
+    #[test]
+    fn says_what_happened() {
+        let naive = entry(
+            "r-1",
+            "naive",
+            "Naive (GET, then DECRBY)",
+            summary(10, 34, -24),
+        );
+        assert_eq!(
+            verdict(&naive),
+            "Naive: 10 in stock, 34 sold (stock -24), 24 oversold"
+        );
+        let lua = entry("r-2", "lua", "Atomic (Lua script)", summary(10, 10, 0));
+        assert_eq!(verdict(&lua), "Atomic: exactly 10 sold, 0 oversold");
+        let few = entry("r-3", "lua", "Atomic (Lua script)", summary(10, 4, 6));
+        assert_eq!(verdict(&few), "Atomic: 4 of 10 sold, 0 oversold");
+        let mut lost = summary(10, 12, 3);
+        lost.lost_updates = 5;
+        lost.cancelled = true;
+        let lost = entry("r-4", "naive_set", "Naive SET", lost);
+        assert_eq!(
+            verdict(&lost),
+            "Naive SET: 10 in stock, 12 sold (stock 3), 2 oversold, 5 lost updates (cancelled)"
+        );
+    }
+
+    #[test]
+    fn result_line_compares_the_latest_run_of_each_strategy() {
+        let mut history = Vec::new();
+        record(
+            &mut history,
+            entry(
+                "r-1",
+                "naive",
+                "Naive (GET, then DECRBY)",
+                summary(10, 30, -20),
+            ),
+        );
+        record(
+            &mut history,
+            entry("r-2", "lua", "Atomic (Lua script)", summary(10, 10, 0)),
+        );
+        record(
+            &mut history,
+            entry(
+                "r-3",
+                "naive",
+                "Naive (GET, then DECRBY)",
+                summary(10, 34, -24),
+            ),
+        );
+        let order = ["naive".to_string(), "lua".to_string(), "watch".to_string()];
+        assert_eq!(
+            result_line(&history, &order),
+            "Naive: 10 in stock, 34 sold (stock -24), 24 oversold | Atomic: exactly 10 sold, 0 oversold"
+        );
+        assert_eq!(result_line(&[], &order), "");
+    }
+
+    #[test]
+    fn keeps_the_newest_few() {
+        let mut history = Vec::new();
+        for i in 0..12 {
+            record(
+                &mut history,
+                entry(&format!("r-{i}"), "lua", "Atomic", summary(10, 10, 0)),
+            );
+        }
+        assert_eq!(history.len(), HISTORY_LEN);
+        assert_eq!(history[0].run_id, "r-11");
+        assert_eq!(history[HISTORY_LEN - 1].run_id, "r-4");
+        // The same run twice (say, a replayed frame) is not two runs.
+        record(
+            &mut history,
+            entry("r-11", "lua", "Atomic", summary(10, 10, 0)),
+        );
+        assert_eq!(history.len(), HISTORY_LEN);
+    }
+}

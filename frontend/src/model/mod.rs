@@ -1,0 +1,11 @@
+//! Plain-Rust logic behind the page: no Leptos, no web-sys, so it compiles and tests on the host.
+//!
+//! Every rule a visitor can check by eye (which line is "oversold", what a tile shows, what the
+//! result line says) lives here, where `cargo test -p oversold-frontend` can pin it down.
+
+pub mod audit;
+pub mod backoff;
+pub mod controls;
+pub mod history;
+pub mod run;
+pub mod tiles;
