@@ -307,7 +307,9 @@ pub enum ErrorCode {
     BadJson,
     /// The frame had no `type`, or one this server does not know.
     UnknownType,
-    /// A known `type` whose fields were missing, mistyped or unknown.
+    /// A required field (such as `config.strategy`) was missing.
+    MissingField,
+    /// A known `type` whose fields were mistyped or unknown.
     BadMessage,
     /// `config.strategy` names no strategy.
     UnknownStrategy,
@@ -335,6 +337,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadJson => "bad_json",
             ErrorCode::UnknownType => "unknown_type",
+            ErrorCode::MissingField => "missing_field",
             ErrorCode::BadMessage => "bad_message",
             ErrorCode::UnknownStrategy => "unknown_strategy",
             ErrorCode::StrategyUnavailable => "strategy_unavailable",

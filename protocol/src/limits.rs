@@ -54,10 +54,34 @@ pub struct Limits {
 
 /// The limits this protocol version enforces.
 pub const LIMITS: Limits = Limits {
-    stock: Range { min: 0, max: MAX_STOCK, default: DEFAULT_STOCK },
-    buyers: Range { min: 1, max: MAX_BUYERS, default: DEFAULT_BUYERS },
-    qty: Range { min: 1, max: MAX_QTY, default: DEFAULT_QTY },
-    app_servers: Range { min: 1, max: MAX_APP_SERVERS, default: DEFAULT_APP_SERVERS },
-    arrival_spread_ms: Range { min: 0, max: MAX_ARRIVAL_SPREAD_MS, default: 0 },
-    race_window_ms: Range { min: 0, max: MAX_RACE_WINDOW_MS, default: 0 },
+    stock: Range {
+        min: 0,
+        max: MAX_STOCK,
+        default: DEFAULT_STOCK,
+    },
+    buyers: Range {
+        min: 1,
+        max: MAX_BUYERS,
+        default: DEFAULT_BUYERS,
+    },
+    qty: Range {
+        min: 1,
+        max: MAX_QTY,
+        default: DEFAULT_QTY,
+    },
+    app_servers: Range {
+        min: 1,
+        max: MAX_APP_SERVERS,
+        default: DEFAULT_APP_SERVERS,
+    },
+    arrival_spread_ms: Range {
+        min: 0,
+        max: MAX_ARRIVAL_SPREAD_MS,
+        default: 0,
+    },
+    race_window_ms: Range {
+        min: 0,
+        max: MAX_RACE_WINDOW_MS,
+        default: 0,
+    },
 };

@@ -7,7 +7,9 @@ use serde_json::json;
 fn start_run_with_only_a_strategy_parses() {
     let msg: ClientMessage =
         serde_json::from_value(json!({"type":"start_run","config":{"strategy":"lua"}})).unwrap();
-    let ClientMessage::StartRun { config } = msg else { panic!("wrong variant") };
+    let ClientMessage::StartRun { config } = msg else {
+        panic!("wrong variant")
+    };
     let filled = config.validate(7).unwrap();
     assert_eq!(filled.stock, 10);
     assert_eq!(filled.buyers, 50);
@@ -18,15 +20,37 @@ fn start_run_with_only_a_strategy_parses() {
 
 #[test]
 fn out_of_range_is_an_error_not_a_clamp() {
-    let req = RunRequest { strategy: "lua".into(), buyers: Some(10_001), ..Default::default() };
+    let req = RunRequest {
+        strategy: "lua".into(),
+        buyers: Some(10_001),
+        ..Default::default()
+    };
     let err = req.validate(1).unwrap_err();
-    assert!(matches!(err, ConfigError::OutOfRange { field: "buyers", value: 10_001, .. }));
+    assert!(matches!(
+        err,
+        ConfigError::OutOfRange {
+            field: "buyers",
+            value: 10_001,
+            ..
+        }
+    ));
     assert!(err.to_string().contains("between 1 and 10000"), "{err}");
-    let req = RunRequest { strategy: "lua".into(), qty: Some(0), ..Default::default() };
+    let req = RunRequest {
+        strategy: "lua".into(),
+        qty: Some(0),
+        ..Default::default()
+    };
     assert!(req.validate(1).is_err());
-    let req = RunRequest { strategy: "lua".into(), max_qty: Some(101), ..Default::default() };
+    let req = RunRequest {
+        strategy: "lua".into(),
+        max_qty: Some(101),
+        ..Default::default()
+    };
     assert!(req.validate(1).is_err());
-    let req = RunRequest { strategy: " ".into(), ..Default::default() };
+    let req = RunRequest {
+        strategy: " ".into(),
+        ..Default::default()
+    };
     assert_eq!(req.validate(1).unwrap_err(), ConfigError::MissingStrategy);
 }
 
@@ -47,8 +71,13 @@ fn server_messages_are_tagged_by_type() {
         serde_json::to_value(&msg).unwrap(),
         json!({"type":"error","code":"out_of_range","message":"nope"})
     );
-    let msg = ServerMessage::RedisStatus { redis: RedisState::Down };
-    assert_eq!(serde_json::to_value(&msg).unwrap(), json!({"type":"redis_status","redis":"down"}));
+    let msg = ServerMessage::RedisStatus {
+        redis: RedisState::Down,
+    };
+    assert_eq!(
+        serde_json::to_value(&msg).unwrap(),
+        json!({"type":"redis_status","redis":"down"})
+    );
 }
 
 #[test]
@@ -56,6 +85,7 @@ fn error_code_as_str_matches_serde() {
     for code in [
         ErrorCode::BadJson,
         ErrorCode::UnknownType,
+        ErrorCode::MissingField,
         ErrorCode::BadMessage,
         ErrorCode::UnknownStrategy,
         ErrorCode::StrategyUnavailable,

@@ -25,7 +25,11 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::MissingStrategy => f.write_str("config.strategy is required"),
-            ConfigError::OutOfRange { field, value, range } => write!(
+            ConfigError::OutOfRange {
+                field,
+                value,
+                range,
+            } => write!(
                 f,
                 "{field} = {value} is out of range: it must be between {} and {}",
                 range.min, range.max
@@ -37,7 +41,11 @@ impl fmt::Display for ConfigError {
 fn check(field: &'static str, value: Option<u32>, range: Range) -> Result<u32, ConfigError> {
     let value = value.unwrap_or(range.default);
     if value < range.min || value > range.max {
-        return Err(ConfigError::OutOfRange { field, value: u64::from(value), range });
+        return Err(ConfigError::OutOfRange {
+            field,
+            value: u64::from(value),
+            range,
+        });
     }
     Ok(value)
 }

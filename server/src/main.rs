@@ -1,2 +1,93 @@
-//! oversold server (wiring comes next).
-fn main() {}
+//! The `oversold` binary: parse flags, pick a Redis, then serve or run once.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use oversold::app::{AppState, app};
+use oversold::cli::{Cli, Command, ServeArgs};
+use oversold::{headless, health, redis_source};
+use oversold_protocol::RedisState;
+use tokio::sync::watch;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| "oversold=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let source = redis_source::resolve(cli.redis_url.as_deref()).await?;
+    tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
+    match cli.command {
+        None => serve(source, ServeArgs::default()).await,
+        Some(Command::Serve(args)) => serve(source, args).await,
+        Some(Command::Run(args)) => {
+            let (config, summary) = headless::run_once(&source.store, &args.request()).await?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                print!("{}", headless::table(&config, &summary));
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn serve(source: redis_source::RedisSource, args: ServeArgs) -> anyhow::Result<()> {
+    let initial = match source.store.ping().await {
+        Ok(()) => RedisState::Up,
+        Err(e) => {
+            tracing::warn!(error = %e, "Redis does not answer yet; runs will fail until it does");
+            RedisState::Down
+        }
+    };
+    let (health_tx, health_rx) = watch::channel(initial);
+    let state = Arc::new(AppState::new(
+        source.store.clone(),
+        health_rx,
+        args.assets.clone(),
+        args.max_runs,
+    ));
+    if !args.assets.join("index.html").exists() {
+        tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");
+    }
+    let monitor = tokio::spawn(health::monitor(
+        source.store.clone(),
+        health_tx,
+        state.shutdown.clone(),
+    ));
+
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    // The one line scripts and tests read to find the port.
+    println!("oversold listening on http://{addr}");
+    let shutdown = state.shutdown.clone();
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move {
+            wait_for_signal().await;
+            tracing::info!("shutting down: cancelling runs");
+            shutdown.cancel();
+        })
+        .await?;
+    let _ = monitor.await;
+    drop(source); // stops a private redis-server, if we started one
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("can listen for SIGTERM");
+        tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

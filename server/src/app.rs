@@ -1,0 +1,142 @@
+//! The HTTP surface: `GET /healthz`, the `/ws` WebSocket, and the page's static files.
+//!
+//! [`app`] builds the whole router from an [`AppState`], so tests can drive it with
+//! `oneshot` or serve it on port 0.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use oversold_protocol::{Hello, PROTOCOL_VERSION, RedisState, ScriptSource, limits::LIMITS};
+use serde_json::json;
+use tokio::sync::{Semaphore, watch};
+use tokio_util::sync::CancellationToken;
+use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::store::{self, Store};
+use crate::strategy::{self, Strategy};
+
+/// Default cap on runs in flight across all clients.
+pub const DEFAULT_MAX_RUNS: usize = 8;
+
+/// Shared by every request and socket.
+pub struct AppState {
+    /// The Redis the buyers hit.
+    pub store: Store,
+    /// The strategies on offer.
+    pub strategies: Vec<Arc<dyn Strategy>>,
+    /// One permit per run in flight; when none is left, new runs get `busy`.
+    pub run_slots: Arc<Semaphore>,
+    /// The cap `run_slots` started with.
+    pub max_runs: usize,
+    /// Latest Redis health, kept fresh by [`crate::health::monitor`].
+    pub redis_state: watch::Receiver<RedisState>,
+    /// Where the built page lives (Trunk's `dist/`).
+    pub assets: PathBuf,
+    /// Cancelled on shutdown: open sockets cancel their runs and close.
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// State with every strategy, `max_runs` concurrent runs, and the given health feed.
+    pub fn new(
+        store: Store,
+        redis_state: watch::Receiver<RedisState>,
+        assets: PathBuf,
+        max_runs: usize,
+    ) -> Self {
+        AppState {
+            store,
+            strategies: strategy::registry(),
+            run_slots: Arc::new(Semaphore::new(max_runs)),
+            max_runs,
+            redis_state,
+            assets,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// The greeting every new socket receives.
+    pub fn hello(&self) -> Hello {
+        Hello {
+            protocol_version: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            redis: *self.redis_state.borrow(),
+            strategies: self.strategies.iter().map(|s| s.info()).collect(),
+            scripts: store::lua_sources()
+                .into_iter()
+                .map(|(file, source)| ScriptSource {
+                    file: file.into(),
+                    source: source.into(),
+                })
+                .collect(),
+            limits: LIMITS,
+        }
+    }
+}
+
+/// The whole router.
+pub fn app(state: Arc<AppState>) -> Router {
+    let assets = ServeDir::new(&state.assets);
+    Router::new()
+        .route("/", get(index))
+        .route("/healthz", get(healthz))
+        .route("/ws", get(crate::ws::upgrade))
+        .fallback_service(assets)
+        .layer(CompressionLayer::new())
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .with_state(state)
+}
+
+/// `GET /healthz`: a live PING, so a load balancer sees an outage within a second.
+async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let up = matches!(
+        tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await,
+        Ok(Ok(()))
+    );
+    let in_flight = state.max_runs - state.run_slots.available_permits();
+    let body = json!({
+        "status": if up { "ok" } else { "degraded" },
+        "redis": if up { "up" } else { "down" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocol_version": PROTOCOL_VERSION,
+        "runs_in_flight": in_flight,
+        "max_runs": state.max_runs,
+    });
+    let status = if up {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}
+
+/// `GET /`: the built page, or a note on how to build it.
+async fn index(State(state): State<Arc<AppState>>) -> Response {
+    match tokio::fs::read_to_string(state.assets.join("index.html")).await {
+        Ok(html) => Html(html).into_response(),
+        Err(_) => (
+            StatusCode::NOT_FOUND,
+            Html(format!(
+                "<!doctype html><meta charset=utf-8><title>oversold: page not built</title>\
+                 <body style=\"font:20px system-ui;max-width:40em;margin:3em auto\">\
+                 <h1>The page is not built yet</h1>\
+                 <p>No <code>index.html</code> in <code>{}</code>. Build it with\
+                 <pre>scripts/frontend.sh</pre> (or <code>trunk build --release</code>) and reload.\
+                 The WebSocket at <code>/ws</code> and <code>/healthz</code> work already.</p>",
+                state.assets.display()
+            )),
+        )
+            .into_response(),
+    }
+}

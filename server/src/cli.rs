@@ -1,0 +1,104 @@
+//! Command-line arguments: `serve` (the default), `run`, and their flags.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use oversold_protocol::RunRequest;
+
+/// Real concurrent buyers against a real Redis: watch check-then-write oversell, and the Lua fix.
+#[derive(Debug, Parser)]
+#[command(name = "oversold", version)]
+pub struct Cli {
+    /// What to do (default: serve).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Redis to use. Without it: redis://127.0.0.1:6379 if it answers, else a private redis-server.
+    #[arg(long, env = "REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the page, /ws and /healthz.
+    Serve(ServeArgs),
+    /// Run one race headless and print its summary.
+    Run(RunArgs),
+}
+
+/// `oversold serve` flags.
+#[derive(Debug, Args, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one; the chosen address is printed).
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    pub addr: SocketAddr,
+    /// The built page (Trunk's output folder).
+    #[arg(long, default_value = "dist")]
+    pub assets: PathBuf,
+    /// Most runs in flight at once across all clients.
+    #[arg(long, default_value_t = crate::app::DEFAULT_MAX_RUNS)]
+    pub max_runs: usize,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs {
+            addr: "127.0.0.1:3000".parse().expect("valid address"),
+            assets: "dist".into(),
+            max_runs: crate::app::DEFAULT_MAX_RUNS,
+        }
+    }
+}
+
+/// `oversold run` flags: the same knobs as the page.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Strategy: naive or lua.
+    #[arg(long)]
+    pub strategy: String,
+    /// Units in stock [default: 10].
+    #[arg(long)]
+    pub stock: Option<u32>,
+    /// Number of buyers [default: 50].
+    #[arg(long)]
+    pub buyers: Option<u32>,
+    /// Units per order [default: 1].
+    #[arg(long)]
+    pub qty: Option<u32>,
+    /// Each buyer orders a seeded random 1..=MAX_QTY units instead of --qty.
+    #[arg(long)]
+    pub max_qty: Option<u32>,
+    /// Separate Redis connections the buyers are spread over [default: 8].
+    #[arg(long)]
+    pub app_servers: Option<u32>,
+    /// Spread arrivals over this many ms [default: 0, all at once].
+    #[arg(long)]
+    pub arrival_spread_ms: Option<u32>,
+    /// Simulated app work between the naive read and its write, ms [default: 0].
+    #[arg(long)]
+    pub race_window_ms: Option<u32>,
+    /// Seed for quantities and arrivals [default: random, printed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print exactly the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RunArgs {
+    /// The same request a page would send.
+    pub fn request(&self) -> RunRequest {
+        RunRequest {
+            strategy: self.strategy.clone(),
+            stock: self.stock,
+            buyers: self.buyers,
+            qty: self.qty,
+            max_qty: self.max_qty,
+            app_servers: self.app_servers,
+            arrival_spread_ms: self.arrival_spread_ms,
+            race_window_ms: self.race_window_ms,
+            seed: self.seed,
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The seeded schedule of a run: who buys how much, through which app server, and when.
+//!
+//! Pure and deterministic: the same config (and seed) always gives the same plan,
+//! so a run can be replayed and every strategy can face the exact same crowd.
+
+use std::time::Duration;
+
+use oversold_protocol::RunConfig;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// One buyer's part in the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuyerPlan {
+    /// 1-based buyer number.
+    pub buyer: u32,
+    /// 0-based app server (connection) index.
+    pub app_server: u32,
+    /// Units this buyer orders.
+    pub qty: u32,
+    /// When the buyer arrives, after the start gate opens.
+    pub arrival: Duration,
+}
+
+/// Build the plan. Buyers are dealt to app servers round-robin, as a load balancer would.
+pub fn plan(config: &RunConfig) -> Vec<BuyerPlan> {
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let spread_us = u64::from(config.arrival_spread_ms) * 1_000;
+    (0..config.buyers)
+        .map(|i| {
+            let qty = match config.max_qty {
+                Some(max) => rng.random_range(1..=max),
+                None => config.qty,
+            };
+            let arrival = if spread_us == 0 {
+                0
+            } else {
+                rng.random_range(0..spread_us)
+            };
+            BuyerPlan {
+                buyer: i + 1,
+                app_server: i % config.app_servers,
+                qty,
+                arrival: Duration::from_micros(arrival),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oversold_protocol::RunRequest;
+
+    fn config(max_qty: Option<u32>, spread: u32, seed: u64) -> RunConfig {
+        RunRequest {
+            strategy: "lua".into(),
+            buyers: Some(200),
+            max_qty,
+            arrival_spread_ms: Some(spread),
+            seed: Some(seed),
+            ..Default::default()
+        }
+        .validate(0)
+        .unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_plan_different_seed_different_plan() {
+        let a = plan(&config(Some(3), 100, 42));
+        assert_eq!(a, plan(&config(Some(3), 100, 42)));
+        assert_ne!(a, plan(&config(Some(3), 100, 43)));
+    }
+
+    #[test]
+    fn quantities_and_arrivals_stay_in_range() {
+        let p = plan(&config(Some(2), 50, 9));
+        assert_eq!(p.len(), 200);
+        assert!(p.iter().all(|b| (1..=2).contains(&b.qty)));
+        assert!(p.iter().any(|b| b.qty == 2) && p.iter().any(|b| b.qty == 1));
+        assert!(p.iter().all(|b| b.arrival < Duration::from_millis(50)));
+        assert!(p.iter().all(|b| b.app_server < 8));
+        assert_eq!(p[9].app_server, 1);
+    }
+
+    #[test]
+    fn zero_spread_means_everyone_at_once() {
+        assert!(
+            plan(&config(None, 0, 1))
+                .iter()
+                .all(|b| b.arrival.is_zero() && b.qty == 1)
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! The ways a buyer can try to take stock. One file per strategy, all behind [`Strategy`].
+//!
+//! Adding a strategy is one new file in this folder plus one line in [`registry`].
+//! A strategy decides *how* a buyer talks to Redis; the engine decides *when*
+//! (gate, arrival time) and *over which connection*.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use oversold_protocol::{OutcomeResult, StrategyInfo};
+
+use crate::store::{Conn, RunKeys, StoreError};
+
+mod lua;
+mod naive;
+
+/// The strategies this server offers, in the order the page lists them.
+pub fn registry() -> Vec<Arc<dyn Strategy>> {
+    vec![Arc::new(naive::Naive), Arc::new(lua::Lua)]
+}
+
+/// Find a strategy by its wire name.
+pub fn find(strategies: &[Arc<dyn Strategy>], name: &str) -> Option<Arc<dyn Strategy>> {
+    strategies.iter().find(|s| s.name() == name).cloned()
+}
+
+/// Everything one buyer needs to place its order.
+pub struct Order<'a> {
+    /// This buyer's app server connection (shared with other buyers on that server).
+    pub conn: Conn,
+    /// The run's keys.
+    pub keys: &'a RunKeys,
+    /// Units wanted.
+    pub qty: u32,
+    /// Simulated application work between a read and the write that depends on it.
+    pub race_window: Duration,
+}
+
+/// What a strategy reports for one buyer; the engine adds timing and identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// How it ended.
+    pub result: OutcomeResult,
+    /// The stock the strategy read before deciding, if it read one.
+    pub observed_stock: Option<i64>,
+    /// The stock right after this buyer's write, if it wrote.
+    pub stock_after: Option<i64>,
+    /// Requests sent to Redis.
+    pub round_trips: u32,
+    /// Attempts beyond the first.
+    pub retries: u32,
+    /// Set when `result` is `Error`.
+    pub error: Option<String>,
+}
+
+impl Attempt {
+    /// A failed attempt after `round_trips` requests.
+    pub fn failed(err: &StoreError, observed_stock: Option<i64>, round_trips: u32) -> Self {
+        Attempt {
+            result: OutcomeResult::Error,
+            observed_stock,
+            stock_after: None,
+            round_trips,
+            retries: 0,
+            error: Some(err.short()),
+        }
+    }
+}
+
+/// One way of buying. Implementations hold no per-run state; anything a run needs
+/// travels in [`Order`].
+pub trait Strategy: Send + Sync + 'static {
+    /// Wire name, e.g. `"naive"`.
+    fn name(&self) -> &'static str;
+    /// Button label.
+    fn label(&self) -> &'static str;
+    /// One line on what it does.
+    fn description(&self) -> &'static str;
+    /// True for the strategies that exist to show the bug.
+    fn unsafe_by_design(&self) -> bool {
+        false
+    }
+    /// Place one order. Must not panic on Redis errors: report them in the [`Attempt`].
+    ///
+    /// Boxed so strategies can sit in one `Vec<Arc<dyn Strategy>>`; one allocation per
+    /// buyer is noise next to a network round trip.
+    fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt>;
+
+    /// The `hello` entry for this strategy.
+    fn info(&self) -> StrategyInfo {
+        StrategyInfo {
+            name: self.name().into(),
+            label: self.label().into(),
+            description: self.description().into(),
+            unsafe_by_design: self.unsafe_by_design(),
+            available: true,
+            unavailable_reason: None,
+        }
+    }
+}

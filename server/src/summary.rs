@@ -1,0 +1,71 @@
+//! Turning a run's outcomes into its [`RunSummary`]: counts, the oversell, latency percentiles.
+
+use oversold_protocol::{BuyerOutcome, LatencySummary, OutcomeResult, RunConfig, RunSummary};
+
+/// Tally `outcomes`. `final_stock` is what Redis holds after the run.
+pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64) -> RunSummary {
+    let count = |r: OutcomeResult| outcomes.iter().filter(|o| o.result == r).count() as u32;
+    let units_sold: u64 = outcomes
+        .iter()
+        .filter(|o| o.result == OutcomeResult::Reserved)
+        .map(|o| u64::from(o.qty))
+        .sum();
+    let stock = u64::from(config.stock);
+    let duration_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(0);
+    let duration_ms = duration_us as f64 / 1_000.0;
+    let throughput_per_s = if duration_us == 0 {
+        0.0
+    } else {
+        outcomes.len() as f64 / (duration_us as f64 / 1e6)
+    };
+    RunSummary {
+        strategy: config.strategy.clone(),
+        stock: config.stock,
+        buyers: config.buyers,
+        orders_accepted: count(OutcomeResult::Reserved),
+        units_sold,
+        final_stock,
+        oversold_units: units_sold.saturating_sub(stock),
+        lost_updates: final_stock - (i64::from(config.stock) - units_sold as i64),
+        rejected: count(OutcomeResult::SoldOut),
+        errors: count(OutcomeResult::Error),
+        duration_ms,
+        throughput_per_s,
+        latency: latency(outcomes.iter().map(|o| o.latency_us).collect()),
+        round_trips: outcomes.iter().map(|o| u64::from(o.round_trips)).sum(),
+        retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
+        cancelled: outcomes.len() < config.buyers as usize,
+    }
+}
+
+/// Nearest-rank percentiles: the value below which `p`% of samples fall, always a real sample.
+pub fn latency(mut samples: Vec<u64>) -> LatencySummary {
+    if samples.is_empty() {
+        return LatencySummary::default();
+    }
+    samples.sort_unstable();
+    let rank = |p: f64| {
+        let idx = ((p / 100.0) * samples.len() as f64).ceil() as usize;
+        samples[idx.clamp(1, samples.len()) - 1]
+    };
+    LatencySummary {
+        p50_us: rank(50.0),
+        p95_us: rank(95.0),
+        p99_us: rank(99.0),
+        max_us: *samples.last().expect("non-empty"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let l = latency((1..=100).collect());
+        assert_eq!((l.p50_us, l.p95_us, l.p99_us, l.max_us), (50, 95, 99, 100));
+        let l = latency(vec![7]);
+        assert_eq!((l.p50_us, l.p99_us, l.max_us), (7, 7, 7));
+        assert_eq!(latency(vec![]), LatencySummary::default());
+    }
+}

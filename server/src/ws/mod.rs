@@ -1,0 +1,235 @@
+//! The `/ws` WebSocket: one session per socket, at most one run in flight per session.
+//!
+//! Split as in axum's examples: a send task owns the socket's sink and drains a bounded
+//! queue of [`ServerMessage`]s; the session loop reads frames, watches Redis health and
+//! the run in flight. A run is its own task (engine + batcher) so a slow reader never
+//! stalls the buyers, and closing the socket cancels the run, which still cleans up.
+
+mod batcher;
+pub mod inbound;
+mod rate;
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use oversold_protocol::{ClientMessage, ErrorCode, RunConfig, ServerMessage, WireError};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::AppState;
+use crate::engine::{self, RunError};
+use crate::strategy::{self, Strategy};
+use inbound::wire_error;
+
+/// Largest frame a client may send. A start_run is a few hundred bytes.
+const MAX_FRAME_BYTES: usize = 16 * 1024;
+/// Frames queued for the socket before producers wait.
+const OUTBOUND_QUEUE: usize = 64;
+
+/// `GET /ws`.
+pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -> Response {
+    ws.max_message_size(MAX_FRAME_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES)
+        .on_upgrade(move |socket| session(socket, state))
+}
+
+/// The run this session has in flight.
+struct InFlight {
+    run_id: String,
+    cancel: CancellationToken,
+}
+
+async fn session(socket: WebSocket, state: Arc<AppState>) {
+    let (mut sink, mut stream) = socket.split();
+    let (outbound, mut queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
+
+    // The send task: the only writer of the socket.
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = queue.recv().await {
+            let text = serde_json::to_string(&msg).expect("protocol types always serialize");
+            if sink
+                .send(Message::Text(Utf8Bytes::from(text)))
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+
+    let _ = outbound.send(ServerMessage::Hello(state.hello())).await;
+    let mut redis_state = state.redis_state.clone();
+    redis_state.mark_unchanged();
+    let mut limiter = rate::Limiter::default();
+    let mut runs: JoinSet<()> = JoinSet::new();
+    let mut in_flight: Option<InFlight> = None;
+
+    loop {
+        tokio::select! {
+            frame = stream.next() => {
+                let text = match frame {
+                    Some(Ok(Message::Text(t))) => t,
+                    Some(Ok(Message::Binary(_))) => {
+                        send_error(&outbound, wire_error(ErrorCode::BadJson, "binary frames are not supported; send JSON text")).await;
+                        continue;
+                    }
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                };
+                if !limiter.allow() {
+                    if limiter.should_report() {
+                        send_error(&outbound, wire_error(ErrorCode::RateLimited, "too many frames; slow down")).await;
+                    }
+                    continue;
+                }
+                match inbound::parse(&text) {
+                    Err(e) => send_error(&outbound, e).await,
+                    Ok(ClientMessage::CancelRun) => match &in_flight {
+                        Some(run) => run.cancel.cancel(),
+                        None => send_error(&outbound, wire_error(ErrorCode::NoRunInProgress, "there is no run in flight to cancel")).await,
+                    },
+                    Ok(ClientMessage::StartRun { config }) => {
+                        if let Some(run) = &in_flight {
+                            let mut e = wire_error(ErrorCode::RunInProgress, "this connection already has a run in flight; wait for run_finished or send cancel_run");
+                            e.run_id = Some(run.run_id.clone());
+                            send_error(&outbound, e).await;
+                            continue;
+                        }
+                        match admit(&state, &config) {
+                            Err(e) => send_error(&outbound, e).await,
+                            Ok((config, strategy, permit)) => {
+                                let run_id = new_run_id();
+                                let cancel = state.shutdown.child_token();
+                                in_flight = Some(InFlight { run_id: run_id.clone(), cancel: cancel.clone() });
+                                runs.spawn(run_task(state.clone(), strategy, config, run_id, permit, outbound.clone(), cancel));
+                            }
+                        }
+                    }
+                }
+            }
+            Some(_) = runs.join_next() => in_flight = None,
+            Ok(()) = redis_state.changed() => {
+                let redis = *redis_state.borrow_and_update();
+                let _ = outbound.send(ServerMessage::RedisStatus { redis }).await;
+            }
+            _ = state.shutdown.cancelled() => break,
+        }
+    }
+
+    // The socket is gone (or the server is stopping): stop the run, but let it clean up.
+    if let Some(run) = &in_flight {
+        run.cancel.cancel();
+    }
+    while runs.join_next().await.is_some() {}
+    drop(outbound);
+    let _ = writer.await;
+}
+
+/// Check a start_run completely before anything touches Redis.
+fn admit(
+    state: &AppState,
+    request: &oversold_protocol::RunRequest,
+) -> Result<(RunConfig, Arc<dyn Strategy>, OwnedSemaphorePermit), WireError> {
+    let config = inbound::validate(request)?;
+    let Some(strategy) = strategy::find(&state.strategies, &config.strategy) else {
+        let names: Vec<_> = state.strategies.iter().map(|s| s.name()).collect();
+        return Err(wire_error(
+            ErrorCode::UnknownStrategy,
+            format!(
+                "unknown strategy {:?}; available: {}",
+                config.strategy,
+                names.join(", ")
+            ),
+        ));
+    };
+    let info = strategy.info();
+    if !info.available {
+        return Err(wire_error(
+            ErrorCode::StrategyUnavailable,
+            format!(
+                "strategy {:?} is unavailable here: {}",
+                info.name,
+                info.unavailable_reason.unwrap_or_default()
+            ),
+        ));
+    }
+    let permit = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+        wire_error(
+            ErrorCode::Busy,
+            format!(
+                "the server is running its maximum of {} races; try again in a moment",
+                state.max_runs
+            ),
+        )
+    })?;
+    Ok((config, strategy, permit))
+}
+
+/// One run: announce it, race while batching outcomes out, then the summary (or the error).
+async fn run_task(
+    state: Arc<AppState>,
+    strategy: Arc<dyn Strategy>,
+    config: RunConfig,
+    run_id: String,
+    _permit: OwnedSemaphorePermit,
+    outbound: mpsc::Sender<ServerMessage>,
+    cancel: CancellationToken,
+) {
+    tracing::info!(run_id, config = %config.describe(), "run started");
+    let _ = outbound
+        .send(ServerMessage::RunStarted {
+            run_id: run_id.clone(),
+            config: config.clone(),
+        })
+        .await;
+    let (sink, outcomes) = mpsc::unbounded_channel();
+    let (result, _) = tokio::join!(
+        engine::run(&state.store, strategy, &config, &run_id, Some(sink), cancel),
+        batcher::forward(run_id.clone(), outcomes, outbound.clone()),
+    );
+    let msg = match result {
+        Ok(report) => {
+            let s = &report.summary;
+            tracing::info!(
+                run_id,
+                sold = s.units_sold,
+                oversold = s.oversold_units,
+                final_stock = s.final_stock,
+                errors = s.errors,
+                ms = s.duration_ms,
+                "run finished"
+            );
+            ServerMessage::RunFinished {
+                run_id,
+                summary: report.summary,
+            }
+        }
+        Err(e) => {
+            tracing::warn!(run_id, error = %e, "run failed");
+            let code = match e {
+                RunError::Setup(_) => ErrorCode::RedisUnavailable,
+                RunError::ReadBack(_) => ErrorCode::RunFailed,
+            };
+            ServerMessage::Error(WireError {
+                code,
+                message: e.to_string(),
+                run_id: Some(run_id),
+            })
+        }
+    };
+    let _ = outbound.send(msg).await;
+}
+
+async fn send_error(outbound: &mpsc::Sender<ServerMessage>, e: WireError) {
+    let _ = outbound.send(ServerMessage::Error(e)).await;
+}
+
+/// `r-` and 12 hex digits: unique enough per server, and a valid Redis hash tag.
+fn new_run_id() -> String {
+    format!("r-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff)
+}
