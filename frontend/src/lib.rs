@@ -8,4 +8,8 @@
 //!   offers a typed `send`, reconnecting with backoff.
 //! - `app` and `components/`: the view, one file per panel, reading signals from context.
 
+pub mod app;
+pub mod components;
 pub mod model;
+pub mod session;
+pub mod socket;

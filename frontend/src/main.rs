@@ -1,2 +1,5 @@
-//! The oversold page (placeholder until the page lands).
-fn main() {}
+//! Entry point of the wasm app: mounts the page and does nothing else.
+
+fn main() {
+    leptos::mount::mount_to_body(oversold_frontend::app::App);
+}

@@ -8,4 +8,5 @@ pub mod backoff;
 pub mod controls;
 pub mod history;
 pub mod run;
+pub mod text;
 pub mod tiles;

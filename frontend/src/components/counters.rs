@@ -1,0 +1,89 @@
+//! The live numbers: stock left (going negative when oversold), units sold, orders, oversold, rejected.
+
+use leptos::prelude::*;
+
+use crate::model::run::Counters as Tally;
+use crate::session::Session;
+
+/// The big stock counter and the tallies beside it.
+///
+/// While a run is in flight the numbers are computed from the outcomes received so far; once
+/// `run_finished` arrives they switch to the server's summary, whose final stock Redis reported.
+#[component]
+pub fn Counters() -> impl IntoView {
+    let session = expect_context::<Session>();
+    // Before any run, show the stock the form would start with.
+    let tally = move || {
+        session.run.with(|r| match r {
+            Some(r) => r.counters(),
+            None => Tally {
+                stock_remaining: session.knobs.with(|k| i64::from(k.stock)),
+                ..Tally::default()
+            },
+        })
+    };
+    let stock = move || {
+        session
+            .run
+            .with(|r| r.as_ref().map(|r| r.config.stock))
+            .unwrap_or_else(|| session.knobs.with(|k| k.stock))
+    };
+    let source = move || {
+        session.run.with(|r| match r {
+            Some(r) if r.summary().is_some() => "read back from Redis",
+            Some(r) if r.is_running() => "live, from outcomes",
+            Some(_) => "from outcomes received",
+            None => "before any run",
+        })
+    };
+    let errors = move || tally().errors;
+    view! {
+        <div class="counters">
+            <div class="stock-counter" class:negative=move || tally().stock_remaining < 0>
+                <span class="caption">"Current stock"</span>
+                <span class="stock-figure">
+                    <span class="big" data-testid="stock-remaining">{move || tally().stock_remaining}</span>
+                    <span class="of">" / " {stock}</span>
+                </span>
+                <span class="caption small">{source}</span>
+            </div>
+            <Stat label="Units sold" testid="units-sold" value=Signal::derive(move || tally().units_sold as i64) tone="neutral"/>
+            <Stat
+                label="Orders accepted"
+                testid="orders-accepted"
+                value=Signal::derive(move || tally().orders_accepted.into())
+                tone="neutral"
+            />
+            <Stat
+                label="Oversold units"
+                testid="oversold-units"
+                value=Signal::derive(move || tally().oversold_units as i64)
+                tone="bad"
+            />
+            <Stat label="Rejected (sold out)" testid="rejected" value=Signal::derive(move || tally().rejected.into()) tone="warn"/>
+            <Show when=move || errors() != 0>
+                <Stat label="Errors" testid="errors" value=Signal::derive(move || errors().into()) tone="bad"/>
+            </Show>
+        </div>
+    }
+}
+
+/// One tally.
+#[component]
+fn Stat(
+    /// What is counted.
+    label: &'static str,
+    /// The test hook; the element carrying it holds the bare number and nothing else.
+    testid: &'static str,
+    /// The count.
+    value: Signal<i64>,
+    /// `bad` turns red and `warn` amber once the count is above zero; `neutral` never does.
+    tone: &'static str,
+) -> impl IntoView {
+    view! {
+        <div class="stat" data-tone=tone class:lit=move || value.get() != 0>
+            <span class="num" data-testid=testid>{move || value.get()}</span>
+            <span class="caption">{label}</span>
+        </div>
+    }
+}

@@ -1,0 +1,80 @@
+//! The title bar, with the WebSocket and Redis status on the right.
+
+use leptos::prelude::*;
+use oversold_protocol::RedisState;
+
+use crate::session::{Link, Session};
+
+/// Title, one-line pitch, and connection chips.
+#[component]
+pub fn Header() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let pitch = move || {
+        let k = session.knobs.get();
+        format!(
+            "{} buyers, {} in stock, one Redis counter. Check-then-write oversells; one Lua script does not.",
+            crate::model::text::thousands(k.buyers.into()),
+            crate::model::text::thousands(k.stock.into()),
+        )
+    };
+    view! {
+        <header class="header">
+            <div class="brand">
+                <h1>"oversold"</h1>
+                <p class="pitch">{pitch}</p>
+            </div>
+            <div class="chips">
+                <LinkChip/>
+                <RedisChip/>
+            </div>
+        </header>
+    }
+}
+
+/// WebSocket state: connected, connecting, or reconnecting with the wait shown.
+#[component]
+fn LinkChip() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let state = move || match session.link.get() {
+        Link::Open => "connected",
+        Link::Connecting => "connecting",
+        Link::Reconnecting { .. } => "reconnecting",
+    };
+    let text = move || match session.link.get() {
+        Link::Open => "Server connected".to_string(),
+        Link::Connecting => "Connecting…".to_string(),
+        Link::Reconnecting { delay_ms, attempt } => format!(
+            "Reconnecting (try {attempt}, next in {})",
+            crate::model::text::millis(delay_ms)
+        ),
+    };
+    view! {
+        <span class="chip" data-state=state data-testid="connection-status" role="status">
+            <i class="dot"></i>
+            {text}
+        </span>
+    }
+}
+
+/// Redis state as the server last reported it.
+#[component]
+fn RedisChip() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let state = move || match (session.link.get(), session.redis.get()) {
+        // Behind a dead socket we do not know; saying "up" would be a guess.
+        (Link::Open, Some(RedisState::Up)) => "up",
+        (Link::Open, Some(RedisState::Down)) => "down",
+        _ => "unknown",
+    };
+    let text = move || match state() {
+        "up" => "Redis up",
+        "down" => "Redis down",
+        _ => "Redis ?",
+    };
+    view! {
+        <span class="chip" data-state=state data-testid="redis-status" role="status">
+            <i class="dot"></i>
+            {text}
+        </span>
+    }
+}

@@ -1,0 +1,91 @@
+//! The inventory grid: tiles fill with buyer numbers as units sell; red tiles for units that never existed.
+
+use leptos::prelude::*;
+
+use crate::model::text::thousands;
+use crate::model::tiles::{self, Grid, Section, Tile};
+use crate::session::Session;
+
+/// Real stock first, then (only when something was oversold) the phantom units.
+#[component]
+pub fn Inventory() -> impl IntoView {
+    let session = expect_context::<Session>();
+    // A Memo because three parts of the view read the same layout, and laying out hundreds of
+    // tiles once per batch is enough.
+    let grid = Memo::new(move |_| -> Grid {
+        session.run.with(|r| match r {
+            Some(r) => tiles::layout(r.config.stock, r.units_sold, |u| r.buyer_for_unit(u)),
+            None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
+        })
+    });
+    let size = move || grid.with(|g| g.size.class());
+    let stock_caption = move || grid.with(|g| caption(&g.stock, "units in stock"));
+    let phantom_caption =
+        move || grid.with(|g| caption(&g.phantom, "units sold that never existed"));
+    let has_phantoms = move || grid.with(|g| g.phantom.units > 0);
+    view! {
+        <div class="inventory">
+            <h2 class="section-title">"Inventory " <span class="muted">{stock_caption}</span></h2>
+            <div class=move || format!("tiles {}", size()) data-testid="inventory-grid">
+                <For each=move || grid.with(|g| g.stock.tiles.clone()) key=|t| t.clone() let:tile>
+                    <TileView tile=tile/>
+                </For>
+                <Show when=move || grid.with(|g| g.stock.units == 0)>
+                    <span class="muted">"Nothing in stock: every order should be refused."</span>
+                </Show>
+            </div>
+            <Show when=has_phantoms>
+                <h2 class="section-title phantom-title">"Phantom units " <span>{phantom_caption}</span></h2>
+                <div class=move || format!("tiles phantoms {}", size()) data-testid="phantom-grid">
+                    <For each=move || grid.with(|g| g.phantom.tiles.clone()) key=|t| t.clone() let:tile>
+                        <TileView tile=tile/>
+                    </For>
+                </div>
+            </Show>
+        </div>
+    }
+}
+
+/// E.g. `10 units in stock` or `5,000 units sold that never existed · one tile = 50 units`.
+fn caption(section: &Section, what: &str) -> String {
+    let mut text = format!("({} {what}", thousands(section.units as i64));
+    if section.units_per_tile > 1 {
+        text.push_str(&format!(
+            " · one tile = {} units",
+            thousands(section.units_per_tile as i64)
+        ));
+    }
+    text.push(')');
+    text
+}
+
+/// One tile: a unit (empty or with its buyer's number), or a group of units with a fill bar.
+#[component]
+fn TileView(
+    /// What to draw.
+    tile: Tile,
+) -> impl IntoView {
+    let grouped = tile.units > 1;
+    let sold = tile.filled == tile.units;
+    let title = if grouped {
+        format!(
+            "units {}–{}: {} of {} sold",
+            tile.first_unit + 1,
+            tile.first_unit + tile.units,
+            tile.filled,
+            tile.units
+        )
+    } else {
+        match tile.buyer {
+            Some(b) => format!("unit {} → buyer #{b}", tile.first_unit + 1),
+            None => format!("unit {}: still in stock", tile.first_unit + 1),
+        }
+    };
+    let fill = tile.fill_percent();
+    view! {
+        <div class="tile" class:sold=sold class:phantom=tile.phantom class:group=grouped title=title>
+            {grouped.then(|| view! { <i class="fill" style:height=format!("{fill}%")></i> })}
+            <span>{tile.label()}</span>
+        </div>
+    }
+}

@@ -1,0 +1,13 @@
+//! The panels of the page, one file each. They read [`crate::session::Session`] from context
+//! and send through [`crate::socket::Socket`]; none of them sees JSON.
+
+pub mod audit;
+pub mod controls;
+pub mod counters;
+pub mod explainer;
+pub mod header;
+pub mod history;
+pub mod inventory;
+pub mod notices;
+pub mod run_buttons;
+pub mod script;

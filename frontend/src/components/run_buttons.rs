@@ -1,0 +1,199 @@
+//! The run buttons (two big ones for the demo, small ones for any other strategy), the run's
+//! progress, its status hook for tests, and a cancel button while it runs.
+
+use leptos::prelude::*;
+use oversold_protocol::StrategyInfo;
+
+use crate::model::run::RunModel;
+use crate::model::text::thousands;
+use crate::session::{Link, Session};
+use crate::socket::Socket;
+
+/// The two strategies the talk is about; they get the big buttons whatever else the server offers.
+const PRIMARY: [(&str, &str); 2] = [
+    ("naive", "Naive (GET, then DECRBY)"),
+    ("lua", "Atomic (Lua script)"),
+];
+
+/// Every run button, plus the status line under them.
+#[component]
+pub fn RunButtons() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let others = move || {
+        session
+            .strategies()
+            .into_iter()
+            .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.name))
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <div class="run-buttons">
+            {PRIMARY.map(|(name, fallback)| view! { <RunButton name=name fallback_label=fallback primary=true/> })}
+        </div>
+        <Show when=move || !others().is_empty()>
+            <div class="run-buttons more">
+                <span class="more-label">"More strategies:"</span>
+                <For each=others key=|s: &StrategyInfo| s.name.clone() let:s>
+                    <RunButton name=s.name.clone() fallback_label=s.label.clone() primary=false/>
+                </For>
+            </div>
+        </Show>
+        <RunStatus/>
+    }
+}
+
+/// One strategy's button. It shows its own run's progress while that run is in flight.
+#[component]
+fn RunButton(
+    /// Strategy name sent in `start_run`, e.g. `naive`; also names the test hook `run-<name>`.
+    #[prop(into)]
+    name: String,
+    /// The label to show until `hello` brings the server's own.
+    #[prop(into)]
+    fallback_label: String,
+    /// Big demo button, or a small one for the other strategies.
+    primary: bool,
+) -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let testid = format!("run-{name}");
+    // Stored, so the closures below capture only `Copy` handles and can be shared freely.
+    let name = StoredValue::new(name);
+    let fallback_label = StoredValue::new(fallback_label);
+    let info = move || {
+        name.with_value(|name| {
+            session.hello.with(|h| {
+                h.as_ref()
+                    .and_then(|h| h.strategies.iter().find(|s| &s.name == name).cloned())
+            })
+        })
+    };
+    let label = move || {
+        info()
+            .map(|s| s.label)
+            .unwrap_or_else(|| fallback_label.get_value())
+    };
+    let description = move || match info() {
+        Some(StrategyInfo {
+            available: false,
+            unavailable_reason,
+            ..
+        }) => unavailable_reason.unwrap_or_else(|| "Not available on this server".into()),
+        Some(s) => s.description,
+        None => String::new(),
+    };
+    let is_unsafe = move || info().is_some_and(|s| s.unsafe_by_design);
+    let disabled = move || {
+        session.link.get() != Link::Open || session.busy() || !info().is_some_and(|s| s.available)
+    };
+    // (answered, total) while this button's run is in flight.
+    let progress = move || {
+        name.with_value(|name| {
+            session.run.with(|r| {
+                r.as_ref()
+                    .filter(|r| r.is_running() && &r.config.strategy == name)
+                    .map(|r| (r.finished_buyers(), r.config.buyers))
+            })
+        })
+    };
+    let waiting = move || {
+        name.with_value(|name| {
+            session
+                .pending
+                .with(|p| p.as_deref() == Some(name.as_str()))
+        })
+    };
+    let class = if primary {
+        "run primary"
+    } else {
+        "run secondary"
+    };
+    let on_click = move |_| name.with_value(|name| socket.start_run(name));
+    view! {
+        <button
+            class=class
+            class:unsafe=is_unsafe
+            class:safe=move || !is_unsafe()
+            class:active=move || progress().is_some() || waiting()
+            data-testid=testid
+            disabled=disabled
+            on:click=on_click
+        >
+            <span class="run-label">{label}</span>
+            {move || match (progress(), waiting()) {
+                (Some((done, total)), _) => {
+                    let pct = if total == 0 { 100 } else { done * 100 / total as usize };
+                    view! {
+                        <span class="run-progress">
+                            {format!("{} / {} buyers", thousands(done as i64), thousands(total.into()))}
+                        </span>
+                        <span class="bar"><i style:width=format!("{pct}%")></i></span>
+                    }
+                        .into_any()
+                }
+                (None, true) => view! { <span class="run-progress">"Starting…"</span> }.into_any(),
+                (None, false) if primary => view! { <span class="run-desc">{description}</span> }.into_any(),
+                (None, false) => ().into_any(),
+            }}
+        </button>
+    }
+}
+
+/// `idle` / `running` / `finished` (or `interrupted`, `failed`) for the current run, with its id,
+/// plus a cancel button while it runs.
+#[component]
+fn RunStatus() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let status = move || {
+        session
+            .run
+            .with(|r| r.as_ref().map_or("idle", |r| r.phase.as_str()))
+    };
+    let run_id = move || {
+        session
+            .run
+            .with(|r| r.as_ref().map(|r| r.run_id.clone()).unwrap_or_default())
+    };
+    let detail = move || {
+        session.run.with(|r| match r {
+            None => "Pick a strategy to send the buyers in.".to_string(),
+            Some(r) => describe(r, &session.label_of(&r.config.strategy)),
+        })
+    };
+    let running = move || {
+        session
+            .run
+            .with(|r| r.as_ref().is_some_and(RunModel::is_running))
+    };
+    view! {
+        <div class="run-status-line">
+            <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
+                {status}
+            </span>
+            <span class="run-detail">{detail}</span>
+            <Show when=running>
+                <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
+                    "Cancel"
+                </button>
+            </Show>
+        </div>
+    }
+}
+
+/// One line about the current run, e.g. `Naive (GET, then DECRBY): 50 buyers, 10 in stock, qty 1, …`.
+fn describe(run: &RunModel, label: &str) -> String {
+    let c = &run.config;
+    let qty = match c.max_qty {
+        Some(m) => format!("1 to {m} units each"),
+        None if c.qty == 1 => "1 unit each".to_string(),
+        None => format!("{} units each", c.qty),
+    };
+    format!(
+        "{label} · {} buyers · {} in stock · {qty} · {} app servers · seed {}",
+        thousands(c.buyers.into()),
+        thousands(c.stock.into()),
+        c.app_servers,
+        c.seed
+    )
+}

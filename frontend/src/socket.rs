@@ -1,0 +1,147 @@
+//! The only module that touches the WebSocket or JSON: decodes frames into [`Session`] signals,
+//! offers typed sends, and reconnects with backoff when the link drops.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use oversold_protocol::{ClientMessage, ServerMessage};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{MessageEvent, WebSocket};
+
+use crate::model::backoff::Backoff;
+use crate::session::{Link, Session};
+
+/// One live socket and the callbacks it calls.
+struct Conn {
+    ws: WebSocket,
+    // Held here so the callbacks live exactly as long as the socket that calls them.
+    _on_open: Closure<dyn FnMut()>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut()>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // Unhook first: a late event must not reach a callback that is about to be freed.
+        self.ws.set_onopen(None);
+        self.ws.set_onmessage(None);
+        self.ws.set_onclose(None);
+        let _ = self.ws.close();
+    }
+}
+
+/// The page's handle on the server. `Copy`, so buttons can hold it.
+#[derive(Clone, Copy)]
+pub struct Socket {
+    session: Session,
+    conn: StoredValue<Option<Conn>, LocalStorage>,
+    backoff: StoredValue<Backoff>,
+}
+
+impl Socket {
+    /// Open the socket now; it keeps itself open from then on.
+    pub fn connect(session: Session) -> Self {
+        let socket = Self {
+            session,
+            conn: StoredValue::new_local(None),
+            backoff: StoredValue::new(Backoff::page_default()),
+        };
+        socket.open();
+        socket
+    }
+
+    fn open(self) {
+        // Replacing the old connection drops it; we are in a timer callback, not one of its own.
+        self.conn.set_value(None);
+        let ws = match WebSocket::new(&ws_url()) {
+            Ok(ws) => ws,
+            Err(_) => return self.retry_later(),
+        };
+        let on_open = Closure::<dyn FnMut()>::new(move || self.session.link.set(Link::Open));
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            let Some(text) = ev.data().as_string() else {
+                return;
+            };
+            match serde_json::from_str::<ServerMessage>(&text) {
+                Ok(msg) => {
+                    // A greeting means the server is really there, not just accepting sockets.
+                    if matches!(msg, ServerMessage::Hello(_)) {
+                        self.backoff.update_value(Backoff::reset);
+                    }
+                    self.session.apply(msg);
+                }
+                Err(err) => self.session.notify(
+                    "unreadable_frame",
+                    &format!("The page could not read a server message: {err}"),
+                ),
+            }
+        });
+        // `error` is always followed by `close`, so `close` alone drives reconnecting.
+        let on_close = Closure::<dyn FnMut()>::new(move || self.retry_later());
+        ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        self.conn.set_value(Some(Conn {
+            ws,
+            _on_open: on_open,
+            _on_message: on_message,
+            _on_close: on_close,
+        }));
+    }
+
+    fn retry_later(self) {
+        let mut delay_ms = 0;
+        let mut attempt = 0;
+        self.backoff.update_value(|b| {
+            delay_ms = b.next_delay_ms();
+            attempt = b.attempts();
+        });
+        self.session.disconnected(attempt, delay_ms);
+        set_timeout(
+            move || self.open(),
+            Duration::from_millis(u64::from(delay_ms)),
+        );
+    }
+
+    /// Send one frame; false when the socket is not open.
+    pub fn send(&self, msg: &ClientMessage) -> bool {
+        let Ok(text) = serde_json::to_string(msg) else {
+            return false;
+        };
+        self.conn.with_value(|c| {
+            c.as_ref().is_some_and(|c| {
+                c.ws.ready_state() == WebSocket::OPEN && c.ws.send_with_str(&text).is_ok()
+            })
+        })
+    }
+
+    /// Ask for a run of `strategy` with the form's knobs.
+    pub fn start_run(&self, strategy: &str) {
+        let config = self.session.knobs.get_untracked().request(strategy);
+        if self.send(&ClientMessage::StartRun { config }) {
+            self.session.pending.set(Some(strategy.to_string()));
+        } else {
+            self.session.notify(
+                "not_connected",
+                "Not connected to the server yet; the page keeps retrying.",
+            );
+        }
+    }
+
+    /// Stop the run in flight.
+    pub fn cancel_run(&self) {
+        self.send(&ClientMessage::CancelRun);
+    }
+}
+
+/// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both work.
+fn ws_url() -> String {
+    let location = window().location();
+    let scheme = if location.protocol().as_deref() == Ok("https:") {
+        "wss:"
+    } else {
+        "ws:"
+    };
+    format!("{scheme}//{}/ws", location.host().unwrap_or_default())
+}
