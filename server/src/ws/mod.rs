@@ -15,7 +15,9 @@ use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
-use oversold_protocol::{ClientMessage, ErrorCode, RunConfig, ServerMessage, WireError};
+use oversold_protocol::{
+    ClientMessage, ErrorCode, RedisState, RunConfig, ServerMessage, WireError,
+};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -156,6 +158,12 @@ fn admit(
                 info.name,
                 info.unavailable_reason.unwrap_or_default()
             ),
+        ));
+    }
+    if *state.redis_state.borrow() == RedisState::Down {
+        return Err(wire_error(
+            ErrorCode::RedisUnavailable,
+            "Redis is not answering right now; the run was not started (the page is told when it is back)",
         ));
     }
     let permit = state.run_slots.clone().try_acquire_owned().map_err(|_| {

@@ -1,0 +1,235 @@
+//! Test harness: a private redis-server per test, and the real app on a real port.
+#![allow(dead_code, missing_docs)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use oversold::app::{AppState, app};
+use oversold::private_redis::PrivateRedis;
+use oversold::store::{Conn, Store};
+use oversold_protocol::{RedisState, ServerMessage};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// A redis-server owned by one test; killed when dropped.
+pub struct TestRedis {
+    pub server: PrivateRedis,
+    pub store: Store,
+}
+
+impl TestRedis {
+    pub fn start() -> Self {
+        let server =
+            PrivateRedis::start().expect("redis-server on PATH (apt-get install redis-server)");
+        let store = Store::open(&server.url()).unwrap();
+        TestRedis { server, store }
+    }
+
+    pub async fn conn(&self) -> Conn {
+        self.store.connect().await.expect("connect to test redis")
+    }
+
+    /// Kill it, as an outage would.
+    pub fn kill(&mut self) {
+        self.server.stop();
+    }
+
+    /// Bring it back on the same port (empty, as after a crash without persistence).
+    pub fn restart(&mut self) {
+        let port = self.server.port();
+        self.server.stop();
+        self.server = PrivateRedis::start_on(port).expect("restart redis on the same port");
+    }
+}
+
+/// The real router on a real port, with its health monitor.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub state: Arc<AppState>,
+}
+
+impl TestServer {
+    pub async fn start(store: Store, max_runs: usize) -> Self {
+        Self::start_with_assets(store, max_runs, PathBuf::from("/nonexistent-oversold-dist")).await
+    }
+
+    pub async fn start_with_assets(store: Store, max_runs: usize, assets: PathBuf) -> Self {
+        let initial = if store.ping().await.is_ok() {
+            RedisState::Up
+        } else {
+            RedisState::Down
+        };
+        let (tx, rx) = watch::channel(initial);
+        let state = Arc::new(AppState::new(store.clone(), rx, assets, max_runs));
+        tokio::spawn(oversold::health::monitor(store, tx, state.shutdown.clone()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let router = app(state.clone());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        TestServer { addr, state }
+    }
+
+    pub async fn client(&self) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
+            .await
+            .expect("websocket connects");
+        Client { ws }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+    }
+}
+
+/// A WebSocket client speaking the protocol.
+pub struct Client {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Client {
+    pub async fn send_text(&mut self, text: &str) {
+        self.ws
+            .send(Message::Text(text.into()))
+            .await
+            .expect("send");
+    }
+
+    pub async fn send_json(&mut self, v: serde_json::Value) {
+        self.send_text(&v.to_string()).await;
+    }
+
+    /// Next protocol message, failing the test after `secs` of silence.
+    pub async fn next_within(&mut self, secs: u64) -> ServerMessage {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(secs), self.ws.next())
+                .await
+                .expect("a frame in time")
+                .expect("socket open")
+                .expect("frame ok");
+            match frame {
+                Message::Text(t) => {
+                    return serde_json::from_str(&t).expect("server sends valid protocol");
+                }
+                Message::Ping(_) | Message::Pong(_) => continue,
+                other => panic!("unexpected frame {other:?}"),
+            }
+        }
+    }
+
+    pub async fn next(&mut self) -> ServerMessage {
+        self.next_within(15).await
+    }
+
+    /// Skip `redis_status` frames (they can arrive at any time).
+    pub async fn next_not_status(&mut self) -> ServerMessage {
+        loop {
+            match self.next().await {
+                ServerMessage::RedisStatus { .. } => continue,
+                m => return m,
+            }
+        }
+    }
+
+    pub async fn hello(&mut self) -> oversold_protocol::Hello {
+        match self.next().await {
+            ServerMessage::Hello(h) => h,
+            other => panic!("expected hello, got {other:?}"),
+        }
+    }
+
+    /// Expect an error frame and return its code string.
+    pub async fn expect_error(&mut self) -> oversold_protocol::WireError {
+        match self.next_not_status().await {
+            ServerMessage::Error(e) => e,
+            other => panic!("expected error, got {other:?}"),
+        }
+    }
+
+    /// Read a whole run: run_started, outcomes..., run_finished.
+    pub async fn collect_run(&mut self) -> RunSeen {
+        let (run_id, config) = match self.next_not_status().await {
+            ServerMessage::RunStarted { run_id, config } => (run_id, config),
+            other => panic!("expected run_started, got {other:?}"),
+        };
+        let mut outcomes = Vec::new();
+        let mut batches = 0;
+        loop {
+            match self.next_not_status().await {
+                ServerMessage::Outcomes {
+                    run_id: id,
+                    outcomes: o,
+                } => {
+                    assert_eq!(
+                        id, run_id,
+                        "outcomes of another run leaked into this socket"
+                    );
+                    batches += 1;
+                    outcomes.extend(o);
+                }
+                ServerMessage::RunFinished {
+                    run_id: id,
+                    summary,
+                } => {
+                    assert_eq!(id, run_id);
+                    return RunSeen {
+                        run_id,
+                        config,
+                        outcomes,
+                        batches,
+                        summary: Ok(summary),
+                    };
+                }
+                ServerMessage::Error(e) => {
+                    assert_eq!(e.run_id.as_deref(), Some(run_id.as_str()));
+                    return RunSeen {
+                        run_id,
+                        config,
+                        outcomes,
+                        batches,
+                        summary: Err(e),
+                    };
+                }
+                other => panic!("unexpected mid-run frame {other:?}"),
+            }
+        }
+    }
+}
+
+pub struct RunSeen {
+    pub run_id: String,
+    pub config: oversold_protocol::RunConfig,
+    pub outcomes: Vec<oversold_protocol::BuyerOutcome>,
+    pub batches: usize,
+    pub summary: Result<oversold_protocol::RunSummary, oversold_protocol::WireError>,
+}
+
+/// Keys under our prefix (tests check runs clean up after themselves).
+pub async fn run_keys(conn: &mut Conn) -> Vec<String> {
+    redis::cmd("KEYS")
+        .arg("oversold:*")
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
+/// Calls Redis received for `command` since the last `CONFIG RESETSTAT`.
+pub async fn calls(conn: &mut Conn, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map(|n| n.parse().unwrap())
+        .unwrap_or(0)
+}

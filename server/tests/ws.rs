@@ -1,0 +1,396 @@
+//! The WebSocket end to end: a real listener, a real Redis, tokio-tungstenite clients.
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use common::{TestRedis, TestServer, calls};
+use oversold_protocol::{ErrorCode, OutcomeResult, RedisState, ServerMessage};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_then_a_full_lua_run() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    let hello = client.hello().await;
+    assert_eq!(hello.protocol_version, oversold_protocol::PROTOCOL_VERSION);
+    assert_eq!(hello.redis, RedisState::Up);
+    let names: Vec<_> = hello.strategies.iter().map(|s| s.name.as_str()).collect();
+    assert!(
+        names.contains(&"naive") && names.contains(&"lua"),
+        "{names:?}"
+    );
+    assert!(hello.strategies.iter().all(|s| !s.description.is_empty()));
+    let reserve = hello
+        .scripts
+        .iter()
+        .find(|s| s.file == "reserve.lua")
+        .expect("reserve.lua in hello");
+    assert_eq!(reserve.source, oversold::store::RESERVE_LUA);
+    assert_eq!(hello.limits.buyers.max, 10_000);
+
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    let run = client.collect_run().await;
+    assert!(run.run_id.starts_with("r-"));
+    assert_eq!(
+        (run.config.stock, run.config.buyers, run.config.app_servers),
+        (10, 50, 8)
+    );
+    let summary = run.summary.expect("run finished");
+    assert_eq!(
+        (
+            summary.units_sold,
+            summary.final_stock,
+            summary.oversold_units
+        ),
+        (10, 0, 0)
+    );
+    assert_eq!(run.outcomes.len(), 50);
+    let buyers: HashSet<u32> = run.outcomes.iter().map(|o| o.buyer).collect();
+    assert_eq!(buyers.len(), 50);
+    let mut c = redis.conn().await;
+    assert!(
+        common::run_keys(&mut c).await.is_empty(),
+        "the run left keys behind"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naive_run_oversells_over_the_socket() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"naive","seed":1}}))
+        .await;
+    let s = client.collect_run().await.summary.unwrap();
+    assert!(s.oversold_units > 0 && s.final_stock < 0, "{s:?}");
+    assert_eq!(s.final_stock, 10 - s.units_sold as i64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_buyers_arrive_in_batches() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    client
+        .send_json(
+            json!({"type":"start_run","config":{"strategy":"lua","buyers":10000,"stock":100}}),
+        )
+        .await;
+    let run = client.collect_run().await;
+    assert_eq!(run.outcomes.len(), 10_000);
+    assert!(
+        run.batches <= 200,
+        "{} frames for 10,000 outcomes: batching is not working",
+        run.batches
+    );
+    assert_eq!(run.summary.unwrap().units_sold, 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_specific_error_and_never_touches_redis() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    let mut c = redis.conn().await;
+    redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+
+    let cases: Vec<(&str, ErrorCode)> = vec![
+        ("not json", ErrorCode::BadJson),
+        ("42", ErrorCode::BadJson),
+        (r#"{"type":"sell_everything"}"#, ErrorCode::UnknownType),
+        (r#"{"no_type":true}"#, ErrorCode::UnknownType),
+        (r#"{"type":"start_run"}"#, ErrorCode::MissingField),
+        (
+            r#"{"type":"start_run","config":{"stock":5}}"#,
+            ErrorCode::MissingField,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":""}}"#,
+            ErrorCode::MissingField,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"teleport"}}"#,
+            ErrorCode::UnknownStrategy,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","buyers":10001}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","buyers":0}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","stock":100001}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","qty":101}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","app_servers":257}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","arrival_spread_ms":60001}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","race_window_ms":5001}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","stock":-1}}"#,
+            ErrorCode::OutOfRange,
+        ),
+        (
+            r#"{"type":"start_run","config":{"strategy":"lua","stock":"ten"}}"#,
+            ErrorCode::BadMessage,
+        ),
+        (r#"{"type":"cancel_run"}"#, ErrorCode::NoRunInProgress),
+    ];
+    for (frame, code) in &cases {
+        client.send_text(frame).await;
+        let e = client.expect_error().await;
+        assert_eq!(e.code, *code, "frame {frame} gave {e:?}");
+        assert!(!e.message.is_empty());
+    }
+    // None of that reached Redis as a data command.
+    for cmd in ["set", "get", "decrby", "evalsha", "eval", "del"] {
+        assert_eq!(
+            calls(&mut c, cmd).await,
+            0,
+            "a refused frame sent {cmd} to Redis"
+        );
+    }
+    // And the socket is still perfectly usable.
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua","stock":3,"buyers":5}}))
+        .await;
+    assert_eq!(client.collect_run().await.summary.unwrap().units_sold, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_run_per_connection_and_cancel() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    // Buyers spread over 5 s: plenty of time to poke at the run in flight.
+    client.send_json(json!({"type":"start_run","config":{"strategy":"lua","buyers":200,"arrival_spread_ms":5000}})).await;
+    let run_id = match client.next_not_status().await {
+        ServerMessage::RunStarted { run_id, .. } => run_id,
+        other => panic!("{other:?}"),
+    };
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"naive"}}))
+        .await;
+    let e = loop {
+        match client.next_not_status().await {
+            ServerMessage::Outcomes { .. } => continue,
+            ServerMessage::Error(e) => break e,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(e.code, ErrorCode::RunInProgress);
+    assert_eq!(e.run_id.as_deref(), Some(run_id.as_str()));
+
+    let asked = Instant::now();
+    client.send_json(json!({"type":"cancel_run"})).await;
+    let summary = loop {
+        match client.next_not_status().await {
+            ServerMessage::Outcomes { .. } => continue,
+            ServerMessage::RunFinished { summary, .. } => break summary,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "cancel took {:?}",
+        asked.elapsed()
+    );
+    assert!(summary.cancelled, "{summary:?}");
+    assert!(summary.buyers == 200 && summary.orders_accepted + summary.rejected < 200);
+    // Whatever was sold before the cancel is consistent, and the keys are gone.
+    assert_eq!(summary.final_stock, 10 - summary.units_sold as i64);
+    let mut c = redis.conn().await;
+    assert!(common::run_keys(&mut c).await.is_empty());
+    // The connection takes a new run right away.
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    assert_eq!(client.collect_run().await.summary.unwrap().units_sold, 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_global_cap_answers_busy() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 1).await;
+    let mut first = server.client().await;
+    let mut second = server.client().await;
+    first.hello().await;
+    second.hello().await;
+    first
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua","arrival_spread_ms":3000}}))
+        .await;
+    assert!(matches!(
+        first.next_not_status().await,
+        ServerMessage::RunStarted { .. }
+    ));
+    second
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    assert_eq!(second.expect_error().await.code, ErrorCode::Busy);
+    // Closing the first socket cancels its run and frees the slot.
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        second
+            .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+            .await;
+        match second.next_not_status().await {
+            ServerMessage::RunStarted { .. } => break,
+            ServerMessage::Error(e) if e.code == ErrorCode::Busy && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_clients_at_once_each_see_only_their_own_runs() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 16).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..10u32 {
+        let mut client = server.client().await;
+        tasks.spawn(async move {
+            client.hello().await;
+            let mut seen = Vec::new();
+            for round in 0..3u32 {
+                let stock = 5 + i + round;
+                let strategy = if (i + round) % 2 == 0 { "lua" } else { "naive" };
+                client.send_json(json!({"type":"start_run","config":{"strategy":strategy,"stock":stock,"buyers":100}})).await;
+                let run = client.collect_run().await; // asserts every frame carries this run's id
+                let s = run.summary.unwrap();
+                assert_eq!(s.stock, stock);
+                assert_eq!(run.outcomes.len(), 100);
+                if strategy == "lua" {
+                    assert_eq!(s.units_sold, u64::from(stock));
+                }
+                seen.push(run.run_id);
+            }
+            seen
+        });
+    }
+    let mut all = HashSet::new();
+    while let Some(ids) = tasks.join_next().await {
+        for id in ids.unwrap() {
+            assert!(all.insert(id), "two runs shared an id");
+        }
+    }
+    assert_eq!(all.len(), 30);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_then_back_without_restarting_the_server() {
+    let mut redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    assert_eq!(client.hello().await.redis, RedisState::Up);
+
+    // Lost mid-run: buyers spread over 4 s, Redis killed shortly after the start.
+    client.send_json(json!({"type":"start_run","config":{"strategy":"lua","buyers":300,"stock":1000,"arrival_spread_ms":4000}})).await;
+    assert!(matches!(
+        client.next_not_status().await,
+        ServerMessage::RunStarted { .. }
+    ));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed = Instant::now();
+    redis.kill();
+    let mut errors = 0;
+    let mut saw_down = false;
+    let ended = loop {
+        match client.next_within(30).await {
+            ServerMessage::Outcomes { outcomes, .. } => {
+                errors += outcomes
+                    .iter()
+                    .filter(|o| o.result == OutcomeResult::Error)
+                    .count();
+            }
+            ServerMessage::RedisStatus { redis } => saw_down |= redis == RedisState::Down,
+            ServerMessage::Error(e) => break e,
+            ServerMessage::RunFinished { summary, .. } => {
+                panic!("final stock cannot be read with Redis down: {summary:?}")
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(ended.code, ErrorCode::RunFailed, "{ended:?}");
+    assert!(errors > 0, "buyers after the outage must report errors");
+    // Ends promptly: the rest of the arrival window plus a response timeout at most.
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        killed.elapsed()
+    );
+
+    // While down: a new run is refused with redis_unavailable, and the socket stays usable.
+    // (Refused up front once the health monitor has noticed; before that, right after
+    // run_started, when the run cannot open its connections.)
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    let e = match client.next_not_status().await {
+        ServerMessage::Error(e) => e,
+        ServerMessage::RunStarted { .. } => client.expect_error().await,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(e.code, ErrorCode::RedisUnavailable, "{e:?}");
+    if !saw_down {
+        // The health monitor pings once a second; wait for its news.
+        loop {
+            if let ServerMessage::RedisStatus {
+                redis: RedisState::Down,
+            } = client.next_within(5).await
+            {
+                break;
+            }
+        }
+    }
+
+    // Back (empty, like a restart without persistence): the page is told, and runs work again.
+    redis.restart();
+    loop {
+        if let ServerMessage::RedisStatus {
+            redis: RedisState::Up,
+        } = client.next_within(5).await
+        {
+            break;
+        }
+    }
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    let s = client
+        .collect_run()
+        .await
+        .summary
+        .expect("runs work after Redis is back");
+    assert_eq!((s.units_sold, s.errors), (10, 0));
+}
