@@ -1,0 +1,199 @@
+// The live page in a real browser, against the real server binary and a real Redis.
+//
+//   scripts/frontend.sh --browser      # build dist/, install chromium and playwright-core
+//   cargo build -p oversold            # the server the test spawns
+//   (cd e2e && npm test)
+//
+// Env: OVERSOLD_BIN (default target/debug/oversold), REDIS_URL (passed as --redis-url when set),
+// CHROMIUM (default /usr/bin/chromium). Screenshots land in e2e/screenshots/ (gitignored).
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const serverBin = path.resolve(root, process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
+const shots = path.join(here, 'screenshots');
+const WIDE = { width: 1440, height: 900 };
+const NARROW = { width: 390, height: 844 };
+
+let server; // { child, url, log }
+let context;
+let page;
+let userDataDir;
+
+/** Spawn `oversold serve` on a free port; resolve once it prints its listening line. */
+function startServer() {
+  const args = ['serve', '--addr', '127.0.0.1:0', '--assets', path.join(root, 'dist')];
+  if (process.env.REDIS_URL) args.push('--redis-url', process.env.REDIS_URL);
+  const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  child.stderr.on('data', (chunk) => log.push(chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not print its listening line within 30 s\n${log.join('')}`));
+    }, 30_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`could not start ${serverBin}: ${err.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early with code ${code}\n${log.join('')}`));
+    });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/^oversold listening on (http:\/\/\S+)$/);
+      if (m) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ child, url: m[1], log });
+      }
+    });
+  });
+}
+
+before(async () => {
+  mkdirSync(shots, { recursive: true });
+  server = await startServer();
+  userDataDir = mkdtempSync(path.join(tmpdir(), 'oversold-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    viewport: WIDE,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (err) => console.error('page error:', err.message));
+  await page.goto(server.url);
+  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+});
+
+after(async () => {
+  // Runs on failure too: never leave a server or a browser behind.
+  await context?.close().catch(() => {});
+  if (server && server.child.exitCode === null) {
+    server.child.kill('SIGTERM');
+    const exited = new Promise((r) => server.child.once('exit', r));
+    const timeout = new Promise((r) => setTimeout(r, 5_000));
+    await Promise.race([exited, timeout]);
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  }
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+const byTestId = (id) => page.getByTestId(id);
+
+/** The bare number inside a test hook. */
+async function num(id) {
+  const text = (await byTestId(id).textContent()).trim();
+  assert.match(text, /^-?\d+$/, `${id} should hold a bare number, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** Click a run button and wait until `run-status` says finished for a new run id. */
+async function run(buttonId, timeout = 30_000) {
+  const status = byTestId('run-status');
+  const previous = await status.getAttribute('data-run-id');
+  await byTestId(buttonId).click();
+  await page.waitForFunction(
+    (prev) => {
+      const el = document.querySelector('[data-testid="run-status"]');
+      const id = el?.getAttribute('data-run-id');
+      return id && id !== prev && el.textContent.trim() === 'finished';
+    },
+    previous,
+    { timeout },
+  );
+  return status.getAttribute('data-run-id');
+}
+
+test('page loads its controls from the server', async () => {
+  assert.equal(await byTestId('run-status').textContent(), 'idle');
+  assert.equal(await byTestId('stock-input').inputValue(), '10');
+  assert.equal(await byTestId('buyers-input').inputValue(), '50');
+  assert.match(await byTestId('run-naive').textContent(), /Naive \(GET, then DECRBY\)/);
+  assert.match(await byTestId('run-lua').textContent(), /Atomic \(Lua script\)/);
+  assert.match(await byTestId('lua-source').first().textContent(), /DECRBY/);
+});
+
+test('naive oversells with the defaults', async () => {
+  await run('run-naive');
+  assert.ok((await num('oversold-units')) > 0, 'naive should oversell');
+  assert.ok((await num('stock-remaining')) < 0, 'stock should go negative');
+  assert.equal(await num('audit-count'), 50);
+  assert.ok((await byTestId('audit-row').count()) > 0, 'audit rows render');
+  assert.ok((await page.locator('[data-testid="audit-row"][data-mark="oversold"]').count()) > 0);
+  assert.ok((await page.locator('.tile.phantom').count()) > 0, 'phantom tiles show the oversold units');
+  await page.screenshot({ path: path.join(shots, 'wide-naive.png'), fullPage: true });
+});
+
+test('atomic sells exactly the stock', async () => {
+  await run('run-lua');
+  assert.equal(await num('units-sold'), 10);
+  assert.equal(await num('oversold-units'), 0);
+  assert.equal(await num('stock-remaining'), 0);
+  assert.equal(await num('orders-accepted'), 10);
+  assert.equal(await num('audit-count'), 50);
+  assert.ok((await byTestId('audit-row').count()) > 0, 'audit rows render');
+  assert.equal(await page.locator('.tile.phantom').count(), 0);
+  assert.match(await byTestId('result-line').textContent(), /Naive: 10 in stock.*\| Atomic: exactly 10 sold, 0 oversold/);
+  // The audit filter narrows the list without touching the count of buyers received.
+  await byTestId('audit-filter-sold-out').click();
+  assert.equal(await page.locator('[data-testid="audit-row"]:not([data-mark="sold out"])').count(), 0);
+  await byTestId('audit-filter-all').click();
+  await page.screenshot({ path: path.join(shots, 'wide-both.png'), fullPage: true });
+  await page.setViewportSize(NARROW);
+  await page.screenshot({ path: path.join(shots, 'narrow-both.png'), fullPage: true });
+  await page.screenshot({ path: path.join(shots, 'narrow-top.png') });
+  await page.setViewportSize(WIDE);
+});
+
+test('10,000 buyers: the page stays responsive and receives every outcome', async () => {
+  await byTestId('buyers-input').fill('10000');
+  assert.equal(await byTestId('buyers-input').inputValue(), '10000');
+  const previous = await byTestId('run-status').getAttribute('data-run-id');
+  await byTestId('run-naive').click();
+
+  // Ask the page a trivial question over and over during the run: each answer must come back fast.
+  let slowest = 0;
+  let samples = 0;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const t0 = Date.now();
+    const state = await page.evaluate(() => {
+      const el = document.querySelector('[data-testid="run-status"]');
+      return { id: el.getAttribute('data-run-id'), status: el.textContent.trim() };
+    });
+    slowest = Math.max(slowest, Date.now() - t0);
+    samples += 1;
+    if (state.id !== previous && state.status === 'finished') break;
+    assert.ok(Date.now() < deadline, 'the 10,000-buyer run did not finish within 60 s');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.ok(slowest < 2_000, `page answered slowly during the run: ${slowest} ms`);
+  assert.equal(await num('audit-count'), 10_000);
+  // Virtualized: a window of rows, not ten thousand.
+  const rows = await byTestId('audit-row').count();
+  assert.ok(rows > 0 && rows < 200, `expected a window of audit rows, found ${rows}`);
+  // And the grid stays a bounded number of tiles however many units were sold.
+  assert.ok((await page.locator('.tile').count()) <= 400);
+  console.log(`10,000 buyers: ${samples} samples, slowest page answer ${slowest} ms, ${rows} rows in the DOM`);
+  await page.screenshot({ path: path.join(shots, 'wide-10k.png'), fullPage: true });
+});

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Install what the wasm page needs (skipping whatever is already there), then build it into dist/.
+#
+#   scripts/frontend.sh             # toolchain check/install + release build into dist/
+#   scripts/frontend.sh --browser   # also chromium (apt) and the e2e npm packages
+#
+# Safe to rerun: every step checks first. Works as root on a fresh Debian machine (apt-get is
+# called directly) and as a normal user with sudo. Versions are pinned where a mismatch breaks
+# the build: Trunk 0.21 (0.22 needs a newer rustc) and wasm-bindgen CLI 0.2.130, which must
+# equal the `wasm-bindgen = "=0.2.130"` pin or Trunk tries to download its own copy.
+set -euo pipefail
+
+TRUNK_REQ="^0.21"
+TRUNK_MINOR="trunk 0.21."
+WASM_BINDGEN_VERSION="0.2.130"
+
+usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) browser=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "frontend.sh: unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_updated=0
+apt_install() {
+  if ! command -v apt-get >/dev/null; then
+    echo "frontend.sh: need $* but apt-get is not available; install it by hand" >&2
+    exit 1
+  fi
+  if [ "$apt_updated" -eq 0 ]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# --- Rust --------------------------------------------------------------------------------------
+if ! command -v cargo >/dev/null || ! command -v rustup >/dev/null; then
+  echo "frontend.sh: cargo and rustup are required (https://rustup.rs); the toolchain itself is not installed here" >&2
+  exit 1
+fi
+# cargo install compiles C code in some dependencies.
+command -v cc >/dev/null || apt_install build-essential pkg-config
+
+if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "wasm32-unknown-unknown target: present"
+else
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+if command -v trunk >/dev/null && trunk --version | grep -q "^$TRUNK_MINOR"; then
+  say "trunk: $(trunk --version)"
+else
+  say "installing trunk $TRUNK_REQ (several minutes)"
+  cargo install trunk --version "$TRUNK_REQ" --locked --force
+fi
+
+if command -v wasm-bindgen >/dev/null && [ "$(wasm-bindgen --version)" = "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  say "wasm-bindgen: $(wasm-bindgen --version)"
+else
+  # No --locked: its lock file names a webpki-roots release the registry no longer serves.
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes)"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+if command -v wasm-opt >/dev/null; then
+  say "wasm-opt: $(wasm-opt --version)"
+else
+  say "installing binaryen (wasm-opt)"
+  apt_install binaryen
+fi
+
+# --- Browser test dependencies (optional) ------------------------------------------------------
+if [ "$browser" -eq 1 ]; then
+  if [ -x /usr/bin/chromium ]; then
+    say "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo present)"
+  else
+    say "installing chromium"
+    apt_install chromium
+  fi
+  if ! command -v npm >/dev/null; then
+    say "installing node and npm"
+    apt_install nodejs npm
+  fi
+  # npm ci wipes node_modules; skip it when the installed tree already matches the lock file.
+  if [ -f e2e/node_modules/.package-lock.json ] && [ e2e/node_modules/.package-lock.json -nt e2e/package-lock.json ]; then
+    say "e2e npm packages: up to date"
+  elif [ -f e2e/package-lock.json ]; then
+    say "npm ci in e2e/"
+    (cd e2e && npm ci --no-audit --no-fund)
+  else
+    say "npm install in e2e/"
+    (cd e2e && npm install --no-audit --no-fund)
+  fi
+fi
+
+# --- Build -------------------------------------------------------------------------------------
+say "trunk build --release into dist/"
+trunk build --release
+
+say "sizes (gzip -9)"
+total=0
+for f in dist/*.wasm dist/*.js; do
+  [ -e "$f" ] || continue
+  raw=$(wc -c <"$f")
+  gz=$(gzip -9c "$f" | wc -c)
+  total=$((total + gz))
+  printf '  %-48s %8d bytes, %7d gzipped\n' "$f" "$raw" "$gz"
+done
+printf '  wasm + js gzipped: %d bytes (%d KB; budget 300 KB)\n' "$total" $(((total + 1023) / 1024))
+if [ "$total" -gt $((300 * 1024)) ]; then
+  echo "frontend.sh: over the 300 KB gzipped budget" >&2
+  exit 1
+fi
