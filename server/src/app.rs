@@ -20,7 +20,8 @@ use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::store::{self, Store};
+use crate::shelf::Backends;
+use crate::store;
 use crate::strategy::{self, Strategy};
 
 /// Default cap on runs in flight across all clients.
@@ -28,8 +29,8 @@ pub const DEFAULT_MAX_RUNS: usize = 8;
 
 /// Shared by every request and socket.
 pub struct AppState {
-    /// The Redis the buyers hit.
-    pub store: Store,
+    /// The stores the buyers hit (Redis, and PostgreSQL when reachable).
+    pub backends: Backends,
     /// The strategies on offer.
     pub strategies: Vec<Arc<dyn Strategy>>,
     /// One permit per run in flight; when none is left, new runs get `busy`.
@@ -47,13 +48,13 @@ pub struct AppState {
 impl AppState {
     /// State with every strategy, `max_runs` concurrent runs, and the given health feed.
     pub fn new(
-        store: Store,
+        backends: Backends,
         redis_state: watch::Receiver<RedisState>,
         assets: PathBuf,
         max_runs: usize,
     ) -> Self {
         AppState {
-            store,
+            backends,
             strategies: strategy::registry(),
             run_slots: Arc::new(Semaphore::new(max_runs)),
             max_runs,
@@ -69,7 +70,11 @@ impl AppState {
             protocol_version: PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").into(),
             redis: *self.redis_state.borrow(),
-            strategies: self.strategies.iter().map(|s| s.info()).collect(),
+            strategies: self
+                .strategies
+                .iter()
+                .map(|s| s.info(&self.backends))
+                .collect(),
             scripts: store::lua_sources()
                 .into_iter()
                 .map(|(file, source)| ScriptSource {
@@ -101,7 +106,7 @@ pub fn app(state: Arc<AppState>) -> Router {
 /// `GET /healthz`: a live PING, so a load balancer sees an outage within a second.
 async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     let up = matches!(
-        tokio::time::timeout(Duration::from_secs(1), state.store.ping()).await,
+        tokio::time::timeout(Duration::from_secs(1), state.backends.redis.ping()).await,
         Ok(Ok(()))
     );
     let in_flight = state.max_runs - state.run_slots.available_permits();

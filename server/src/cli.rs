@@ -16,6 +16,10 @@ pub struct Cli {
     /// Redis to use. Without it: redis://127.0.0.1:6379 if it answers, else a private redis-server.
     #[arg(long, env = "REDIS_URL", global = true)]
     pub redis_url: Option<String>,
+    /// PostgreSQL for the `postgres` strategy [default: the local server]. Unreachable means
+    /// that strategy is listed as unavailable, nothing worse.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
 }
 
 /// The subcommands.

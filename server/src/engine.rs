@@ -8,13 +8,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary};
+use oversold_protocol::{BuyerOutcome, RunConfig, RunSummary};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::plan::{BuyerPlan, plan};
-use crate::store::{self, Conn, RunKeys, Store, StoreError};
+use crate::shelf::{Backends, Link, Shelf, ShelfError};
+use crate::store::RunKeys;
 use crate::strategy::{Attempt, Order, Strategy};
 use crate::summary::summarize;
 
@@ -25,12 +26,12 @@ const BUYER_DEADLINE: Duration = Duration::from_secs(20);
 /// Why a run could not produce a summary.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// Redis was unreachable before any buyer ran. Nothing was sold.
-    #[error("Redis is unavailable: {0}")]
-    Setup(#[source] StoreError),
+    /// The store was unreachable before any buyer ran. Nothing was sold.
+    #[error("could not set the run up: {0}")]
+    Setup(#[source] ShelfError),
     /// Buyers ran, but the final stock could not be read back.
     #[error("the run's final stock could not be read back: {0}")]
-    ReadBack(#[source] StoreError),
+    ReadBack(#[source] ShelfError),
 }
 
 /// Everything a finished run produced.
@@ -48,28 +49,39 @@ pub type OutcomeSink = mpsc::UnboundedSender<BuyerOutcome>;
 
 /// Run one race to completion (or cancellation). `config` must already be validated.
 pub async fn run(
-    store: &Store,
+    backends: &Backends,
     strategy: Arc<dyn Strategy>,
     config: &RunConfig,
     run_id: &str,
     sink: Option<OutcomeSink>,
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
-    let keys = Arc::new(RunKeys::new(run_id));
-    let mut fleet = store
-        .connect_fleet(config.app_servers)
+    let kind = strategy.link_kind();
+    let mut shelf = Shelf::stock(backends, kind, run_id, config.stock)
         .await
         .map_err(RunError::Setup)?;
-    store::init_stock(&mut fleet[0], &keys, config.stock)
-        .await
-        .map_err(RunError::Setup)?;
+    let prepared = async {
+        if let Some(admin) = shelf.redis_conn() {
+            strategy.prepare(admin).await?;
+        }
+        Shelf::links(backends, kind, config.app_servers).await
+    };
+    let links = match prepared.await {
+        Ok(links) => links,
+        Err(e) => {
+            let _ = shelf.clear().await;
+            return Err(RunError::Setup(e));
+        }
+    };
 
-    let outcomes = race(&fleet, &keys, strategy, config, sink, cancel).await;
+    let keys = Arc::new(shelf.keys());
+    let outcomes = race(&links, &keys, run_id, strategy, config, sink, cancel).await;
+    drop(links);
 
-    let final_stock = read_back(store, &mut fleet[0], &keys).await;
-    // Clean up even when the read failed; the keys' TTL covers the case where this fails too.
-    if let Err(e) = store::remove_run(&mut fleet[0], &keys).await {
-        tracing::warn!(run_id, error = %e, "could not delete run keys; they expire on their own");
+    let final_stock = shelf.read_back(backends).await;
+    // Clean up even when the read failed; Redis keys' TTL covers the case where this fails too.
+    if let Err(e) = shelf.clear().await {
+        tracing::warn!(run_id, error = %e, "could not delete the run's stock; Redis keys expire on their own");
     }
     let final_stock = final_stock.map_err(RunError::ReadBack)?;
     Ok(RunReport {
@@ -80,8 +92,9 @@ pub async fn run(
 
 /// Release the buyers and wait for all of them.
 async fn race(
-    fleet: &[Conn],
+    links: &[Link],
     keys: &Arc<RunKeys>,
+    run_id: &str,
     strategy: Arc<dyn Strategy>,
     config: &RunConfig,
     sink: Option<OutcomeSink>,
@@ -90,12 +103,14 @@ async fn race(
     // The gate carries the instant it opened, so every offset is measured from one origin.
     let (open_gate, gate) = watch::channel(None::<Instant>);
     let race_window = Duration::from_millis(u64::from(config.race_window_ms));
+    let run_id: Arc<str> = Arc::from(run_id);
     let mut buyers = JoinSet::new();
     for plan in plan(config) {
         let buyer = Buyer {
             plan,
-            conn: fleet[plan.app_server as usize].clone(),
+            link: links[plan.app_server as usize].clone(),
             keys: Arc::clone(keys),
+            run_id: Arc::clone(&run_id),
             strategy: Arc::clone(&strategy),
             race_window,
             sink: sink.clone(),
@@ -118,24 +133,12 @@ async fn race(
     outcomes
 }
 
-/// Read the final stock, on a fresh connection if the run's own one broke.
-async fn read_back(store: &Store, conn: &mut Conn, keys: &RunKeys) -> Result<i64, StoreError> {
-    match store::read_stock(conn, keys).await {
-        Ok(v) => Ok(v.unwrap_or(0)),
-        Err(first) => {
-            tracing::debug!(error = %first, "final read failed; retrying on a new connection");
-            let mut fresh = store.connect().await?;
-            *conn = fresh.clone();
-            Ok(store::read_stock(&mut fresh, keys).await?.unwrap_or(0))
-        }
-    }
-}
-
 /// One buyer task's inputs.
 struct Buyer {
     plan: BuyerPlan,
-    conn: Conn,
+    link: Link,
     keys: Arc<RunKeys>,
+    run_id: Arc<str>,
     strategy: Arc<dyn Strategy>,
     race_window: Duration,
     sink: Option<OutcomeSink>,
@@ -156,7 +159,8 @@ impl Buyer {
         }
         let started = Instant::now();
         let order = Order {
-            conn: self.conn,
+            link: self.link,
+            run_id: &self.run_id,
             keys: &self.keys,
             qty: self.plan.qty,
             race_window: self.race_window,
@@ -164,13 +168,9 @@ impl Buyer {
         let attempt =
             tokio::time::timeout(BUYER_DEADLINE + self.race_window, self.strategy.buy(order))
                 .await
-                .unwrap_or_else(|_| Attempt {
-                    result: OutcomeResult::Error,
-                    observed_stock: None,
-                    stock_after: None,
-                    round_trips: 0,
-                    retries: 0,
-                    error: Some(format!("no answer within {} s", BUYER_DEADLINE.as_secs())),
+                .unwrap_or_else(|_| {
+                    let why = format!("no answer within {} s", BUYER_DEADLINE.as_secs());
+                    Attempt::failed(why, None, 0)
                 });
         let ended = Instant::now();
         let outcome = BuyerOutcome {

@@ -6,7 +6,7 @@ use oversold_protocol::{RunConfig, RunSummary};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{self, RunError};
-use crate::store::Store;
+use crate::shelf::Backends;
 use crate::strategy::{self, Strategy};
 
 /// Why a headless run did not produce a summary.
@@ -22,7 +22,7 @@ pub enum HeadlessError {
 
 /// Validate, run, and return the summary.
 pub async fn run_once(
-    store: &Store,
+    backends: &Backends,
     request: &oversold_protocol::RunRequest,
 ) -> Result<(RunConfig, RunSummary), HeadlessError> {
     let config = request
@@ -38,9 +38,15 @@ pub async fn run_once(
                 names.join(", ")
             ))
         })?;
+    if let Some(why) = strategy.unavailable_reason(backends) {
+        return Err(HeadlessError::Config(format!(
+            "strategy {:?} is unavailable: {why}",
+            config.strategy
+        )));
+    }
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
     let report = engine::run(
-        store,
+        backends,
         strategy,
         &config,
         &run_id,

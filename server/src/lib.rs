@@ -3,8 +3,9 @@
 //! # Layout
 //! - [`cli`]: the command-line flags. [`main.rs`] only wires things together.
 //! - [`redis_source`] picks the Redis (given, local, or a [`private_redis`] we start).
-//! - [`store`]: the only module that knows key names, commands and the Lua scripts.
-//! - [`strategy`]: one file per way of buying (`naive`, `lua`), behind one trait.
+//! - [`store`]: the only module that knows Redis key names, commands and the Lua scripts;
+//!   [`pg`] is its PostgreSQL twin. [`shelf`] hides which of the two holds a run's stock.
+//! - [`strategy`]: one file per way of buying, behind one trait.
 //! - [`plan`]: the seeded schedule (who buys how much, when, through which app server).
 //! - [`engine`]: runs a race: fleet of connections, start gate, buyer tasks, read-back, cleanup.
 //! - [`summary`]: outcomes to counts and latency percentiles.
@@ -19,9 +20,11 @@ pub mod cli;
 pub mod engine;
 pub mod headless;
 pub mod health;
+pub mod pg;
 pub mod plan;
 pub mod private_redis;
 pub mod redis_source;
+pub mod shelf;
 pub mod store;
 pub mod strategy;
 pub mod summary;

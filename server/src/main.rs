@@ -6,6 +6,8 @@ use anyhow::Context;
 use clap::Parser;
 use oversold::app::{AppState, app};
 use oversold::cli::{Cli, Command, ServeArgs};
+use oversold::pg::{self, PgDb};
+use oversold::shelf::Backends;
 use oversold::{headless, health, redis_source};
 use oversold_protocol::RedisState;
 use tokio::sync::watch;
@@ -22,11 +24,15 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let source = redis_source::resolve(cli.redis_url.as_deref()).await?;
     tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
+    let backends = Backends {
+        redis: source.store.clone(),
+        postgres: postgres(cli.database_url.as_deref()).await,
+    };
     match cli.command {
-        None => serve(source, ServeArgs::default()).await,
-        Some(Command::Serve(args)) => serve(source, args).await,
+        None => serve(source, backends, ServeArgs::default()).await,
+        Some(Command::Serve(args)) => serve(source, backends, args).await,
         Some(Command::Run(args)) => {
-            let (config, summary) = headless::run_once(&source.store, &args.request()).await?;
+            let (config, summary) = headless::run_once(&backends, &args.request()).await?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
@@ -37,7 +43,29 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn serve(source: redis_source::RedisSource, args: ServeArgs) -> anyhow::Result<()> {
+/// Connect to PostgreSQL if we can; if not, keep the reason for the page.
+async fn postgres(url: Option<&str>) -> Result<PgDb, String> {
+    let url = url.unwrap_or(pg::DEFAULT_URL);
+    match PgDb::open(url).await {
+        Ok(db) => {
+            tracing::info!(
+                postgres = db.display_addr(),
+                "using PostgreSQL for the postgres strategy"
+            );
+            Ok(db)
+        }
+        Err(e) => {
+            tracing::info!(reason = %e, "PostgreSQL unavailable: the postgres strategy is off");
+            Err(format!("{e} (set --database-url or DATABASE_URL)"))
+        }
+    }
+}
+
+async fn serve(
+    source: redis_source::RedisSource,
+    backends: Backends,
+    args: ServeArgs,
+) -> anyhow::Result<()> {
     let initial = match source.store.ping().await {
         Ok(()) => RedisState::Up,
         Err(e) => {
@@ -47,7 +75,7 @@ async fn serve(source: redis_source::RedisSource, args: ServeArgs) -> anyhow::Re
     };
     let (health_tx, health_rx) = watch::channel(initial);
     let state = Arc::new(AppState::new(
-        source.store.clone(),
+        backends,
         health_rx,
         args.assets.clone(),
         args.max_runs,

@@ -9,6 +9,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use oversold::app::{AppState, app};
+use oversold::shelf::Backends;
 use oversold::store::Store;
 use oversold_protocol::RedisState;
 use tokio::sync::watch;
@@ -16,7 +17,12 @@ use tower::ServiceExt;
 
 fn state(store: Store, assets: PathBuf) -> Arc<AppState> {
     let (_tx, rx) = watch::channel(RedisState::Up);
-    Arc::new(AppState::new(store, rx, assets, 8))
+    Arc::new(AppState::new(
+        Backends::redis_only(store, "not used"),
+        rx,
+        assets,
+        8,
+    ))
 }
 
 async fn get(state: Arc<AppState>, path: &str) -> (StatusCode, String) {

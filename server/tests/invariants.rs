@@ -122,7 +122,7 @@ async fn lua_never_oversells_over_200_seeded_random_runs() {
         let config = random_config(&mut rng, "lua");
         let run_id = format!("inv-{i}");
         let report = engine::run(
-            &redis.store,
+            &redis.backends(),
             lua.clone(),
             &config,
             &run_id,
@@ -174,7 +174,7 @@ async fn lua_sells_exactly_the_stock_with_10000_buyers() {
     .validate(0)
     .unwrap();
     let report = engine::run(
-        &redis.store,
+        &redis.backends(),
         strategy("lua"),
         &config,
         "big",
@@ -206,7 +206,7 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
         .validate(0)
         .unwrap();
         let report = engine::run(
-            &redis.store,
+            &redis.backends(),
             naive.clone(),
             &config,
             &format!("naive-{seed}"),
@@ -251,7 +251,7 @@ async fn same_seed_same_schedule() {
     .validate(0)
     .unwrap();
     let a = engine::run(
-        &redis.store,
+        &redis.backends(),
         strategy("lua"),
         &config,
         "seed-a",
@@ -261,7 +261,7 @@ async fn same_seed_same_schedule() {
     .await
     .unwrap();
     let b = engine::run(
-        &redis.store,
+        &redis.backends(),
         strategy("lua"),
         &config,
         "seed-b",

@@ -2,7 +2,6 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::OutcomeResult;
 
 use super::{Attempt, Order, Strategy};
 use crate::store;
@@ -24,26 +23,14 @@ impl Strategy for Lua {
     fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt> {
         // The race window does not apply: there is no app-side gap to widen.
         async move {
-            let Order {
-                mut conn,
-                keys,
-                qty,
-                ..
-            } = order;
-            match store::reserve_atomic(&mut conn, keys, qty).await {
-                Ok(reply) => Attempt {
-                    result: if reply.reserved {
-                        OutcomeResult::Reserved
-                    } else {
-                        OutcomeResult::SoldOut
-                    },
-                    observed_stock: Some(reply.before),
-                    stock_after: reply.reserved.then_some(reply.after),
-                    round_trips: 1,
-                    retries: 0,
-                    error: None,
-                },
-                Err(e) => Attempt::failed(&e, None, 1),
+            let mut conn = match order.shared_redis() {
+                Ok(c) => c,
+                Err(a) => return a,
+            };
+            match store::reserve_atomic(&mut conn, order.keys, order.qty).await {
+                Ok(r) if r.reserved => Attempt::reserved(Some(r.before), r.after, 1),
+                Ok(r) => Attempt::sold_out(Some(r.before), 1),
+                Err(e) => Attempt::failed(e.short(), None, 1),
             }
         }
         .boxed()

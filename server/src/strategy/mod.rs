@@ -10,14 +10,20 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use oversold_protocol::{OutcomeResult, StrategyInfo};
 
-use crate::store::{Conn, RunKeys, StoreError};
+use crate::shelf::{Backends, Link, LinkKind};
+use crate::store::{Conn, RunKeys};
 
 mod lua;
 mod naive;
+mod postgres;
 
 /// The strategies this server offers, in the order the page lists them.
 pub fn registry() -> Vec<Arc<dyn Strategy>> {
-    vec![Arc::new(naive::Naive), Arc::new(lua::Lua)]
+    vec![
+        Arc::new(naive::Naive),
+        Arc::new(lua::Lua),
+        Arc::new(postgres::Postgres),
+    ]
 }
 
 /// Find a strategy by its wire name.
@@ -27,9 +33,11 @@ pub fn find(strategies: &[Arc<dyn Strategy>], name: &str) -> Option<Arc<dyn Stra
 
 /// Everything one buyer needs to place its order.
 pub struct Order<'a> {
-    /// This buyer's app server connection (shared with other buyers on that server).
-    pub conn: Conn,
-    /// The run's keys.
+    /// This buyer's app server link, of the strategy's [`Strategy::link_kind`].
+    pub link: Link,
+    /// The run's id (the PostgreSQL row key).
+    pub run_id: &'a str,
+    /// The run's Redis keys.
     pub keys: &'a RunKeys,
     /// Units wanted.
     pub qty: u32,
@@ -55,15 +63,59 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// A failed attempt after `round_trips` requests.
-    pub fn failed(err: &StoreError, observed_stock: Option<i64>, round_trips: u32) -> Self {
+    /// A failed attempt after `round_trips` requests; `why` is one short line.
+    pub fn failed(why: impl Into<String>, observed_stock: Option<i64>, round_trips: u32) -> Self {
         Attempt {
             result: OutcomeResult::Error,
             observed_stock,
             stock_after: None,
             round_trips,
             retries: 0,
-            error: Some(err.short()),
+            error: Some(why.into()),
+        }
+    }
+
+    /// Refused for lack of stock.
+    pub fn sold_out(observed_stock: Option<i64>, round_trips: u32) -> Self {
+        Attempt {
+            result: OutcomeResult::SoldOut,
+            observed_stock,
+            stock_after: None,
+            round_trips,
+            retries: 0,
+            error: None,
+        }
+    }
+
+    /// Units taken.
+    pub fn reserved(observed_stock: Option<i64>, stock_after: i64, round_trips: u32) -> Self {
+        Attempt {
+            result: OutcomeResult::Reserved,
+            observed_stock,
+            stock_after: Some(stock_after),
+            round_trips,
+            retries: 0,
+            error: None,
+        }
+    }
+
+    /// The same attempt, reporting `retries` extra tries.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+}
+
+impl Order<'_> {
+    /// The shared Redis connection, for [`LinkKind::SharedRedis`] strategies.
+    pub fn shared_redis(&self) -> Result<Conn, Attempt> {
+        match &self.link {
+            Link::Redis(c) => Ok(c.clone()),
+            _ => Err(Attempt::failed(
+                "internal: strategy got the wrong kind of link",
+                None,
+                0,
+            )),
         }
     }
 }
@@ -81,21 +133,41 @@ pub trait Strategy: Send + Sync + 'static {
     fn unsafe_by_design(&self) -> bool {
         false
     }
-    /// Place one order. Must not panic on Redis errors: report them in the [`Attempt`].
+    /// How buyers reach the shelf (default: a shared, pipelined Redis connection).
+    fn link_kind(&self) -> LinkKind {
+        LinkKind::SharedRedis
+    }
+    /// Why this strategy cannot run with these backends, if it cannot.
+    fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
+        match (self.link_kind(), &backends.postgres) {
+            (LinkKind::Postgres, Err(why)) => Some(why.clone()),
+            _ => None,
+        }
+    }
+    /// One-off work before the buyers start, on the run's admin Redis connection
+    /// (e.g. `FUNCTION LOAD`). Default: nothing.
+    fn prepare<'a>(
+        &'a self,
+        _admin: &'a mut Conn,
+    ) -> BoxFuture<'a, Result<(), crate::store::StoreError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+    /// Place one order. Must not panic on store errors: report them in the [`Attempt`].
     ///
     /// Boxed so strategies can sit in one `Vec<Arc<dyn Strategy>>`; one allocation per
     /// buyer is noise next to a network round trip.
     fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt>;
 
     /// The `hello` entry for this strategy.
-    fn info(&self) -> StrategyInfo {
+    fn info(&self, backends: &Backends) -> StrategyInfo {
+        let unavailable_reason = self.unavailable_reason(backends);
         StrategyInfo {
             name: self.name().into(),
             label: self.label().into(),
             description: self.description().into(),
             unsafe_by_design: self.unsafe_by_design(),
-            available: true,
-            unavailable_reason: None,
+            available: unavailable_reason.is_none(),
+            unavailable_reason,
         }
     }
 }

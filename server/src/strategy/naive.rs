@@ -5,7 +5,6 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::OutcomeResult;
 
 use super::{Attempt, Order, Strategy};
 use crate::store;
@@ -29,25 +28,22 @@ impl Strategy for Naive {
 
     fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt> {
         async move {
+            let mut conn = match order.shared_redis() {
+                Ok(c) => c,
+                Err(a) => return a,
+            };
             let Order {
-                mut conn,
                 keys,
                 qty,
                 race_window,
+                ..
             } = order;
             let observed = match store::read_stock(&mut conn, keys).await {
                 Ok(v) => v.unwrap_or(0),
-                Err(e) => return Attempt::failed(&e, None, 1),
+                Err(e) => return Attempt::failed(e.short(), None, 1),
             };
             if observed < i64::from(qty) {
-                return Attempt {
-                    result: OutcomeResult::SoldOut,
-                    observed_stock: Some(observed),
-                    stock_after: None,
-                    round_trips: 1,
-                    retries: 0,
-                    error: None,
-                };
+                return Attempt::sold_out(Some(observed), 1);
             }
             // The app "does work" here (validates the cart, prices it...). Even at zero the
             // gap exists: other buyers' GETs are already queued ahead of this DECRBY.
@@ -55,15 +51,8 @@ impl Strategy for Naive {
                 tokio::time::sleep(race_window).await;
             }
             match store::decr_by(&mut conn, keys, qty).await {
-                Ok(after) => Attempt {
-                    result: OutcomeResult::Reserved,
-                    observed_stock: Some(observed),
-                    stock_after: Some(after),
-                    round_trips: 2,
-                    retries: 0,
-                    error: None,
-                },
-                Err(e) => Attempt::failed(&e, Some(observed), 2),
+                Ok(after) => Attempt::reserved(Some(observed), after, 2),
+                Err(e) => Attempt::failed(e.short(), Some(observed), 2),
             }
         }
         .boxed()

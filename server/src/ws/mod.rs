@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
 use crate::engine::{self, RunError};
+use crate::shelf::{LinkKind, ShelfError};
 use crate::strategy::{self, Strategy};
 use inbound::wire_error;
 
@@ -149,7 +150,7 @@ fn admit(
             ),
         ));
     };
-    let info = strategy.info();
+    let info = strategy.info(&state.backends);
     if !info.available {
         return Err(wire_error(
             ErrorCode::StrategyUnavailable,
@@ -160,7 +161,8 @@ fn admit(
             ),
         ));
     }
-    if *state.redis_state.borrow() == RedisState::Down {
+    if strategy.link_kind() != LinkKind::Postgres && *state.redis_state.borrow() == RedisState::Down
+    {
         return Err(wire_error(
             ErrorCode::RedisUnavailable,
             "Redis is not answering right now; the run was not started (the page is told when it is back)",
@@ -197,7 +199,14 @@ async fn run_task(
         .await;
     let (sink, outcomes) = mpsc::unbounded_channel();
     let (result, _) = tokio::join!(
-        engine::run(&state.store, strategy, &config, &run_id, Some(sink), cancel),
+        engine::run(
+            &state.backends,
+            strategy,
+            &config,
+            &run_id,
+            Some(sink),
+            cancel
+        ),
         batcher::forward(run_id.clone(), outcomes, outbound.clone()),
     );
     let msg = match result {
@@ -220,7 +229,8 @@ async fn run_task(
         Err(e) => {
             tracing::warn!(run_id, error = %e, "run failed");
             let code = match e {
-                RunError::Setup(_) => ErrorCode::RedisUnavailable,
+                RunError::Setup(ShelfError::Redis(_)) => ErrorCode::RedisUnavailable,
+                RunError::Setup(_) => ErrorCode::StrategyUnavailable,
                 RunError::ReadBack(_) => ErrorCode::RunFailed,
             };
             ServerMessage::Error(WireError {

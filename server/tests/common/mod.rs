@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use oversold::app::{AppState, app};
 use oversold::private_redis::PrivateRedis;
+use oversold::shelf::Backends;
 use oversold::store::{Conn, Store};
 use oversold_protocol::{RedisState, ServerMessage};
 use tokio::net::TcpStream;
@@ -28,6 +29,24 @@ impl TestRedis {
             PrivateRedis::start().expect("redis-server on PATH (apt-get install redis-server)");
         let store = Store::open(&server.url()).unwrap();
         TestRedis { server, store }
+    }
+
+    /// Redis only: the `postgres` strategy is marked unavailable.
+    pub fn backends(&self) -> Backends {
+        Backends::redis_only(self.store.clone(), "not used by this test")
+    }
+
+    /// Redis and the machine's PostgreSQL (`DATABASE_URL`, else the local default).
+    pub async fn backends_with_postgres(&self) -> Backends {
+        let url =
+            std::env::var("DATABASE_URL").unwrap_or_else(|_| oversold::pg::DEFAULT_URL.into());
+        let pg = oversold::pg::PgDb::open(&url)
+            .await
+            .unwrap_or_else(|e| panic!("these tests need PostgreSQL ({url}): {e}"));
+        Backends {
+            redis: self.store.clone(),
+            postgres: Ok(pg),
+        }
     }
 
     pub async fn conn(&self) -> Conn {
@@ -55,17 +74,24 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(store: Store, max_runs: usize) -> Self {
-        Self::start_with_assets(store, max_runs, PathBuf::from("/nonexistent-oversold-dist")).await
+        let backends = Backends::redis_only(store, "not used by this test");
+        Self::start_with(
+            backends,
+            max_runs,
+            PathBuf::from("/nonexistent-oversold-dist"),
+        )
+        .await
     }
 
-    pub async fn start_with_assets(store: Store, max_runs: usize, assets: PathBuf) -> Self {
+    pub async fn start_with(backends: Backends, max_runs: usize, assets: PathBuf) -> Self {
+        let store = backends.redis.clone();
         let initial = if store.ping().await.is_ok() {
             RedisState::Up
         } else {
             RedisState::Down
         };
         let (tx, rx) = watch::channel(initial);
-        let state = Arc::new(AppState::new(store.clone(), rx, assets, max_runs));
+        let state = Arc::new(AppState::new(backends, rx, assets, max_runs));
         tokio::spawn(oversold::health::monitor(store, tx, state.shutdown.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -1,0 +1,224 @@
+//! Everything that knows PostgreSQL: the stock table, connections, and the row-lock transaction.
+//!
+//! The `postgres` strategy is the database answer to the race: `SELECT ... FOR UPDATE`
+//! serializes buyers on the row. One row per run in one table, deleted when the run ends.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_postgres::{Client, NoTls};
+
+/// Where PostgreSQL is looked for when no URL is given (this machine's local server).
+pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// How long opening a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What went wrong talking to PostgreSQL.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    /// The URL could not be parsed.
+    #[error("invalid database URL: {0}")]
+    BadUrl(#[source] tokio_postgres::Error),
+    /// Could not connect in time.
+    #[error("cannot connect to PostgreSQL at {addr}: {reason}")]
+    Connect {
+        /// Where (no password).
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+    /// A statement failed.
+    #[error("{op} failed: {source}")]
+    Query {
+        /// Which statement.
+        op: &'static str,
+        /// The cause.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+}
+
+impl PgError {
+    fn query(op: &'static str) -> impl FnOnce(tokio_postgres::Error) -> PgError {
+        move |source| PgError::Query { op, source }
+    }
+
+    /// A short message fit for one buyer's audit line.
+    pub fn short(&self) -> String {
+        match self {
+            PgError::Query { op, source } if source.is_closed() => {
+                format!("{op}: connection to PostgreSQL lost")
+            }
+            PgError::Query { op, source } => match source.as_db_error() {
+                Some(db) => format!("{op}: {}", db.message()),
+                None => format!("{op}: {source}"),
+            },
+            other => other.to_string(),
+        }
+    }
+}
+
+/// A PostgreSQL database we can put stock in.
+#[derive(Debug, Clone)]
+pub struct PgDb {
+    config: tokio_postgres::Config,
+    display: String,
+}
+
+/// One open connection; its background task ends when this is dropped.
+pub struct PgConn {
+    /// The client to send statements on.
+    pub client: Client,
+    task: JoinHandle<()>,
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl PgDb {
+    /// Parse the URL, connect once, and make sure the stock table exists.
+    pub async fn open(url: &str) -> Result<Self, PgError> {
+        let config: tokio_postgres::Config = url.parse().map_err(PgError::BadUrl)?;
+        let display = describe(&config);
+        let db = PgDb { config, display };
+        let conn = db.connect().await?;
+        conn.client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS oversold_stock (
+                     run_id text PRIMARY KEY,
+                     stock  bigint NOT NULL,
+                     created_at timestamptz NOT NULL DEFAULT now())",
+            )
+            .await
+            .map_err(PgError::query("CREATE TABLE oversold_stock"))?;
+        Ok(db)
+    }
+
+    /// `host:port/dbname as user`: safe to log.
+    pub fn display_addr(&self) -> &str {
+        &self.display
+    }
+
+    /// Open one connection (one app server's).
+    pub async fn connect(&self) -> Result<PgConn, PgError> {
+        let connecting = self.config.connect(NoTls);
+        let (client, connection) = tokio::time::timeout(CONNECT_TIMEOUT, connecting)
+            .await
+            .map_err(|_| PgError::Connect {
+                addr: self.display.clone(),
+                reason: "timed out".into(),
+            })?
+            .map_err(|e| PgError::Connect {
+                addr: self.display.clone(),
+                reason: e.to_string(),
+            })?;
+        // The connection future drives the socket; it is tied to PgConn's lifetime.
+        let task = tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "PostgreSQL connection closed");
+            }
+        });
+        Ok(PgConn { client, task })
+    }
+}
+
+fn describe(config: &tokio_postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "{host}:{port}/{} as {}",
+        config.get_dbname().unwrap_or("?"),
+        config.get_user().unwrap_or("?")
+    )
+}
+
+/// Put `stock` units on the shelf for a run.
+pub async fn init_stock(c: &Client, run_id: &str, stock: u32) -> Result<(), PgError> {
+    c.execute(
+        "INSERT INTO oversold_stock (run_id, stock) VALUES ($1, $2)
+         ON CONFLICT (run_id) DO UPDATE SET stock = EXCLUDED.stock",
+        &[&run_id, &i64::from(stock)],
+    )
+    .await
+    .map_err(PgError::query("INSERT stock"))?;
+    Ok(())
+}
+
+/// Read a run's stock (`None` if its row is gone).
+pub async fn read_stock(c: &Client, run_id: &str) -> Result<Option<i64>, PgError> {
+    let row = c
+        .query_opt(
+            "SELECT stock FROM oversold_stock WHERE run_id = $1",
+            &[&run_id],
+        )
+        .await
+        .map_err(PgError::query("SELECT stock"))?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Delete a run's row.
+pub async fn remove_run(c: &Client, run_id: &str) -> Result<(), PgError> {
+    c.execute("DELETE FROM oversold_stock WHERE run_id = $1", &[&run_id])
+        .await
+        .map_err(PgError::query("DELETE stock"))?;
+    Ok(())
+}
+
+/// What one row-lock transaction saw and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowLockReply {
+    /// The stock read under the lock.
+    pub before: i64,
+    /// The stock after, when units were taken.
+    pub after: Option<i64>,
+}
+
+/// `BEGIN; SELECT stock ... FOR UPDATE; (check in Rust); UPDATE; COMMIT`. The row lock holds
+/// every other buyer's SELECT until this COMMIT, so the check cannot go stale.
+/// Four round trips (five with a sale), plus `race_window` of app work while holding the lock.
+pub async fn reserve_for_update(
+    c: &mut Client,
+    run_id: &str,
+    qty: u32,
+    race_window: Duration,
+) -> Result<RowLockReply, PgError> {
+    let tx = c.transaction().await.map_err(PgError::query("BEGIN"))?;
+    let row = tx
+        .query_opt(
+            "SELECT stock FROM oversold_stock WHERE run_id = $1 FOR UPDATE",
+            &[&run_id],
+        )
+        .await
+        .map_err(PgError::query("SELECT ... FOR UPDATE"))?;
+    let before: i64 = row.map(|r| r.get(0)).unwrap_or(0);
+    if before < i64::from(qty) {
+        tx.rollback().await.map_err(PgError::query("ROLLBACK"))?;
+        return Ok(RowLockReply {
+            before,
+            after: None,
+        });
+    }
+    if !race_window.is_zero() {
+        tokio::time::sleep(race_window).await;
+    }
+    let row = tx
+        .query_one(
+            "UPDATE oversold_stock SET stock = stock - $2 WHERE run_id = $1 RETURNING stock",
+            &[&run_id, &i64::from(qty)],
+        )
+        .await
+        .map_err(PgError::query("UPDATE stock"))?;
+    tx.commit().await.map_err(PgError::query("COMMIT"))?;
+    Ok(RowLockReply {
+        before,
+        after: Some(row.get(0)),
+    })
+}
