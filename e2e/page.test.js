@@ -161,6 +161,7 @@ test('atomic sells exactly the stock', async () => {
   await page.screenshot({ path: path.join(shots, 'wide-both.png'), fullPage: true });
   await page.setViewportSize(NARROW);
   await page.screenshot({ path: path.join(shots, 'narrow-both.png'), fullPage: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(shots, 'narrow-top.png') });
   await page.setViewportSize(WIDE);
 });

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
-    header::Header, history::History, inventory::Inventory, notices::Notices,
+    header::Header, history::History, inventory::Inventory, notices::Notices, result::ResultLine,
     run_buttons::RunButtons, script::ScriptSource,
 };
 use crate::session::Session;
@@ -27,13 +27,12 @@ pub fn App() -> impl IntoView {
                     <RunButtons/>
                     <Counters/>
                     <Inventory/>
+                    <ResultLine/>
                 </section>
                 <Controls/>
-            </div>
-            <div class="row row-trail">
-                <AuditTrail/>
                 <History/>
             </div>
+            <AuditTrail/>
             <div class="row row-why">
                 <Explainer/>
                 <ScriptSource/>

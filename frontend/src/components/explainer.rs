@@ -18,15 +18,12 @@ pub fn Explainer() -> impl IntoView {
                 "The check was true when it was made and false by the time the write landed. "
                 "Every buyer that saw a positive stock goes on to take a unit, and the counter sinks below zero."
             </p>
-            <pre class="timeline" aria-label="Two buyers interleaving">
-                <span class="t-a">"buyer #7   GET stock      → 1    looks fine"</span>
-                "\n"
-                <span class="t-b">"buyer #12  GET stock      → 1    looks fine too"</span>
-                "\n"
-                <span class="t-a">"buyer #7   DECRBY stock 1 → 0    sold the last unit"</span>
-                "\n"
-                <span class="t-b">"buyer #12  DECRBY stock 1 → -1   sold a unit that does not exist"</span>
-            </pre>
+            <ol class="timeline" aria-label="Two buyers interleaving">
+                <Step who="buyer #7" cmd="GET stock → 1" note="looks fine" tone="a"/>
+                <Step who="buyer #12" cmd="GET stock → 1" note="looks fine too" tone="b"/>
+                <Step who="buyer #7" cmd="DECRBY stock 1 → 0" note="sold the last unit" tone="a"/>
+                <Step who="buyer #12" cmd="DECRBY stock 1 → -1" note="sold a unit that does not exist" tone="b"/>
+            </ol>
             <h2>"Why the script cannot"</h2>
             <p>
                 "The Lua script does the read, the comparison and the decrement inside Redis. Redis executes a script "
@@ -37,5 +34,26 @@ pub fn Explainer() -> impl IntoView {
                 "It also costs one round trip instead of two, so the safe version is the faster one too."
             </p>
         </section>
+    }
+}
+
+/// One line of the interleaving: who sent what, what came back, what the buyer concluded.
+#[component]
+fn Step(
+    /// The buyer.
+    who: &'static str,
+    /// The command and its reply.
+    cmd: &'static str,
+    /// What it means.
+    note: &'static str,
+    /// `a` or `b`: which buyer, for colour.
+    tone: &'static str,
+) -> impl IntoView {
+    view! {
+        <li data-tone=tone>
+            <span class="who">{who}</span>
+            <code>{cmd}</code>
+            <span class="note">{note}</span>
+        </li>
     }
 }

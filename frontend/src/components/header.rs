@@ -20,7 +20,7 @@ pub fn Header() -> impl IntoView {
     view! {
         <header class="header">
             <div class="brand">
-                <h1>"oversold"</h1>
+                <h1>"oversold" <span class="subtitle">"the inventory race, live"</span></h1>
                 <p class="pitch">{pitch}</p>
             </div>
             <div class="chips">

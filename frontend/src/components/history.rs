@@ -1,41 +1,34 @@
-//! The verdict line comparing the latest run of each strategy, and the table of recent runs.
+//! The table of recent runs, newest first, to compare strategies and settings.
 
 use leptos::prelude::*;
 
-use crate::model::history::{HistoryEntry, result_line, verdict};
+use crate::model::history::{HistoryEntry, verdict};
 use crate::model::text::thousands;
 use crate::session::Session;
 
-/// Result line plus the last few runs, newest first.
+/// The last few finished runs, newest first.
 #[component]
 pub fn History() -> impl IntoView {
     let session = expect_context::<Session>();
-    let line = move || {
-        let order: Vec<String> = session.strategies().into_iter().map(|s| s.name).collect();
-        session.history.with(|h| result_line(h, &order))
-    };
     view! {
-        <section class="panel history" aria-label="Results">
+        <section class="panel history" aria-label="Recent runs">
             <div class="panel-head">
-                <h2>"Results"</h2>
+                <h2>"Recent runs"</h2>
             </div>
-            <p class="result-line" data-testid="result-line">
-                {move || {
-                    let l = line();
-                    if l.is_empty() { "Run both strategies to compare them here.".to_string() } else { l }
-                }}
-            </p>
+            <Show when=move || session.history.with(Vec::is_empty)>
+                <p class="muted">"Finished runs land here, newest first."</p>
+            </Show>
             <div class="table-wrap">
                 <table class="runs">
                     <thead>
                         <tr>
                             <th>"strategy"</th>
                             <th class="n">"stock"</th>
-                            <th class="n">"buyers"</th>
+                            <th class="n wide-only">"buyers"</th>
                             <th class="n">"sold"</th>
                             <th class="n">"final"</th>
                             <th class="n">"oversold"</th>
-                            <th class="n">"time"</th>
+                            <th class="n wide-only">"time"</th>
                         </tr>
                     </thead>
                     <tbody>
@@ -61,11 +54,11 @@ fn HistoryRow(
         <tr class:bad=bad title=verdict(&entry) data-testid="history-row">
             <td>{entry.short_label.clone()} {s.cancelled.then_some(" (cancelled)")}</td>
             <td class="n">{thousands(s.stock.into())}</td>
-            <td class="n">{thousands(s.buyers.into())}</td>
+            <td class="n wide-only">{thousands(s.buyers.into())}</td>
             <td class="n">{thousands(s.units_sold as i64)}</td>
             <td class="n" class:neg=s.final_stock < 0>{thousands(s.final_stock)}</td>
             <td class="n oversold">{thousands(s.oversold_units as i64)}</td>
-            <td class="n">{format!("{:.0} ms", s.duration_ms)}</td>
+            <td class="n wide-only">{format!("{:.0} ms", s.duration_ms)}</td>
         </tr>
     }
 }

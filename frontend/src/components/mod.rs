@@ -9,5 +9,6 @@ pub mod header;
 pub mod history;
 pub mod inventory;
 pub mod notices;
+pub mod result;
 pub mod run_buttons;
 pub mod script;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
 use crate::model::run::RunModel;
-use crate::model::text::thousands;
+use crate::model::text::{millis, thousands};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
 
@@ -161,6 +161,12 @@ fn RunStatus() -> impl IntoView {
             Some(r) => describe(r, &session.label_of(&r.config.strategy)),
         })
     };
+    // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
+    let seed = move || {
+        session
+            .run
+            .with(|r| r.as_ref().map(|r| format!("seed {}", r.config.seed)))
+    };
     let running = move || {
         session
             .run
@@ -171,7 +177,7 @@ fn RunStatus() -> impl IntoView {
             <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
                 {status}
             </span>
-            <span class="run-detail">{detail}</span>
+            <span class="run-detail" title=seed>{detail}</span>
             <Show when=running>
                 <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
                     "Cancel"
@@ -181,7 +187,7 @@ fn RunStatus() -> impl IntoView {
     }
 }
 
-/// One line about the current run, e.g. `Naive (GET, then DECRBY): 50 buyers, 10 in stock, qty 1, …`.
+/// One line about the current run, e.g. `Naive (GET, then DECRBY) · 50 buyers · 10 in stock · …`.
 fn describe(run: &RunModel, label: &str) -> String {
     let c = &run.config;
     let qty = match c.max_qty {
@@ -190,10 +196,19 @@ fn describe(run: &RunModel, label: &str) -> String {
         None => format!("{} units each", c.qty),
     };
     format!(
-        "{label} · {} buyers · {} in stock · {qty} · {} app servers · seed {}",
+        "{label} · {} buyers · {} in stock · {qty} · {} app servers{}{}",
         thousands(c.buyers.into()),
         thousands(c.stock.into()),
         c.app_servers,
-        c.seed
+        if c.race_window_ms > 0 {
+            format!(" · race window {}", millis(c.race_window_ms))
+        } else {
+            String::new()
+        },
+        if c.arrival_spread_ms > 0 {
+            format!(" · spread {}", millis(c.arrival_spread_ms))
+        } else {
+            String::new()
+        },
     )
 }

@@ -47,15 +47,28 @@ pub fn verdict(entry: &HistoryEntry) -> String {
     text
 }
 
-/// The latest run of each strategy, in `strategy_order`, joined: the line to read out on stage.
-pub fn result_line(history: &[HistoryEntry], strategy_order: &[String]) -> String {
-    let mut parts = Vec::new();
-    for name in strategy_order {
+/// The latest run of each strategy, in `strategy_order`: its verdict, and whether it went wrong
+/// (oversold or lost updates), so the page can colour each part.
+pub fn result_parts(history: &[HistoryEntry], strategy_order: &[String]) -> Vec<(String, bool)> {
+    strategy_order
+        .iter()
         // `history` is newest first.
-        if let Some(entry) = history.iter().find(|e| &e.strategy == name) {
-            parts.push(verdict(entry));
-        }
-    }
+        .filter_map(|name| history.iter().find(|e| &e.strategy == name))
+        .map(|e| {
+            (
+                verdict(e),
+                e.summary.oversold_units > 0 || e.summary.lost_updates != 0,
+            )
+        })
+        .collect()
+}
+
+/// [`result_parts`] joined: the line to read out on stage.
+pub fn result_line(history: &[HistoryEntry], strategy_order: &[String]) -> String {
+    let parts: Vec<String> = result_parts(history, strategy_order)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect();
     parts.join(" | ")
 }
 
@@ -144,6 +157,11 @@ mod tests {
             "Naive: 10 in stock, 34 sold (stock -24), 24 oversold | Atomic: exactly 10 sold, 0 oversold"
         );
         assert_eq!(result_line(&[], &order), "");
+        let bad: Vec<bool> = result_parts(&history, &order)
+            .into_iter()
+            .map(|(_, bad)| bad)
+            .collect();
+        assert_eq!(bad, [true, false]);
     }
 
     #[test]

@@ -1,0 +1,38 @@
+//! The verdict line under the grid: the latest run of each strategy, side by side, in words.
+
+use leptos::prelude::*;
+
+use crate::model::history::result_parts;
+use crate::session::Session;
+
+/// E.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold | Atomic: exactly 10 sold, 0 oversold`,
+/// each part red or green by whether that run went wrong.
+#[component]
+pub fn ResultLine() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let parts = move || {
+        let order: Vec<String> = session.strategies().into_iter().map(|s| s.name).collect();
+        session.history.with(|h| result_parts(h, &order))
+    };
+    view! {
+        <p class="result-line" data-testid="result-line" aria-live="polite">
+            {move || {
+                let parts = parts();
+                if parts.is_empty() {
+                    return view! { <span class="muted">"Run both strategies to compare them here."</span> }.into_any();
+                }
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (text, bad))| {
+                        view! {
+                            {(i > 0).then_some(" | ")}
+                            <span class:bad=bad class:good=!bad>{text}</span>
+                        }
+                    })
+                    .collect_view()
+                    .into_any()
+            }}
+        </p>
+    }
+}
