@@ -29,9 +29,10 @@ let context;
 let page;
 let userDataDir;
 
-/** Spawn `oversold serve` on a free port; resolve once it prints its listening line. */
-function startServer() {
-  const args = ['serve', '--addr', '127.0.0.1:0', '--assets', path.join(root, 'dist')];
+/** Spawn `oversold serve` on `addr` (a free port by default); resolve once it prints its
+ *  listening line. */
+function startServer(addr = '127.0.0.1:0') {
+  const args = ['serve', '--addr', addr, '--assets', path.join(root, 'dist')];
   if (process.env.REDIS_URL) args.push('--redis-url', process.env.REDIS_URL);
   const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = [];
@@ -197,4 +198,34 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   assert.ok((await page.locator('.tile').count()) <= 400);
   console.log(`10,000 buyers: ${samples} samples, slowest page answer ${slowest} ms, ${rows} rows in the DOM`);
   await page.screenshot({ path: path.join(shots, 'wide-10k.png'), fullPage: true });
+});
+
+test('a dropped connection marks the run interrupted, and the page reconnects by itself', async () => {
+  // A long run (arrivals spread over 20 s), then the server dies under it.
+  await byTestId('buyers-input').fill('500');
+  await byTestId('spread-input').fill('20000');
+  const previous = await byTestId('run-status').getAttribute('data-run-id');
+  await byTestId('run-naive').click();
+  await page.waitForFunction(
+    (prev) => {
+      const el = document.querySelector('[data-testid="run-status"]');
+      return el.getAttribute('data-run-id') !== prev && el.textContent.trim() === 'running';
+    },
+    previous,
+  );
+  const port = new URL(server.url).port;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGKILL');
+  await exited;
+  await page.locator('[data-testid="connection-status"][data-state="reconnecting"]').waitFor({ timeout: 10_000 });
+  assert.equal(await byTestId('run-status').textContent(), 'interrupted');
+
+  // Same port again: the page's backoff finds it, gets a fresh hello, and runs work again.
+  server = await startServer(`127.0.0.1:${port}`);
+  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
+  await byTestId('buyers-input').fill('50');
+  await byTestId('spread-input').fill('0');
+  await run('run-lua');
+  assert.equal(await num('units-sold'), 10);
+  assert.equal(await num('audit-count'), 50);
 });

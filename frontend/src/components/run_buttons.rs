@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
-use crate::model::run::RunModel;
+use crate::model::run::{Phase, RunModel};
 use crate::model::text::{millis, thousands};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
@@ -158,7 +158,15 @@ fn RunStatus() -> impl IntoView {
     let detail = move || {
         session.run.with(|r| match r {
             None => "Pick a strategy to send the buyers in.".to_string(),
-            Some(r) => describe(r, &session.label_of(&r.config.strategy)),
+            Some(r) => match &r.phase {
+                Phase::Interrupted => format!(
+                    "The connection dropped mid-run: these are the {} of {} outcomes that arrived.",
+                    thousands(r.finished_buyers() as i64),
+                    thousands(r.config.buyers.into())
+                ),
+                Phase::Failed(why) => format!("The run failed: {why}"),
+                _ => describe(r, &session.label_of(&r.config.strategy)),
+            },
         })
     };
     // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
