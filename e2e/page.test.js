@@ -31,8 +31,8 @@ let userDataDir;
 
 /** Spawn `oversold serve` on `addr` (a free port by default); resolve once it prints its
  *  listening line. */
-function startServer(addr = '127.0.0.1:0') {
-  const args = ['serve', '--addr', addr, '--assets', path.join(root, 'dist')];
+function startServer(addr = '127.0.0.1:0', extra = []) {
+  const args = ['serve', '--addr', addr, '--assets', path.join(root, 'dist'), ...extra];
   if (process.env.REDIS_URL) args.push('--redis-url', process.env.REDIS_URL);
   const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = [];
@@ -228,4 +228,22 @@ test('a dropped connection marks the run interrupted, and the page reconnects by
   await run('run-lua');
   assert.equal(await num('units-sold'), 10);
   assert.equal(await num('audit-count'), 50);
+});
+
+test('error frames show as notices the visitor can dismiss', async () => {
+  // A server that may run no races at all answers every start with a `busy` error frame.
+  const port = new URL(server.url).port;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await exited;
+  server = await startServer(`127.0.0.1:${port}`, ['--max-runs', '0']);
+  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
+  await byTestId('run-lua').click();
+  const notice = byTestId('error-notice');
+  await notice.waitFor();
+  assert.match(await notice.textContent(), /busy/);
+  // The buttons stay usable after a refusal.
+  assert.equal(await byTestId('run-lua').isEnabled(), true);
+  await notice.getByRole('button', { name: 'Dismiss' }).click();
+  assert.equal(await byTestId('error-notice').count(), 0);
 });

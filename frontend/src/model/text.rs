@@ -8,7 +8,7 @@ pub fn thousands(n: i64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -20,7 +20,7 @@ pub fn thousands(n: i64) -> String {
 pub fn millis(ms: u32) -> String {
     if ms < 1_000 {
         format!("{ms} ms")
-    } else if ms % 1_000 == 0 {
+    } else if ms.is_multiple_of(1_000) {
         format!("{} s", ms / 1_000)
     } else {
         format!("{:.1} s", f64::from(ms) / 1_000.0)

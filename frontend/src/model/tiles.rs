@@ -36,11 +36,7 @@ impl Tile {
 
     /// How full the tile is, 0 to 100, for grouped tiles' fill bar.
     pub fn fill_percent(&self) -> u64 {
-        if self.units == 0 {
-            0
-        } else {
-            self.filled * 100 / self.units
-        }
+        (self.filled * 100).checked_div(self.units).unwrap_or(0)
     }
 }
 
