@@ -29,6 +29,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run one race headless and print its summary.
     Run(RunArgs),
+    /// Run the same race (same seed, same arrivals) through every available strategy.
+    Compare(CompareArgs),
+    /// Throughput and latency of one strategy under a closed-loop load, without the page.
+    Bench(BenchArgs),
 }
 
 /// `oversold serve` flags.
@@ -55,12 +59,9 @@ impl Default for ServeArgs {
     }
 }
 
-/// `oversold run` flags: the same knobs as the page.
-#[derive(Debug, Args, Clone)]
-pub struct RunArgs {
-    /// Strategy: naive or lua.
-    #[arg(long)]
-    pub strategy: String,
+/// The knobs of a race, shared by `run` and `compare` (everything but the strategy).
+#[derive(Debug, Args, Clone, Default)]
+pub struct RaceArgs {
     /// Units in stock [default: 10].
     #[arg(long)]
     pub stock: Option<u32>,
@@ -73,28 +74,25 @@ pub struct RunArgs {
     /// Each buyer orders a seeded random 1..=MAX_QTY units instead of --qty.
     #[arg(long)]
     pub max_qty: Option<u32>,
-    /// Separate Redis connections the buyers are spread over [default: 8].
+    /// Separate connections the buyers are spread over [default: 8].
     #[arg(long)]
     pub app_servers: Option<u32>,
     /// Spread arrivals over this many ms [default: 0, all at once].
     #[arg(long)]
     pub arrival_spread_ms: Option<u32>,
-    /// Simulated app work between the naive read and its write, ms [default: 0].
+    /// Simulated app work between a read and its write, ms [default: 0].
     #[arg(long)]
     pub race_window_ms: Option<u32>,
     /// Seed for quantities and arrivals [default: random, printed].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print exactly the summary as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
 }
 
-impl RunArgs {
-    /// The same request a page would send.
-    pub fn request(&self) -> RunRequest {
+impl RaceArgs {
+    /// The same request a page would send, for `strategy`.
+    pub fn request(&self, strategy: &str) -> RunRequest {
         RunRequest {
-            strategy: self.strategy.clone(),
+            strategy: strategy.to_string(),
             stock: self.stock,
             buyers: self.buyers,
             qty: self.qty,
@@ -105,4 +103,49 @@ impl RunArgs {
             seed: self.seed,
         }
     }
+}
+
+/// `oversold run` flags.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Strategy (see `oversold compare` for the list).
+    #[arg(long)]
+    pub strategy: String,
+    /// The race's knobs.
+    #[command(flatten)]
+    pub race: RaceArgs,
+    /// Print exactly the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `oversold compare` flags.
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// The race's knobs; every strategy gets the same ones, seed included.
+    #[command(flatten)]
+    pub race: RaceArgs,
+    /// Print a JSON array of summaries, one per strategy.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `oversold bench` flags.
+#[derive(Debug, Args, Clone)]
+pub struct BenchArgs {
+    /// Strategy to measure.
+    #[arg(long)]
+    pub strategy: String,
+    /// Orders to place in total.
+    #[arg(long, default_value_t = 200_000)]
+    pub requests: u64,
+    /// Orders in flight at once (closed loop: each worker sends its next order when the last returns).
+    #[arg(long, default_value_t = 50)]
+    pub concurrency: u32,
+    /// Connections the workers share (Redis requests are pipelined on each).
+    #[arg(long, default_value_t = 4)]
+    pub connections: u32,
+    /// Print one JSON object instead of the progress bar and table.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -1,8 +1,10 @@
-//! `oversold run`: one race without the page, printed as a table or as JSON.
+//! `oversold run` and `oversold compare`: races without the page, printed as tables or JSON.
 
 use std::fmt::Write as _;
 
-use oversold_protocol::{RunConfig, RunSummary};
+use std::sync::Arc;
+
+use oversold_protocol::{RunConfig, RunRequest, RunSummary};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{self, RunError};
@@ -20,30 +22,36 @@ pub enum HeadlessError {
     Run(#[from] RunError),
 }
 
+/// Look a strategy up by name and check it can run here.
+pub fn resolve_strategy(
+    backends: &Backends,
+    name: &str,
+) -> Result<Arc<dyn Strategy>, HeadlessError> {
+    let strategies = strategy::registry();
+    let strategy = strategy::find(&strategies, name).ok_or_else(|| {
+        let names: Vec<_> = strategies.iter().map(|s| s.name()).collect();
+        HeadlessError::Config(format!(
+            "unknown strategy {name:?}; available: {}",
+            names.join(", ")
+        ))
+    })?;
+    if let Some(why) = strategy.unavailable_reason(backends) {
+        return Err(HeadlessError::Config(format!(
+            "strategy {name:?} is unavailable: {why}"
+        )));
+    }
+    Ok(strategy)
+}
+
 /// Validate, run, and return the summary.
 pub async fn run_once(
     backends: &Backends,
-    request: &oversold_protocol::RunRequest,
+    request: &RunRequest,
 ) -> Result<(RunConfig, RunSummary), HeadlessError> {
     let config = request
         .validate(rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
-    let strategies = strategy::registry();
-    let strategy: std::sync::Arc<dyn Strategy> = strategy::find(&strategies, &config.strategy)
-        .ok_or_else(|| {
-            let names: Vec<_> = strategies.iter().map(|s| s.name()).collect();
-            HeadlessError::Config(format!(
-                "unknown strategy {:?}; available: {}",
-                config.strategy,
-                names.join(", ")
-            ))
-        })?;
-    if let Some(why) = strategy.unavailable_reason(backends) {
-        return Err(HeadlessError::Config(format!(
-            "strategy {:?} is unavailable: {why}",
-            config.strategy
-        )));
-    }
+    let strategy = resolve_strategy(backends, &config.strategy)?;
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
     let report = engine::run(
         backends,
@@ -55,6 +63,84 @@ pub async fn run_once(
     )
     .await?;
     Ok((config, report.summary))
+}
+
+/// Run `race` through every available strategy, one after another, with one seed.
+/// Strategies that cannot run here are skipped and named in the returned list.
+pub async fn compare(
+    backends: &Backends,
+    race: &RunRequest,
+) -> Result<(Vec<(RunConfig, RunSummary)>, Vec<(String, String)>), HeadlessError> {
+    // Fix the seed once, so every strategy faces the same crowd in the same order.
+    let seed = race.seed.unwrap_or_else(rand::random);
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    for strategy in strategy::registry() {
+        if let Some(why) = strategy.unavailable_reason(backends) {
+            skipped.push((strategy.name().to_string(), why));
+            continue;
+        }
+        let request = RunRequest {
+            strategy: strategy.name().into(),
+            seed: Some(seed),
+            ..race.clone()
+        };
+        results.push(run_once(backends, &request).await?);
+    }
+    Ok((results, skipped))
+}
+
+/// The scoreboard `oversold compare` prints.
+pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
+    let mut out = String::new();
+    if let Some((config, _)) = results.first() {
+        let _ = writeln!(
+            out,
+            "{}",
+            config
+                .describe()
+                .split_once(": ")
+                .map_or("", |(_, rest)| rest)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<16}{:>7}{:>9}{:>7}{:>9}{:>9}{:>9}{:>9}{:>8}{:>8}{:>10}",
+        "strategy",
+        "sold",
+        "oversold",
+        "final",
+        "accepted",
+        "lost",
+        "p50 µs",
+        "p99 µs",
+        "rt/ord",
+        "retries",
+        "orders/s"
+    );
+    for (config, s) in results {
+        let per_order = if s.buyers == 0 {
+            0.0
+        } else {
+            s.round_trips as f64 / f64::from(s.buyers)
+        };
+        let _ = writeln!(
+            out,
+            "{:<16}{:>7}{:>9}{:>7}{:>9}{:>9}{:>9}{:>9}{:>8.2}{:>8}{:>10.0}",
+            config.strategy,
+            format!("{}/{}", s.units_sold, s.stock),
+            s.oversold_units,
+            s.final_stock,
+            s.orders_accepted,
+            s.lost_updates,
+            s.latency.p50_us,
+            s.latency.p99_us,
+            per_order,
+            s.retries,
+            s.throughput_per_s,
+        );
+    }
+    out
 }
 
 /// The human-readable table.

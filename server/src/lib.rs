@@ -11,11 +11,13 @@
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session.
 //! - [`health`]: pings Redis every second and publishes up/down.
-//! - [`headless`]: `oversold run`, a race on the command line.
+//! - [`headless`]: `oversold run` and `oversold compare`, races on the command line.
+//! - [`bench`]: `oversold bench`, a closed-loop load for throughput and latency.
 //!
 //! The wire types live in the `oversold-protocol` crate, shared with the wasm page.
 
 pub mod app;
+pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod headless;

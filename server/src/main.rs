@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use oversold::app::{AppState, app};
+use oversold::bench::{self, BenchConfig};
 use oversold::cli::{Cli, Command, ServeArgs};
 use oversold::pg::{self, PgDb};
 use oversold::shelf::Backends;
@@ -32,11 +33,40 @@ async fn main() -> anyhow::Result<()> {
         None => serve(source, backends, ServeArgs::default()).await,
         Some(Command::Serve(args)) => serve(source, backends, args).await,
         Some(Command::Run(args)) => {
-            let (config, summary) = headless::run_once(&backends, &args.request()).await?;
+            let request = args.race.request(&args.strategy);
+            let (config, summary) = headless::run_once(&backends, &request).await?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
                 print!("{}", headless::table(&config, &summary));
+            }
+            Ok(())
+        }
+        Some(Command::Compare(args)) => {
+            let (results, skipped) = headless::compare(&backends, &args.race.request("")).await?;
+            if args.json {
+                let summaries: Vec<_> = results.iter().map(|(_, s)| s).collect();
+                println!("{}", serde_json::to_string_pretty(&summaries)?);
+            } else {
+                print!("{}", headless::scoreboard(&results));
+                for (name, why) in skipped {
+                    println!("  ({name} skipped: {why})");
+                }
+            }
+            Ok(())
+        }
+        Some(Command::Bench(args)) => {
+            let strategy = headless::resolve_strategy(&backends, &args.strategy)?;
+            let config = BenchConfig {
+                requests: args.requests,
+                concurrency: args.concurrency.max(1),
+                connections: args.connections.clamp(1, args.concurrency.max(1)),
+            };
+            let report = bench::bench(&backends, strategy, &config, !args.json).await?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", bench::table(&report));
             }
             Ok(())
         }

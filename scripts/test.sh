@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Everything CI runs, on a fresh Debian machine or a warm one: installs what is missing
+# (each step skips what is there), then runs every test against real services.
+#
+#   scripts/test.sh            # all of it
+#   scripts/test.sh --no-browser   # skip the wasm build and the Chromium test
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+browser=1
+[ "${1:-}" = "--no-browser" ] && browser=0
+
+ensure_redis_tools
+ensure_postgres
+command -v cc >/dev/null || apt_install build-essential pkg-config
+
+say "formatting"
+cargo fmt --all -- --check
+
+say "server and protocol tests (each test starts its own redis-server)"
+cargo test --locked
+
+say "frontend model tests (host)"
+cargo test -p oversold-frontend --locked
+
+say "the protocol crate builds for wasm32"
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+cargo check -p oversold-protocol --target wasm32-unknown-unknown --locked
+
+if [ "$browser" -eq 1 ]; then
+  scripts/frontend.sh --browser
+  say "browser test: headless Chromium against the real server and Redis"
+  cargo build -p oversold --locked
+  (cd e2e && OVERSOLD_BIN="$PWD/../target/debug/oversold" npm test)
+fi
+say "all tests passed"

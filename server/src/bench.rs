@@ -1,0 +1,201 @@
+//! `oversold bench`: one strategy under a closed-loop load, for throughput and latency.
+//!
+//! Unlike a race, the shelf holds more stock than will ever be asked for, so every order
+//! does the full work, and a fixed number of workers each send their next order as soon
+//! as the last one returns, the way `redis-benchmark -c N` does. Workers share a few
+//! connections; on a shared Redis link their requests are pipelined.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use oversold_protocol::{LatencySummary, OutcomeResult};
+use serde::Serialize;
+use tokio::task::JoinSet;
+
+use crate::engine::RunError;
+use crate::shelf::{Backends, Shelf};
+use crate::store::RunKeys;
+use crate::strategy::{Order, Strategy};
+use crate::summary::latency;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Orders in total.
+    pub requests: u64,
+    /// Orders in flight at once.
+    pub concurrency: u32,
+    /// Connections shared by the workers.
+    pub connections: u32,
+}
+
+/// The figures `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Strategy measured.
+    pub strategy: String,
+    /// Orders placed.
+    pub requests: u64,
+    /// Workers.
+    pub concurrency: u32,
+    /// Connections.
+    pub connections: u32,
+    /// Orders that ended in an error.
+    pub errors: u64,
+    /// Orders refused (should be 0: the shelf is never empty).
+    pub sold_out: u64,
+    /// Requests sent to the store, per order.
+    pub round_trips_per_order: f64,
+    /// Wall time, ms.
+    pub duration_ms: f64,
+    /// Orders per second.
+    pub throughput_per_s: f64,
+    /// Latency percentiles, µs.
+    pub latency: LatencySummary,
+}
+
+/// Run the benchmark. `show_progress` draws a bar on stderr when it is a terminal.
+pub async fn bench(
+    backends: &Backends,
+    strategy: Arc<dyn Strategy>,
+    config: &BenchConfig,
+    show_progress: bool,
+) -> Result<BenchReport, RunError> {
+    let run_id = format!("bench-{:08x}", rand::random::<u32>());
+    let kind = strategy.link_kind();
+    // Enough stock that nobody is ever refused (capped at what a u32 counter can say).
+    let stock = u32::try_from(config.requests.saturating_mul(2)).unwrap_or(u32::MAX);
+    let mut shelf = Shelf::stock(backends, kind, &run_id, stock)
+        .await
+        .map_err(RunError::Setup)?;
+    if let Some(admin) = shelf.redis_conn() {
+        strategy
+            .prepare(admin)
+            .await
+            .map_err(|e| RunError::Setup(e.into()))?;
+    }
+    let links = Shelf::links(backends, kind, config.connections)
+        .await
+        .map_err(RunError::Setup)?;
+    let keys: Arc<RunKeys> = Arc::new(shelf.keys());
+    let run_id: Arc<str> = Arc::from(run_id.as_str());
+    let next = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+
+    let started = Instant::now();
+    let mut workers = JoinSet::new();
+    for w in 0..config.concurrency {
+        let link = links[(w % config.connections) as usize].clone();
+        let (strategy, keys, run_id, next, done) = (
+            strategy.clone(),
+            keys.clone(),
+            run_id.clone(),
+            next.clone(),
+            done.clone(),
+        );
+        let requests = config.requests;
+        workers.spawn(async move {
+            let mut tally = Tally::default();
+            while next.fetch_add(1, Ordering::Relaxed) < requests {
+                let t = Instant::now();
+                let order = Order {
+                    link: link.clone(),
+                    run_id: &run_id,
+                    keys: &keys,
+                    qty: 1,
+                    race_window: Duration::ZERO,
+                };
+                let attempt = strategy.buy(order).await;
+                tally.latencies.push(t.elapsed().as_micros() as u64);
+                tally.round_trips += u64::from(attempt.round_trips);
+                match attempt.result {
+                    OutcomeResult::Reserved => {}
+                    OutcomeResult::SoldOut => tally.sold_out += 1,
+                    OutcomeResult::Error => tally.errors += 1,
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            tally
+        });
+    }
+    let progress = (show_progress && std::io::stderr().is_terminal())
+        .then(|| tokio::spawn(draw_progress(done.clone(), config.requests, started)));
+    let mut total = Tally::default();
+    while let Some(t) = workers.join_next().await {
+        let t = t.expect("bench worker does not panic");
+        total.latencies.extend(t.latencies);
+        total.round_trips += t.round_trips;
+        total.sold_out += t.sold_out;
+        total.errors += t.errors;
+    }
+    let elapsed = started.elapsed();
+    if let Some(p) = progress {
+        p.abort();
+        eprintln!();
+    }
+    drop(links);
+    if let Err(e) = shelf.clear().await {
+        tracing::warn!(error = %e, "could not remove the bench stock");
+    }
+    let n = total.latencies.len() as u64;
+    Ok(BenchReport {
+        strategy: strategy.name().into(),
+        requests: n,
+        concurrency: config.concurrency,
+        connections: config.connections,
+        errors: total.errors,
+        sold_out: total.sold_out,
+        round_trips_per_order: if n == 0 {
+            0.0
+        } else {
+            total.round_trips as f64 / n as f64
+        },
+        duration_ms: elapsed.as_secs_f64() * 1e3,
+        throughput_per_s: n as f64 / elapsed.as_secs_f64(),
+        latency: latency(total.latencies),
+    })
+}
+
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<u64>,
+    round_trips: u64,
+    sold_out: u64,
+    errors: u64,
+}
+
+async fn draw_progress(done: Arc<AtomicU64>, total: u64, started: Instant) {
+    const WIDTH: u64 = 30;
+    loop {
+        let d = done.load(Ordering::Relaxed).min(total);
+        let filled = if total == 0 { WIDTH } else { d * WIDTH / total };
+        let rate = d as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        let bar: String = (0..WIDTH)
+            .map(|i| if i < filled { '#' } else { '.' })
+            .collect();
+        eprint!("\r[{bar}] {d}/{total} orders, {rate:.0}/s ");
+        let _ = std::io::stderr().flush();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The table `oversold bench` prints.
+pub fn table(r: &BenchReport) -> String {
+    format!(
+        "{} x{} over {} connections: {} orders in {:.0} ms\n  throughput      {:>10.0} orders/s\n  latency p50     {:>10} µs\n  latency p95     {:>10} µs\n  latency p99     {:>10} µs\n  latency max     {:>10} µs\n  round trips     {:>10.2} per order\n  errors          {:>10}\n",
+        r.strategy,
+        r.concurrency,
+        r.connections,
+        r.requests,
+        r.duration_ms,
+        r.throughput_per_s,
+        r.latency.p50_us,
+        r.latency.p95_us,
+        r.latency.p99_us,
+        r.latency.max_us,
+        r.round_trips_per_order,
+        r.errors
+    )
+}
