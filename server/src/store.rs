@@ -25,14 +25,27 @@ pub const RUN_KEY_TTL_SECS: u64 = 600;
 
 /// The Lua sources, embedded at compile time so the binary and the page show the same text.
 pub const RESERVE_LUA: &str = include_str!("../../lua/reserve.lua");
+/// Compare-and-delete for the `lock` strategy's per-SKU lock.
+pub const RELEASE_LOCK_LUA: &str = include_str!("../../lua/release_lock.lua");
+/// The `oversold` Redis Function library (the reserve contract, loaded by `FUNCTION LOAD`).
+pub const RESERVE_FUNCTION_LUA: &str = include_str!("../../lua/reserve_function.lua");
+/// The function `reserve_function.lua` registers.
+const RESERVE_FUNCTION: &str = "oversold_reserve";
 
 /// `lua/reserve.lua` as a `redis::Script`: sent by `EVALSHA`, and reloaded transparently
 /// when Redis answers `NOSCRIPT` (after `SCRIPT FLUSH` or a restart).
 static RESERVE: LazyLock<redis::Script> = LazyLock::new(|| redis::Script::new(RESERVE_LUA));
+/// `lua/release_lock.lua`, by `EVALSHA` with the same transparent reload.
+static RELEASE_LOCK: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(RELEASE_LOCK_LUA));
 
 /// Every Lua file the server runs, as `(file name, source)`, for the `hello` frame.
 pub fn lua_sources() -> Vec<(&'static str, &'static str)> {
-    vec![("reserve.lua", RESERVE_LUA)]
+    vec![
+        ("reserve.lua", RESERVE_LUA),
+        ("release_lock.lua", RELEASE_LOCK_LUA),
+        ("reserve_function.lua", RESERVE_FUNCTION_LUA),
+    ]
 }
 
 /// What went wrong talking to Redis.
@@ -91,6 +104,17 @@ impl StoreError {
             other => other.to_string(),
         }
     }
+
+    /// True when Redis answered that the called Function does not exist (the library was
+    /// never loaded, or `FUNCTION FLUSH` / a restart removed it).
+    pub fn is_function_missing(&self) -> bool {
+        match self {
+            StoreError::Command { source, .. } => source
+                .detail()
+                .is_some_and(|d| d.starts_with("Function not found")),
+            _ => false,
+        }
+    }
 }
 
 /// The keys of one run. All share the hash tag `{run-ID}` so they live in one Cluster slot.
@@ -113,6 +137,11 @@ impl RunKeys {
     /// The stock counter's key, for logs and tests.
     pub fn stock_key(&self) -> &str {
         &self.stock
+    }
+
+    /// The per-SKU lock's key, for logs and tests.
+    pub fn lock_key(&self) -> &str {
+        &self.lock
     }
 
     fn all(&self) -> [&str; 2] {
@@ -239,14 +268,19 @@ pub async fn reserve_raw(
         .invoke_async(conn)
         .await
         .map_err(StoreError::command("reserve.lua"))?;
-    match reply[..] {
+    reserve_reply("reserve.lua", &reply)
+}
+
+/// Decode the `{flag, before, after}` reply shared by `reserve.lua` and `oversold_reserve`.
+fn reserve_reply(op: &'static str, reply: &[i64]) -> Result<ReserveReply, StoreError> {
+    match *reply {
         [flag @ (0 | 1), before, after] => Ok(ReserveReply {
             reserved: flag == 1,
             before,
             after,
         }),
         _ => Err(StoreError::Unexpected {
-            op: "reserve.lua",
+            op,
             detail: format!("{reply:?}"),
         }),
     }
@@ -299,4 +333,150 @@ pub async fn set_stock_raw(conn: &mut Conn, keys: &RunKeys, raw: &str) -> Result
         .query_async::<()>(conn)
         .await
         .map_err(StoreError::command("SET stock"))
+}
+
+/// `SET` the stock counter to `value`, keeping the key's TTL (`SET key value KEEPTTL`).
+/// An unconditional overwrite: the `naive_set` strategy uses it to show a lost update.
+pub async fn overwrite_stock(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    value: i64,
+) -> Result<(), StoreError> {
+    redis::cmd("SET")
+        .arg(&keys.stock)
+        .arg(value)
+        .arg("KEEPTTL")
+        .query_async::<()>(conn)
+        .await
+        .map_err(StoreError::command("SET stock KEEPTTL"))
+}
+
+/// `INCRBY` the stock counter; returns the value after.
+pub async fn incr_by(conn: &mut Conn, keys: &RunKeys, qty: u32) -> Result<i64, StoreError> {
+    redis::cmd("INCRBY")
+        .arg(&keys.stock)
+        .arg(qty)
+        .query_async(conn)
+        .await
+        .map_err(StoreError::command("INCRBY stock"))
+}
+
+/// `WATCH` the stock counter on this connection: the next `EXEC` on it is discarded if
+/// anyone writes the key in between. Only meaningful on a connection one buyer holds.
+pub async fn watch_stock(conn: &mut Conn, keys: &RunKeys) -> Result<(), StoreError> {
+    redis::cmd("WATCH")
+        .arg(&keys.stock)
+        .query_async::<()>(conn)
+        .await
+        .map_err(StoreError::command("WATCH stock"))
+}
+
+/// `UNWATCH`: forget every key this connection watches.
+pub async fn unwatch(conn: &mut Conn) -> Result<(), StoreError> {
+    redis::cmd("UNWATCH")
+        .query_async::<()>(conn)
+        .await
+        .map_err(StoreError::command("UNWATCH"))
+}
+
+/// `MULTI`, `DECRBY stock qty`, `EXEC`, sent as one pipeline. `Some(stock after)` when the
+/// transaction ran; `None` when `EXEC` answered nil because a watched key changed.
+pub async fn exec_decr_by(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    qty: u32,
+) -> Result<Option<i64>, StoreError> {
+    let ran: Option<(i64,)> = redis::pipe()
+        .atomic()
+        .cmd("DECRBY")
+        .arg(&keys.stock)
+        .arg(qty)
+        .query_async(conn)
+        .await
+        .map_err(StoreError::command("MULTI/DECRBY/EXEC"))?;
+    Ok(ran.map(|(after,)| after))
+}
+
+/// Try to take the run's lock: `SET lock token NX PX ttl`. True when this caller now holds it.
+pub async fn try_lock(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    token: &str,
+    ttl: Duration,
+) -> Result<bool, StoreError> {
+    let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+    let reply: Option<String> = redis::cmd("SET")
+        .arg(&keys.lock)
+        .arg(token)
+        .arg("NX")
+        .arg("PX")
+        .arg(ttl_ms)
+        .query_async(conn)
+        .await
+        .map_err(StoreError::command("SET lock NX PX"))?;
+    Ok(reply.is_some())
+}
+
+/// Release the run's lock with `release_lock.lua`: deletes it only if it still holds
+/// `token`. True when it did; false when the lock had expired or belonged to someone else.
+pub async fn release_lock(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    token: &str,
+) -> Result<bool, StoreError> {
+    let deleted: i64 = RELEASE_LOCK
+        .key(&keys.lock)
+        .arg(token)
+        .invoke_async(conn)
+        .await
+        .map_err(StoreError::command("release_lock.lua"))?;
+    Ok(deleted == 1)
+}
+
+/// `FUNCTION LOAD REPLACE` the `oversold` library (`lua/reserve_function.lua`). Idempotent.
+pub async fn load_functions(conn: &mut Conn) -> Result<(), StoreError> {
+    redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(RESERVE_FUNCTION_LUA)
+        .query_async::<()>(conn)
+        .await
+        .map_err(StoreError::command("FUNCTION LOAD"))
+}
+
+/// `FCALL oversold_reserve 1 stock qty`: the reserve contract, as a Redis Function. Takes
+/// a raw `qty` like [`reserve_raw`], so contract tests can send bad input.
+pub async fn reserve_function_raw(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    qty: &str,
+) -> Result<ReserveReply, StoreError> {
+    let reply: Vec<i64> = redis::cmd("FCALL")
+        .arg(RESERVE_FUNCTION)
+        .arg(1)
+        .arg(&keys.stock)
+        .arg(qty)
+        .query_async(conn)
+        .await
+        .map_err(StoreError::command("FCALL oversold_reserve"))?;
+    reserve_reply("FCALL oversold_reserve", &reply)
+}
+
+/// `FCALL oversold_reserve` for `qty` units.
+pub async fn reserve_function(
+    conn: &mut Conn,
+    keys: &RunKeys,
+    qty: u32,
+) -> Result<ReserveReply, StoreError> {
+    reserve_function_raw(conn, keys, &qty.to_string()).await
+}
+
+/// `FUNCTION FLUSH`: drop every loaded library, as an operator (or a restart without
+/// persistence) would. Tests use it to prove the `function` strategy reloads its library.
+pub async fn flush_functions(conn: &mut Conn) -> Result<(), StoreError> {
+    redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .query_async::<()>(conn)
+        .await
+        .map_err(StoreError::command("FUNCTION FLUSH"))
 }
