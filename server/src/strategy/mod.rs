@@ -13,15 +13,25 @@ use oversold_protocol::{OutcomeResult, StrategyInfo};
 use crate::shelf::{Backends, Link, LinkKind};
 use crate::store::{Conn, RunKeys};
 
+mod decr_compensate;
+mod function;
+mod lock;
 mod lua;
 mod naive;
+mod naive_set;
 mod postgres;
+mod watch;
 
 /// The strategies this server offers, in the order the page lists them.
 pub fn registry() -> Vec<Arc<dyn Strategy>> {
     vec![
         Arc::new(naive::Naive),
+        Arc::new(naive_set::NaiveSet),
         Arc::new(lua::Lua),
+        Arc::new(decr_compensate::DecrCompensate),
+        Arc::new(watch::Watch),
+        Arc::new(lock::Lock),
+        Arc::new(function::Function),
         Arc::new(postgres::Postgres),
     ]
 }
