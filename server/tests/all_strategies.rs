@@ -1,0 +1,313 @@
+//! The randomized invariant test of `invariants.rs`, run for every strategy that claims to be
+//! safe, plus a measurement of how reliably `naive_set` loses updates.
+//!
+//! Each safe strategy gets 30 to 60 seeded random configurations (250 runs in all): it never
+//! oversells, the counter matches the orders, every buyer gets exactly one outcome. Where
+//! a strategy's `observed_stock` is a read taken atomically with its write (`lua`,
+//! `function`, `watch`, `lock`), some serial order of the buyers must explain the run.
+//! `decr_compensate` reports the value its DECRBY saw instead of a read, so it gets a
+//! weaker, adapted check.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use common::TestRedis;
+use oversold::engine::{self, RunReport};
+use oversold::strategy::{self, Strategy};
+use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tokio_util::sync::CancellationToken;
+
+fn strategy(name: &str) -> Arc<dyn Strategy> {
+    strategy::find(&strategy::registry(), name).expect("strategy exists")
+}
+
+/// A random but reproducible config (the same ranges as `invariants.rs`).
+fn random_config(rng: &mut ChaCha8Rng, strategy: &str) -> RunConfig {
+    let (qty, max_qty) = match rng.random_range(0..3) {
+        0 => (Some(1), None),
+        1 => (Some(rng.random_range(1..=3)), None),
+        _ => (None, Some(rng.random_range(2..=3))),
+    };
+    RunRequest {
+        strategy: strategy.into(),
+        stock: Some(rng.random_range(0..=40)),
+        buyers: Some(rng.random_range(1..=300)),
+        qty,
+        max_qty,
+        app_servers: Some(rng.random_range(1..=32)),
+        arrival_spread_ms: Some(if rng.random_bool(0.3) {
+            rng.random_range(1..=20)
+        } else {
+            0
+        }),
+        race_window_ms: Some(0),
+        seed: Some(rng.random()),
+    }
+    .validate(0)
+    .unwrap()
+}
+
+/// Copied from `invariants.rs`: replays the outcomes one at a time, ordered by the stock
+/// each buyer saw. Succeeds only if some serial order of these buyers explains the run.
+fn serial_replay(
+    config: &RunConfig,
+    outcomes: &[&BuyerOutcome],
+    final_stock: i64,
+) -> Result<(), String> {
+    let mut ordered: Vec<&BuyerOutcome> = outcomes.to_vec();
+    ordered.sort_by_key(|o| {
+        (
+            std::cmp::Reverse(o.observed_stock),
+            o.result == OutcomeResult::Reserved,
+        )
+    });
+    let mut shelf = i64::from(config.stock);
+    for o in ordered {
+        let seen = o
+            .observed_stock
+            .ok_or(format!("buyer {} reported no read", o.buyer))?;
+        if seen != shelf {
+            return Err(format!(
+                "buyer {} saw {seen} but the shelf held {shelf}",
+                o.buyer
+            ));
+        }
+        let qty = i64::from(o.qty);
+        if shelf >= qty {
+            if o.result != OutcomeResult::Reserved {
+                return Err(format!("buyer {} refused with enough stock", o.buyer));
+            }
+            shelf -= qty;
+            if o.stock_after != Some(shelf) {
+                return Err(format!(
+                    "buyer {} reports stock_after {:?}, replay says {shelf}",
+                    o.buyer, o.stock_after
+                ));
+            }
+        } else if o.result != OutcomeResult::SoldOut {
+            return Err(format!("buyer {} served with only {shelf} left", o.buyer));
+        }
+    }
+    if shelf != final_stock {
+        return Err(format!(
+            "Redis holds {final_stock}, the serial replay ends at {shelf}"
+        ));
+    }
+    Ok(())
+}
+
+fn assert_one_outcome_per_buyer(config: &RunConfig, outcomes: &[BuyerOutcome]) {
+    assert_eq!(outcomes.len(), config.buyers as usize);
+    let ids: HashSet<u32> = outcomes.iter().map(|o| o.buyer).collect();
+    assert_eq!(ids, (1..=config.buyers).collect::<HashSet<_>>());
+}
+
+/// The check for `decr_compensate`, whose `observed_stock` is `stock_after + qty` from its
+/// own DECRBY rather than a read. Every reservation must have left the counter at zero or
+/// above. With one unit per order an overshoot can only happen once the shelf is empty
+/// (the counter cannot dip below one unit's worth while units remain), so there the sale
+/// must be exactly serial: the reservations' `stock_after` are `stock-1, ..., stock-sold`.
+/// With bigger orders a pending undo can make a buyer that would fit see a negative
+/// counter, so only the weaker checks apply. Returns true when a refusal left sellable
+/// stock behind (an undersell).
+fn check_decr_compensate(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64) -> bool {
+    for o in outcomes {
+        let qty = i64::from(o.qty);
+        let seen = o.observed_stock.expect("decr_compensate always reports");
+        match o.result {
+            OutcomeResult::Reserved => {
+                let after = o.stock_after.unwrap();
+                assert!(after >= 0, "reserved into the negative: {o:?}");
+                assert_eq!(seen, after + qty, "{o:?}");
+                assert_eq!(o.round_trips, 1, "{o:?}");
+            }
+            OutcomeResult::SoldOut => {
+                assert!(seen < qty, "refused although its DECRBY fit: {o:?}");
+                assert_eq!(o.round_trips, 2, "{o:?}");
+            }
+            OutcomeResult::Error => panic!("decr_compensate error: {o:?}"),
+        }
+    }
+    let reserved: Vec<i64> = outcomes
+        .iter()
+        .filter(|o| o.result == OutcomeResult::Reserved)
+        .map(|o| o.stock_after.unwrap())
+        .collect();
+    if config.max_qty.is_none() && config.qty == 1 {
+        let mut got = reserved.clone();
+        got.sort_unstable_by(|a, b| b.cmp(a));
+        let want: Vec<i64> = (final_stock..i64::from(config.stock)).rev().collect();
+        assert_eq!(got, want, "{config:?}");
+        assert_eq!(reserved.len() as u32, config.stock.min(config.buyers));
+    }
+    let smallest_refused = outcomes
+        .iter()
+        .filter(|o| o.result == OutcomeResult::SoldOut)
+        .map(|o| i64::from(o.qty))
+        .min();
+    smallest_refused.is_some_and(|q| final_stock >= q)
+}
+
+async fn run(redis: &TestRedis, s: &Arc<dyn Strategy>, config: &RunConfig, id: &str) -> RunReport {
+    engine::run(
+        &redis.backends(),
+        s.clone(),
+        config,
+        id,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("run {id} failed: {e}"))
+}
+
+/// `runs` seeded random runs of `name`, with every invariant that applies to it.
+async fn never_oversells(name: &str, seed: u64, runs: u32) {
+    let redis = TestRedis::start();
+    let mut conn = redis.conn().await;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let s = strategy(name);
+    let (mut sold_out_runs, mut gave_up, mut undersold_runs) = (0, 0, 0);
+    for i in 0..runs {
+        let config = random_config(&mut rng, name);
+        let report = run(&redis, &s, &config, &format!("{name}-{i}")).await;
+        let sum = &report.summary;
+        assert_one_outcome_per_buyer(&config, &report.outcomes);
+        assert_eq!(sum.oversold_units, 0, "{name} oversold: {config:?} {sum:?}");
+        assert!(sum.units_sold <= u64::from(config.stock));
+        assert_eq!(
+            sum.final_stock,
+            i64::from(config.stock) - sum.units_sold as i64
+        );
+        assert!(sum.final_stock >= 0);
+        assert_eq!(sum.lost_updates, 0);
+        assert_eq!(
+            sum.orders_accepted + sum.rejected + sum.errors,
+            config.buyers
+        );
+
+        // The only errors allowed are the bounded strategies giving up; they took nothing.
+        let errors: Vec<&BuyerOutcome> = report
+            .outcomes
+            .iter()
+            .filter(|o| o.result == OutcomeResult::Error)
+            .collect();
+        for o in &errors {
+            let why = o.error.as_deref().unwrap_or_default();
+            let allowed = match name {
+                "watch" => why.starts_with("gave up after"),
+                "lock" => why.starts_with("gave up waiting for the lock"),
+                _ => false,
+            };
+            assert!(allowed, "{name} error: {o:?} in {config:?}");
+            assert_eq!(o.stock_after, None);
+        }
+        gave_up += errors.len();
+
+        if name == "decr_compensate" {
+            if check_decr_compensate(&config, &report.outcomes, sum.final_stock) {
+                undersold_runs += 1;
+            }
+        } else {
+            let served: Vec<&BuyerOutcome> = report
+                .outcomes
+                .iter()
+                .filter(|o| o.result != OutcomeResult::Error)
+                .collect();
+            if let Err(e) = serial_replay(&config, &served, sum.final_stock) {
+                panic!("{name} not serializable: {e}; {config:?}");
+            }
+            if errors.is_empty() && config.max_qty.is_none() && config.qty == 1 {
+                assert_eq!(sum.units_sold, u64::from(config.stock.min(config.buyers)));
+            }
+        }
+        if sum.rejected > 0 {
+            sold_out_runs += 1;
+        }
+    }
+    println!(
+        "{name}: {runs} runs, {sold_out_runs} ran out of stock, {gave_up} buyers gave up, \
+         {undersold_runs} runs refused a buyer that would have fit the final stock"
+    );
+    // The generator must actually exercise contention, or this test proves little.
+    assert!(
+        sold_out_runs > runs / 2,
+        "only {sold_out_runs} runs ran out of stock"
+    );
+    assert!(
+        common::run_keys(&mut conn).await.is_empty(),
+        "runs left keys behind"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lua_never_oversells() {
+    never_oversells("lua", 0x0a11_0001, 40).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_never_oversells() {
+    never_oversells("function", 0x0a11_0002, 60).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_never_oversells() {
+    never_oversells("watch", 0x0a11_0003, 60).await;
+}
+
+/// Fewer runs: waiting buyers poll for the lock, which is CPU-heavy in a debug build
+/// (about a second per 300-buyer run here), and this file should finish within a minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_never_oversells() {
+    never_oversells("lock", 0x0a11_0004, 30).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decr_compensate_never_oversells() {
+    never_oversells("decr_compensate", 0x0a11_0005, 60).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naive_set_loses_updates_with_the_defaults_nearly_every_run() {
+    let redis = TestRedis::start();
+    let s = strategy("naive_set");
+    let runs = 50;
+    let (mut lost_runs, mut total_accepted, mut total_lost) = (0, 0, 0);
+    for seed in 0..runs {
+        let config = RunRequest {
+            strategy: "naive_set".into(),
+            seed: Some(seed),
+            ..Default::default()
+        }
+        .validate(0)
+        .unwrap();
+        let report = run(&redis, &s, &config, &format!("naive-set-{seed}")).await;
+        let sum = &report.summary;
+        assert_one_outcome_per_buyer(&config, &report.outcomes);
+        assert_eq!(sum.errors, 0);
+        // Every write is an absolute value computed from a read of at least qty: the
+        // counter itself never goes negative, so a check on it alone sees nothing wrong.
+        assert!(sum.final_stock >= 0, "{sum:?}");
+        assert_eq!(sum.oversold_units, sum.units_sold.saturating_sub(10));
+        if sum.orders_accepted > config.stock && sum.lost_updates != 0 {
+            lost_runs += 1;
+        }
+        total_accepted += sum.orders_accepted;
+        total_lost += sum.lost_updates;
+    }
+    println!(
+        "naive_set, defaults (10 stock, 50 buyers, 8 app servers): accepted more orders than \
+         units and lost updates in {lost_runs}/{runs} runs; mean {:.1} orders accepted, \
+         mean {:.1} units lost to overwrites",
+        f64::from(total_accepted) / f64::from(runs as u32),
+        total_lost as f64 / f64::from(runs as u32),
+    );
+    assert!(
+        lost_runs >= 45,
+        "the lost update should be near certain: only {lost_runs}/{runs} runs"
+    );
+}
