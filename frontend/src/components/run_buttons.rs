@@ -116,6 +116,7 @@ fn RunButton(
             class:safe=move || !is_unsafe()
             class:active=move || progress().is_some() || waiting()
             data-testid=testid
+            title=description
             disabled=disabled
             on:click=on_click
         >
