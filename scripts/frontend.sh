@@ -28,7 +28,9 @@ done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+say() {
+  if [ -t 1 ]; then printf '\033[1m==> %s\033[0m\n' "$*"; else printf '==> %s\n' "$*"; fi
+}
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -77,6 +79,9 @@ else
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
+# frontend/index.html keeps wasm-opt off for now (Debian's binaryen 108 corrupts wasm-bindgen
+# 0.2.130's externref table export; see the comment there), but installing it keeps the switch
+# back to data-wasm-opt="z" a one-line change once a fixed binaryen is on PATH.
 if command -v wasm-opt >/dev/null; then
   say "wasm-opt: $(wasm-opt --version)"
 else
