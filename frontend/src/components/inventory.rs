@@ -10,7 +10,7 @@ use crate::session::Session;
 #[component]
 pub fn Inventory() -> impl IntoView {
     let session = expect_context::<Session>();
-    // A Memo because three parts of the view read the same layout, and laying out hundreds of
+    // A Memo because several parts of the view read the same layout, and laying out hundreds of
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
         session.run.with(|r| match r {
@@ -18,7 +18,8 @@ pub fn Inventory() -> impl IntoView {
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
         })
     });
-    let size = move || grid.with(|g| g.size.class());
+    let stock_size = move || grid.with(|g| g.stock_size.class());
+    let phantom_size = move || grid.with(|g| g.phantom_size.class());
     let stock_caption = move || grid.with(|g| caption(&g.stock, "units in stock"));
     let phantom_caption =
         move || grid.with(|g| caption(&g.phantom, "units sold that never existed"));
@@ -26,7 +27,7 @@ pub fn Inventory() -> impl IntoView {
     view! {
         <div class="inventory">
             <h2 class="section-title">"Inventory " <span class="muted">{stock_caption}</span></h2>
-            <div class=move || format!("tiles {}", size()) data-testid="inventory-grid">
+            <div class=move || format!("tiles {}", stock_size()) data-testid="inventory-grid">
                 <For each=move || grid.with(|g| g.stock.tiles.clone()) key=|t| t.clone() let:tile>
                     <TileView tile=tile/>
                 </For>
@@ -36,7 +37,7 @@ pub fn Inventory() -> impl IntoView {
             </div>
             <Show when=has_phantoms>
                 <h2 class="section-title phantom-title">"Phantom units " <span>{phantom_caption}</span></h2>
-                <div class=move || format!("tiles phantoms {}", size()) data-testid="phantom-grid">
+                <div class=move || format!("tiles phantoms {}", phantom_size()) data-testid="phantom-grid">
                     <For each=move || grid.with(|g| g.phantom.tiles.clone()) key=|t| t.clone() let:tile>
                         <TileView tile=tile/>
                     </For>

@@ -51,8 +51,9 @@ pub struct Section {
     pub units: u64,
 }
 
-/// How large to draw tiles, so a handful fill the stage and hundreds still fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How large to draw tiles, so a handful fill the stage and hundreds still fit. Ordered from
+/// largest to smallest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TileSize {
     /// Up to 30 tiles.
     Large,
@@ -65,6 +66,16 @@ pub enum TileSize {
 }
 
 impl TileSize {
+    /// The size for a section of `tiles` tiles.
+    pub fn for_count(tiles: usize) -> Self {
+        match tiles {
+            0..=30 => TileSize::Large,
+            31..=80 => TileSize::Medium,
+            81..=200 => TileSize::Small,
+            _ => TileSize::Tiny,
+        }
+    }
+
     /// The CSS class for the grid.
     pub fn class(self) -> &'static str {
         match self {
@@ -83,8 +94,10 @@ pub struct Grid {
     pub stock: Section,
     /// Units sold beyond the stock.
     pub phantom: Section,
-    /// Tile size for the whole grid.
-    pub size: TileSize,
+    /// Tile size for the real units.
+    pub stock_size: TileSize,
+    /// Tile size for the phantom units: the size their count calls for, never larger than the stock's.
+    pub phantom_size: TileSize,
 }
 
 /// The smallest of 1, 2, 5, 10, 20, 50, … units per tile that keeps `units` within `max_tiles`.
@@ -145,17 +158,15 @@ pub fn layout(stock: u32, units_sold: u64, holder: impl Fn(u64) -> Option<u32>) 
         true,
         &holder,
     );
-    let shown = (stock_section.tiles.len() + phantom_section.tiles.len()) as u64;
-    let size = match shown {
-        0..=30 => TileSize::Large,
-        31..=80 => TileSize::Medium,
-        81..=200 => TileSize::Small,
-        _ => TileSize::Tiny,
-    };
+    let stock_size = TileSize::for_count(stock_section.tiles.len());
+    // Phantom tiles may shrink to fit their pile, but never grow past the real ones: the units
+    // that existed stay the largest thing on the grid.
+    let phantom_size = TileSize::for_count(phantom_section.tiles.len()).max(stock_size);
     Grid {
         stock: stock_section,
         phantom: phantom_section,
-        size,
+        stock_size,
+        phantom_size,
     }
 }
 
@@ -176,7 +187,10 @@ mod tests {
             .map(|t| (t.label(), t.phantom))
             .collect();
         assert_eq!(phantom, [("#13".into(), true), ("#14".into(), true)]);
-        assert_eq!(grid.size, TileSize::Large);
+        assert_eq!(
+            (grid.stock_size, grid.phantom_size),
+            (TileSize::Large, TileSize::Large)
+        );
     }
 
     #[test]
@@ -211,7 +225,10 @@ mod tests {
         assert!(grid.phantom.tiles.len() as u64 <= MAX_TILES_PER_SECTION);
         assert_eq!(grid.stock.units_per_tile, 500);
         assert_eq!(grid.phantom.units, 900_000);
-        assert_eq!(grid.size, TileSize::Tiny);
+        assert_eq!(
+            (grid.stock_size, grid.phantom_size),
+            (TileSize::Small, TileSize::Small)
+        );
 
         // A partly sold group shows its fill, and its range as the label.
         let grid = layout(1_000, 7, |_| None);
@@ -222,7 +239,7 @@ mod tests {
         );
         assert_eq!(grid.stock.tiles[1].fill_percent(), 40);
         assert_eq!(first.label(), "1–5");
-        assert_eq!(grid.size, TileSize::Small);
+        assert_eq!(grid.stock_size, TileSize::Small);
     }
 
     #[test]
@@ -233,5 +250,16 @@ mod tests {
         assert_eq!(grid.phantom.units_per_tile, 50);
         assert_eq!(grid.phantom.tiles.len(), 100);
         assert_eq!(grid.phantom.tiles[0].label(), "+50");
+        // Ten real units stay large; the pile of phantoms shrinks to fit.
+        assert_eq!(
+            (grid.stock_size, grid.phantom_size),
+            (TileSize::Large, TileSize::Small)
+        );
+        // Phantoms never outgrow the real units.
+        let grid = layout(150, 160, |_| None);
+        assert_eq!(
+            (grid.stock_size, grid.phantom_size),
+            (TileSize::Small, TileSize::Small)
+        );
     }
 }
