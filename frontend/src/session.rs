@@ -118,6 +118,8 @@ impl Session {
                     _ => {}
                 });
             }
+            // A comparison streams each race as a normal run; its frame of reference comes later.
+            ServerMessage::CompareStarted { .. } | ServerMessage::CompareFinished { .. } => {}
             ServerMessage::Error(err) => {
                 if err.code == ErrorCode::RunFailed {
                     self.run.update(|run| match (run, &err.run_id) {

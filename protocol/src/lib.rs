@@ -43,7 +43,16 @@ pub enum ClientMessage {
         /// The knobs for this run.
         config: RunRequest,
     },
-    /// Stop the run in flight on this connection (buyers not yet started are skipped).
+    /// Race the same config (same seed, same arrivals) through every available strategy,
+    /// one after another. `config.strategy` is ignored. Each race streams as a normal run
+    /// (`run_started`, `outcomes`, `run_finished`), between `compare_started` and
+    /// `compare_finished`.
+    StartCompare {
+        /// The knobs shared by every race.
+        config: RunRequest,
+    },
+    /// Stop the run (or comparison) in flight on this connection; buyers not yet started are
+    /// skipped, and a comparison runs no further strategies.
     CancelRun,
 }
 
@@ -78,6 +87,22 @@ pub enum ServerMessage {
         run_id: String,
         /// The tally, with the final stock read back from Redis.
         summary: RunSummary,
+    },
+    /// A comparison began: these strategies will race, in this order, with this config.
+    CompareStarted {
+        /// Identifies the comparison (each race still has its own `run_id`).
+        compare_id: String,
+        /// Strategy names, in the order they will race.
+        strategies: Vec<String>,
+        /// The shared config (its `strategy` is the first one's; only the name differs).
+        config: RunConfig,
+    },
+    /// A comparison ended; one summary per race that completed, in order.
+    CompareFinished {
+        /// Which comparison.
+        compare_id: String,
+        /// The scoreboard.
+        summaries: Vec<RunSummary>,
     },
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
@@ -141,7 +166,8 @@ pub struct ScriptSource {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
-    /// Strategy name, one of `hello.strategies[].name`.
+    /// Strategy name, one of `hello.strategies[].name`. Required by `start_run`.
+    #[serde(default)]
     pub strategy: String,
     /// Units in stock before the run (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]

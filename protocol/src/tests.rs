@@ -122,3 +122,14 @@ fn outcome_round_trips() {
     assert!(v.get("error").is_none());
     assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), o);
 }
+
+#[test]
+fn start_compare_needs_no_strategy() {
+    let msg: ClientMessage =
+        serde_json::from_value(json!({"type":"start_compare","config":{"stock":5}})).unwrap();
+    let ClientMessage::StartCompare { config } = msg else {
+        panic!("wrong variant")
+    };
+    assert_eq!(config.stock, Some(5));
+    assert!(config.strategy.is_empty());
+}

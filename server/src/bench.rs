@@ -170,7 +170,7 @@ async fn draw_progress(done: Arc<AtomicU64>, total: u64, started: Instant) {
     const WIDTH: u64 = 30;
     loop {
         let d = done.load(Ordering::Relaxed).min(total);
-        let filled = if total == 0 { WIDTH } else { d * WIDTH / total };
+        let filled = (d * WIDTH).checked_div(total).unwrap_or(WIDTH);
         let rate = d as f64 / started.elapsed().as_secs_f64().max(1e-9);
         let bar: String = (0..WIDTH)
             .map(|i| if i < filled { '#' } else { '.' })

@@ -394,3 +394,64 @@ async fn redis_down_then_back_without_restarting_the_server() {
         .expect("runs work after Redis is back");
     assert_eq!((s.units_sold, s.errors), (10, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_races_every_available_strategy_with_one_seed() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    let hello = client.hello().await;
+    let available: Vec<String> = hello
+        .strategies
+        .iter()
+        .filter(|s| s.available)
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(
+        hello
+            .strategies
+            .iter()
+            .any(|s| s.name == "postgres" && !s.available)
+    );
+
+    client
+        .send_json(json!({"type":"start_compare","config":{"stock":10,"buyers":60,"max_qty":2}}))
+        .await;
+    let (compare_id, order, shared) = match client.next_not_status().await {
+        ServerMessage::CompareStarted {
+            compare_id,
+            strategies,
+            config,
+        } => (compare_id, strategies, config),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        order, available,
+        "every available strategy, in registry order"
+    );
+    let mut seen = Vec::new();
+    for name in &order {
+        let run = client.collect_run().await;
+        assert_eq!(&run.config.strategy, name);
+        assert_eq!(
+            run.config.seed, shared.seed,
+            "one seed for the whole comparison"
+        );
+        assert_eq!(run.outcomes.len(), 60);
+        seen.push(run.summary.expect("race finished"));
+    }
+    match client.next_not_status().await {
+        ServerMessage::CompareFinished {
+            compare_id: id,
+            summaries,
+        } => {
+            assert_eq!(id, compare_id);
+            assert_eq!(summaries, seen);
+        }
+        other => panic!("{other:?}"),
+    }
+    let lua = seen.iter().find(|s| s.strategy == "lua").unwrap();
+    assert_eq!(lua.oversold_units, 0);
+    let naive = seen.iter().find(|s| s.strategy == "naive").unwrap();
+    assert!(naive.oversold_units > 0, "{naive:?}");
+}

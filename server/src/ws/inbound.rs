@@ -7,7 +7,7 @@ use oversold_protocol::{ClientMessage, ConfigError, ErrorCode, RunConfig, WireEr
 use serde_json::Value;
 
 /// The `type`s a client may send.
-const KNOWN_TYPES: [&str; 2] = ["start_run", "cancel_run"];
+const KNOWN_TYPES: [&str; 3] = ["start_run", "start_compare", "cancel_run"];
 
 /// Build an error frame body.
 pub fn wire_error(code: ErrorCode, message: impl Into<String>) -> WireError {

@@ -16,7 +16,8 @@ use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{
-    ClientMessage, ErrorCode, RedisState, RunConfig, ServerMessage, WireError,
+    ClientMessage, ErrorCode, RedisState, RunConfig, RunRequest, RunSummary, ServerMessage,
+    WireError,
 };
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
@@ -40,10 +41,21 @@ pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -
         .on_upgrade(move |socket| session(socket, state))
 }
 
-/// The run this session has in flight.
+/// The run (or comparison) this session has in flight.
 struct InFlight {
-    run_id: String,
+    /// Its run id, or its compare id.
+    id: String,
     cancel: CancellationToken,
+}
+
+/// Work admitted for one socket: a single race, or a comparison of several.
+struct Job {
+    /// Set for a comparison.
+    compare_id: Option<String>,
+    /// The races to run, in order.
+    races: Vec<(Arc<dyn Strategy>, RunConfig)>,
+    /// Held for the whole job: one slot of the server's run cap.
+    permit: OwnedSemaphorePermit,
 }
 
 async fn session(socket: WebSocket, state: Arc<AppState>) {
@@ -96,23 +108,19 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
                         Some(run) => run.cancel.cancel(),
                         None => send_error(&outbound, wire_error(ErrorCode::NoRunInProgress, "there is no run in flight to cancel")).await,
                     },
-                    Ok(ClientMessage::StartRun { config }) => {
-                        if let Some(run) = &in_flight {
-                            let mut e = wire_error(ErrorCode::RunInProgress, "this connection already has a run in flight; wait for run_finished or send cancel_run");
-                            e.run_id = Some(run.run_id.clone());
-                            send_error(&outbound, e).await;
-                            continue;
-                        }
-                        match admit(&state, &config) {
-                            Err(e) => send_error(&outbound, e).await,
-                            Ok((config, strategy, permit)) => {
-                                let run_id = new_run_id();
-                                let cancel = state.shutdown.child_token();
-                                in_flight = Some(InFlight { run_id: run_id.clone(), cancel: cancel.clone() });
-                                runs.spawn(run_task(state.clone(), strategy, config, run_id, permit, outbound.clone(), cancel));
-                            }
-                        }
+                    Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. }) if in_flight.is_some() => {
+                        let mut e = wire_error(ErrorCode::RunInProgress, "this connection already has a run in flight; wait for run_finished or send cancel_run");
+                        e.run_id = in_flight.as_ref().map(|run| run.id.clone());
+                        send_error(&outbound, e).await;
                     }
+                    Ok(ClientMessage::StartRun { config: request }) => match admit_run(&state, &request) {
+                        Err(e) => send_error(&outbound, e).await,
+                        Ok(job) => in_flight = Some(start(&state, &mut runs, job, &outbound)),
+                    },
+                    Ok(ClientMessage::StartCompare { config: request }) => match admit_compare(&state, &request) {
+                        Err(e) => send_error(&outbound, e).await,
+                        Ok(job) => in_flight = Some(start(&state, &mut runs, job, &outbound)),
+                    },
                 }
             }
             Some(_) = runs.join_next() => in_flight = None,
@@ -134,10 +142,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
 }
 
 /// Check a start_run completely before anything touches Redis.
-fn admit(
-    state: &AppState,
-    request: &oversold_protocol::RunRequest,
-) -> Result<(RunConfig, Arc<dyn Strategy>, OwnedSemaphorePermit), WireError> {
+fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
     let config = inbound::validate(request)?;
     let Some(strategy) = strategy::find(&state.strategies, &config.strategy) else {
         let names: Vec<_> = state.strategies.iter().map(|s| s.name()).collect();
@@ -161,14 +166,57 @@ fn admit(
             ),
         ));
     }
-    if strategy.link_kind() != LinkKind::Postgres && *state.redis_state.borrow() == RedisState::Down
-    {
+    if strategy.link_kind() != LinkKind::Postgres {
+        check_redis(state)?;
+    }
+    Ok(Job {
+        compare_id: None,
+        races: vec![(strategy, config)],
+        permit: take_slot(state)?,
+    })
+}
+
+/// Check a start_compare: the config once, then every strategy that can run here.
+fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
+    // The name is a placeholder: each race gets its own below.
+    let shared = inbound::validate(&RunRequest {
+        strategy: "compare".into(),
+        ..request.clone()
+    })?;
+    check_redis(state)?;
+    let races = state
+        .strategies
+        .iter()
+        .filter(|s| s.unavailable_reason(&state.backends).is_none())
+        .map(|s| {
+            (
+                s.clone(),
+                RunConfig {
+                    strategy: s.name().into(),
+                    ..shared.clone()
+                },
+            )
+        })
+        .collect();
+    Ok(Job {
+        compare_id: Some(new_id("c")),
+        races,
+        permit: take_slot(state)?,
+    })
+}
+
+fn check_redis(state: &AppState) -> Result<(), WireError> {
+    if *state.redis_state.borrow() == RedisState::Down {
         return Err(wire_error(
             ErrorCode::RedisUnavailable,
             "Redis is not answering right now; the run was not started (the page is told when it is back)",
         ));
     }
-    let permit = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+    Ok(())
+}
+
+fn take_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
+    state.run_slots.clone().try_acquire_owned().map_err(|_| {
         wire_error(
             ErrorCode::Busy,
             format!(
@@ -176,20 +224,86 @@ fn admit(
                 state.max_runs
             ),
         )
-    })?;
-    Ok((config, strategy, permit))
+    })
+}
+
+/// Spawn an admitted job on the session's task set.
+fn start(
+    state: &Arc<AppState>,
+    runs: &mut JoinSet<()>,
+    job: Job,
+    outbound: &mpsc::Sender<ServerMessage>,
+) -> InFlight {
+    let cancel = state.shutdown.child_token();
+    let id = job.compare_id.clone().unwrap_or_else(|| new_id("r"));
+    runs.spawn(job_task(
+        state.clone(),
+        job,
+        id.clone(),
+        outbound.clone(),
+        cancel.clone(),
+    ));
+    InFlight { id, cancel }
+}
+
+/// Run a job's races one after another; a comparison is framed by its own messages.
+async fn job_task(
+    state: Arc<AppState>,
+    job: Job,
+    id: String,
+    outbound: mpsc::Sender<ServerMessage>,
+    cancel: CancellationToken,
+) {
+    let Job {
+        compare_id,
+        races,
+        permit: _permit,
+    } = job;
+    if let (Some(compare_id), Some((_, config))) = (&compare_id, races.first()) {
+        let strategies = races.iter().map(|(s, _)| s.name().to_string()).collect();
+        let started = ServerMessage::CompareStarted {
+            compare_id: compare_id.clone(),
+            strategies,
+            config: config.clone(),
+        };
+        let _ = outbound.send(started).await;
+    }
+    let mut summaries = Vec::new();
+    for (strategy, config) in races {
+        if cancel.is_cancelled() {
+            break;
+        }
+        // A single run uses the job's id; each race of a comparison gets its own.
+        let run_id = if compare_id.is_some() {
+            new_id("r")
+        } else {
+            id.clone()
+        };
+        if let Some(summary) =
+            run_task(&state, strategy, config, run_id, &outbound, cancel.clone()).await
+        {
+            summaries.push(summary);
+        }
+    }
+    if let Some(compare_id) = compare_id {
+        let _ = outbound
+            .send(ServerMessage::CompareFinished {
+                compare_id,
+                summaries,
+            })
+            .await;
+    }
 }
 
 /// One run: announce it, race while batching outcomes out, then the summary (or the error).
 async fn run_task(
-    state: Arc<AppState>,
+    state: &AppState,
     strategy: Arc<dyn Strategy>,
     config: RunConfig,
     run_id: String,
-    _permit: OwnedSemaphorePermit,
-    outbound: mpsc::Sender<ServerMessage>,
+    outbound: &mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
-) {
+) -> Option<RunSummary> {
     tracing::info!(run_id, config = %config.describe(), "run started");
     let _ = outbound
         .send(ServerMessage::RunStarted {
@@ -209,7 +323,7 @@ async fn run_task(
         ),
         batcher::forward(run_id.clone(), outcomes, outbound.clone()),
     );
-    let msg = match result {
+    let (msg, summary) = match result {
         Ok(report) => {
             let s = &report.summary;
             tracing::info!(
@@ -221,10 +335,11 @@ async fn run_task(
                 ms = s.duration_ms,
                 "run finished"
             );
-            ServerMessage::RunFinished {
+            let msg = ServerMessage::RunFinished {
                 run_id,
-                summary: report.summary,
-            }
+                summary: report.summary.clone(),
+            };
+            (msg, Some(report.summary))
         }
         Err(e) => {
             tracing::warn!(run_id, error = %e, "run failed");
@@ -233,21 +348,23 @@ async fn run_task(
                 RunError::Setup(_) => ErrorCode::StrategyUnavailable,
                 RunError::ReadBack(_) => ErrorCode::RunFailed,
             };
-            ServerMessage::Error(WireError {
+            let msg = ServerMessage::Error(WireError {
                 code,
                 message: e.to_string(),
                 run_id: Some(run_id),
-            })
+            });
+            (msg, None)
         }
     };
     let _ = outbound.send(msg).await;
+    summary
 }
 
 async fn send_error(outbound: &mpsc::Sender<ServerMessage>, e: WireError) {
     let _ = outbound.send(ServerMessage::Error(e)).await;
 }
 
-/// `r-` and 12 hex digits: unique enough per server, and a valid Redis hash tag.
-fn new_run_id() -> String {
-    format!("r-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff)
+/// `r-` (or another prefix) and 12 hex digits: unique enough per server, and a valid hash tag.
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff)
 }
