@@ -27,8 +27,12 @@ use crate::store;
 pub const LOCK_TTL: Duration = Duration::from_millis(2000);
 /// How long a buyer keeps trying to take the lock before it gives up with an error.
 pub const MAX_WAIT: Duration = Duration::from_secs(10);
-/// Pause between tries, random in this range (milliseconds).
-const BACKOFF_MS: std::ops::RangeInclusive<u64> = 1..=5;
+/// First pause after a failed try. Pauses double up to [`BACKOFF_CAP`], with jitter: with
+/// thousands of waiters, fixed short polls flood Redis with `SET NX` and the holder's own
+/// GET, DECRBY and release queue behind them, so the lock is held longer and nobody wins.
+const BACKOFF_START: Duration = Duration::from_millis(1);
+/// Longest pause between tries.
+const BACKOFF_CAP: Duration = Duration::from_millis(40);
 
 /// The lock-per-SKU strategy.
 pub struct Lock;
@@ -80,9 +84,8 @@ impl Strategy for Lock {
                     );
                     return Attempt::failed(why, None, round_trips).with_retries(retries);
                 }
+                tokio::time::sleep(backoff(retries)).await;
                 retries += 1;
-                let pause = rand::random_range(BACKOFF_MS);
-                tokio::time::sleep(Duration::from_millis(pause)).await;
             }
 
             // Held: from here on nobody else reads or writes the stock.
@@ -124,5 +127,29 @@ impl Strategy for Lock {
             .with_retries(retries)
         }
         .boxed()
+    }
+}
+
+/// The pause after the `retries`-th failed try: doubling, capped, and jittered into its upper
+/// half so waiters that failed together do not all come back together.
+fn backoff(retries: u32) -> Duration {
+    let ceiling = BACKOFF_START
+        .saturating_mul(1 << retries.min(16))
+        .min(BACKOFF_CAP);
+    let micros = ceiling.as_micros() as u64;
+    Duration::from_micros(rand::random_range(micros / 2..=micros))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_then_caps() {
+        assert!(backoff(0) <= Duration::from_millis(1));
+        assert!(backoff(3) >= Duration::from_millis(4) && backoff(3) <= Duration::from_millis(8));
+        for r in [10, 20, 1000] {
+            assert!(backoff(r) >= BACKOFF_CAP / 2 && backoff(r) <= BACKOFF_CAP);
+        }
     }
 }
