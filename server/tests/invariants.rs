@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use common::TestRedis;
 use oversold::engine;
+use oversold::shelf::Backends;
 use oversold::strategy::{self, Strategy};
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
 use rand::{Rng, SeedableRng};
@@ -111,30 +112,28 @@ fn assert_one_outcome_per_buyer(config: &RunConfig, outcomes: &[BuyerOutcome]) {
     assert_eq!(ids, (1..=config.buyers).collect::<HashSet<_>>());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lua_never_oversells_over_200_seeded_random_runs() {
-    let redis = TestRedis::start();
-    let mut conn = redis.conn().await;
-    let mut rng = ChaCha8Rng::seed_from_u64(0x0005_01d0_2026_u64);
-    let lua = strategy("lua");
+/// `runs` seeded random races of one safe strategy, each checked against every invariant.
+async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let safe = strategy(name);
     let mut sold_out_runs = 0;
-    for i in 0..200 {
-        let config = random_config(&mut rng, "lua");
-        let run_id = format!("inv-{i}");
+    for i in 0..runs {
+        let config = random_config(&mut rng, name);
+        let run_id = format!("inv-{name}-{i}");
         let report = engine::run(
-            &redis.backends(),
-            lua.clone(),
+            backends,
+            safe.clone(),
             &config,
             &run_id,
             None,
             CancellationToken::new(),
         )
         .await
-        .unwrap_or_else(|e| panic!("run {i} failed: {e}"));
+        .unwrap_or_else(|e| panic!("{name} run {i} failed: {e}"));
         let s = &report.summary;
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(s.errors, 0, "{config:?}");
-        assert_eq!(s.oversold_units, 0, "lua oversold: {config:?} {s:?}");
+        assert_eq!(s.oversold_units, 0, "{name} oversold: {config:?} {s:?}");
         assert!(s.units_sold <= u64::from(config.stock));
         assert_eq!(s.final_stock, i64::from(config.stock) - s.units_sold as i64);
         assert!(s.final_stock >= 0);
@@ -151,13 +150,39 @@ async fn lua_never_oversells_over_200_seeded_random_runs() {
     }
     // The generator must actually exercise contention, or this test proves little.
     assert!(
-        sold_out_runs > 100,
-        "only {sold_out_runs} runs ran out of stock"
+        sold_out_runs > runs / 2,
+        "only {sold_out_runs} of {runs} {name} runs ran out of stock"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lua_never_oversells_over_200_seeded_random_runs() {
+    let redis = TestRedis::start();
+    never_oversells(&redis.backends(), "lua", 0x0005_01d0_2026, 200).await;
+    let mut conn = redis.conn().await;
     assert!(
         common::run_keys(&mut conn).await.is_empty(),
         "runs left keys behind"
     );
+}
+
+/// The row lock serializes buyers in PostgreSQL: the same invariants, serial replay included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_never_oversells_over_40_seeded_random_runs() {
+    let redis = TestRedis::start();
+    let backends = redis.backends_with_postgres().await;
+    never_oversells(&backends, "postgres", 0x0005_01d0_0015, 40).await;
+    let db = backends.postgres.as_ref().unwrap().connect().await.unwrap();
+    let left: i64 = db
+        .client
+        .query_one(
+            "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "postgres runs left rows behind");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
