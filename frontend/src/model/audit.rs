@@ -5,6 +5,8 @@
 
 use std::ops::Range;
 
+use oversold_protocol::BuyerOutcome;
+
 use super::run::{AuditRow, Mark};
 
 /// Which lines the trail shows.
@@ -114,6 +116,20 @@ pub fn describe(row: &AuditRow) -> String {
     }
 }
 
+/// The extra work a buyer did, when it did any: `2 retries · 9 round trips`. Strategies that
+/// retry (WATCH, the lock) pay for contention here; the rest answer `None`.
+pub fn effort(o: &BuyerOutcome) -> Option<String> {
+    if o.retries == 0 {
+        return None;
+    }
+    let retries = if o.retries == 1 {
+        "1 retry".to_string()
+    } else {
+        format!("{} retries", o.retries)
+    };
+    Some(format!("{retries} · {} round trips", o.round_trips))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +174,18 @@ mod tests {
                 "took 2 units that never existed",
             ]
         );
+    }
+
+    #[test]
+    fn says_how_hard_a_buyer_had_to_try() {
+        let mut o = outcome(1, 1, OutcomeResult::Reserved);
+        assert_eq!(effort(&o), None);
+        o.retries = 1;
+        o.round_trips = 5;
+        assert_eq!(effort(&o).as_deref(), Some("1 retry · 5 round trips"));
+        o.retries = 4;
+        o.round_trips = 13;
+        assert_eq!(effort(&o).as_deref(), Some("4 retries · 13 round trips"));
     }
 
     #[test]

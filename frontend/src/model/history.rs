@@ -2,6 +2,8 @@
 
 use oversold_protocol::RunSummary;
 
+use super::verdict::{kind, sentence};
+
 /// How many finished runs the page keeps.
 pub const HISTORY_LEN: usize = 8;
 
@@ -23,28 +25,10 @@ pub fn short_label(label: &str) -> String {
     label.split(" (").next().unwrap_or(label).trim().to_string()
 }
 
-/// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`.
+/// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`
+/// (see [`super::verdict::sentence`], which also words the lost update).
 pub fn verdict(entry: &HistoryEntry) -> String {
-    let s = &entry.summary;
-    let who = &entry.short_label;
-    let mut text = if s.oversold_units > 0 {
-        format!(
-            "{who}: {} in stock, {} sold (stock {}), {} oversold",
-            s.stock, s.units_sold, s.final_stock, s.oversold_units
-        )
-    } else if s.units_sold == u64::from(s.stock) {
-        format!("{who}: exactly {} sold, 0 oversold", s.units_sold)
-    } else {
-        format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock)
-    };
-    // A lost update hides overselling from the counter itself, so it must be said out loud.
-    if s.lost_updates != 0 {
-        text.push_str(&format!(", {} lost updates", s.lost_updates.abs()));
-    }
-    if s.cancelled {
-        text.push_str(" (cancelled)");
-    }
-    text
+    sentence(&entry.summary, &entry.short_label)
 }
 
 /// The latest run of each strategy, in `strategy_order`: its verdict, and whether it went wrong
@@ -54,12 +38,7 @@ pub fn result_parts(history: &[HistoryEntry], strategy_order: &[String]) -> Vec<
         .iter()
         // `history` is newest first.
         .filter_map(|name| history.iter().find(|e| &e.strategy == name))
-        .map(|e| {
-            (
-                verdict(e),
-                e.summary.oversold_units > 0 || e.summary.lost_updates != 0,
-            )
-        })
+        .map(|e| (verdict(e), kind(&e.summary).is_bad()))
         .collect()
 }
 
@@ -122,7 +101,7 @@ mod tests {
         let lost = entry("r-4", "naive_set", "Naive SET", lost);
         assert_eq!(
             verdict(&lost),
-            "Naive SET: 10 in stock, 12 sold (stock 3), 2 oversold, 5 lost updates (cancelled)"
+            "Naive SET: 12 orders for 10 units, counter says 3 left (5 lost updates) (cancelled)"
         );
     }
 

@@ -1,12 +1,18 @@
 //! Plain-Rust logic behind the page: no Leptos, no web-sys, so it compiles and tests on the host.
 //!
 //! Every rule a visitor can check by eye (which line is "oversold", what a tile shows, what the
-//! result line says) lives here, where `cargo test -p oversold-frontend` can pin it down.
+//! result line says, how the scoreboard's bars are scaled) lives here, where
+//! `cargo test -p oversold-frontend` can pin it down.
 
 pub mod audit;
 pub mod backoff;
+pub mod chart;
+pub mod compare;
 pub mod controls;
+pub mod explain;
 pub mod history;
 pub mod run;
+pub mod scoreboard;
 pub mod text;
 pub mod tiles;
+pub mod verdict;

@@ -83,7 +83,8 @@ impl Phase {
 /// The numbers above the inventory grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counters {
-    /// Units left: live `stock - units_sold`, then Redis' own `final_stock` once finished.
+    /// Units left: live, the value the latest accepted order wrote (a GET-then-SET run's
+    /// counter stays up while sales pile on); Redis' own `final_stock` once finished.
     pub stock_remaining: i64,
     /// Units across accepted orders.
     pub units_sold: u64,
@@ -95,6 +96,8 @@ pub struct Counters {
     pub rejected: u32,
     /// Orders that failed.
     pub errors: u32,
+    /// Sales the counter forgot (writes that overwrote each other); known once Redis is read back.
+    pub lost_updates: i64,
 }
 
 /// The page's copy of one run.
@@ -116,6 +119,8 @@ pub struct RunModel {
     pub rejected: u32,
     /// Failed buyers so far.
     pub errors: u32,
+    /// `(end_us, stock_after)` of the accepted order that answered last: the counter as last written.
+    pub last_write: Option<(u64, i64)>,
     /// Where the run stands.
     pub phase: Phase,
 }
@@ -132,6 +137,7 @@ impl RunModel {
             orders_accepted: 0,
             rejected: 0,
             errors: 0,
+            last_write: None,
             phase: Phase::Running,
         }
     }
@@ -152,6 +158,11 @@ impl RunModel {
                     });
                     self.units_sold = after;
                     self.orders_accepted += 1;
+                    if let Some(written) = outcome.stock_after
+                        && self.last_write.is_none_or(|(t, _)| outcome.end_us >= t)
+                    {
+                        self.last_write = Some((outcome.end_us, written));
+                    }
                     // Units numbered `stock..` never existed; count how many of ours are there.
                     let phantom = after.saturating_sub(before.max(stock));
                     if phantom > 0 {
@@ -226,14 +237,20 @@ impl RunModel {
                 oversold_units: s.oversold_units,
                 rejected: s.rejected,
                 errors: s.errors,
+                lost_updates: s.lost_updates,
             },
             None => Counters {
-                stock_remaining: i64::from(self.config.stock) - self.units_sold as i64,
+                // Without a reported write (no order accepted yet), the arithmetic is all we have.
+                stock_remaining: self.last_write.map_or_else(
+                    || i64::from(self.config.stock) - self.units_sold as i64,
+                    |(_, written)| written,
+                ),
                 units_sold: self.units_sold,
                 orders_accepted: self.orders_accepted,
                 oversold_units: self.units_sold.saturating_sub(stock),
                 rejected: self.rejected,
                 errors: self.errors,
+                lost_updates: 0,
             },
         }
     }
@@ -276,7 +293,7 @@ pub(crate) mod tests {
             observed_stock: Some(5),
             result,
             error: None,
-            stock_after: Some(4),
+            stock_after: None,
             latency_us: 100,
             start_us: 0,
             end_us: 100,
@@ -344,7 +361,8 @@ pub(crate) mod tests {
                 orders_accepted: 4,
                 oversold_units: 1,
                 rejected: 1,
-                errors: 1
+                errors: 1,
+                lost_updates: 0,
             }
         );
     }
@@ -364,6 +382,35 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_live_counter_shows_the_last_write_so_a_lost_update_stays_up() {
+        // GET-then-SET: three buyers all read 10 and all write 9; the last answer wins.
+        let mut run = RunModel::new("r-1".into(), config(10, 3));
+        let mut batch: Vec<BuyerOutcome> = (1..=3)
+            .map(|b| {
+                let mut o = outcome(b, 1, OutcomeResult::Reserved);
+                o.stock_after = Some(9);
+                o.end_us = 100 + u64::from(b);
+                o
+            })
+            .collect();
+        // The answer that arrived first in the frame finished last.
+        batch[0].end_us = 500;
+        batch[0].stock_after = Some(8);
+        run.push_batch(batch);
+        assert_eq!(run.last_write, Some((500, 8)));
+        let c = run.counters();
+        assert_eq!(
+            (c.stock_remaining, c.units_sold, c.orders_accepted),
+            (8, 3, 3)
+        );
+        let mut done = summary(10, 3, 9);
+        done.lost_updates = 2;
+        run.finish(done);
+        assert_eq!(run.counters().lost_updates, 2);
+        assert_eq!(run.counters().stock_remaining, 9);
+    }
+
+    #[test]
     fn finds_the_buyer_holding_each_unit() {
         let mut run = RunModel::new("r-1".into(), config(10, 3));
         run.push_batch(vec![
@@ -380,7 +427,12 @@ pub(crate) mod tests {
         let mut run = RunModel::new("r-1".into(), config(10, 50));
         run.push_batch(
             (1..=12)
-                .map(|b| outcome(b, 1, OutcomeResult::Reserved))
+                .map(|b| {
+                    let mut o = outcome(b, 1, OutcomeResult::Reserved);
+                    o.stock_after = Some(10 - i64::from(b));
+                    o.end_us = u64::from(b) * 10;
+                    o
+                })
                 .collect(),
         );
         assert_eq!(run.counters().stock_remaining, -2);

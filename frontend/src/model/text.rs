@@ -27,6 +27,36 @@ pub fn millis(ms: u32) -> String {
     }
 }
 
+/// Microseconds for a label: `850 µs`, `1.2 ms`, `35 ms`, `2.40 s`.
+pub fn micros(us: u64) -> String {
+    if us < 1_000 {
+        format!("{us} µs")
+    } else if us < 10_000 {
+        format!("{:.1} ms", us as f64 / 1_000.0)
+    } else if us < 1_000_000 {
+        format!("{} ms", (us as f64 / 1_000.0).round())
+    } else {
+        format!("{:.2} s", us as f64 / 1_000_000.0)
+    }
+}
+
+/// A rate for a label: `12,345/s`, or `0.5/s` below one.
+pub fn per_second(rate: f64) -> String {
+    if !rate.is_finite() || rate <= 0.0 {
+        "0/s".to_string()
+    } else if rate < 10.0 {
+        format!("{rate:.1}/s")
+    } else {
+        format!("{}/s", thousands(rate.round() as i64))
+    }
+}
+
+/// A small ratio with one decimal, dropping a trailing `.0`: `2`, `2.5`, `11.3`.
+pub fn ratio(x: f64) -> String {
+    let s = format!("{x:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +77,18 @@ mod tests {
         assert_eq!(millis(250), "250 ms");
         assert_eq!(millis(1_500), "1.5 s");
         assert_eq!(millis(60_000), "60 s");
+        assert_eq!(micros(850), "850 µs");
+        assert_eq!(micros(1_234), "1.2 ms");
+        assert_eq!(micros(35_400), "35 ms");
+        assert_eq!(micros(2_400_000), "2.40 s");
+    }
+
+    #[test]
+    fn formats_rates_and_ratios() {
+        assert_eq!(per_second(12_345.4), "12,345/s");
+        assert_eq!(per_second(0.5), "0.5/s");
+        assert_eq!(per_second(f64::NAN), "0/s");
+        assert_eq!(ratio(2.0), "2");
+        assert_eq!(ratio(2.54), "2.5");
     }
 }

@@ -1,0 +1,244 @@
+//! The comparison scoreboard: one row per strategy with its verdict, and the scales its two
+//! charts share (units sold against the stock line, latency on a log axis).
+
+use oversold_protocol::{RunSummary, StrategyInfo};
+
+use super::chart::{LogScale, UnitsBar, nice_ceiling, pct, units_bar};
+use super::history::short_label;
+use super::text::per_second;
+use super::verdict::{Kind, kind};
+
+/// One strategy's line on the scoreboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreRow {
+    /// Strategy name, e.g. `watch`.
+    pub strategy: String,
+    /// Short label for prose and the chart, e.g. `WATCH / MULTI / EXEC`.
+    pub label: String,
+    /// Whether the server calls it unsafe by design (coloured as a warning whatever happened).
+    pub unsafe_by_design: bool,
+    /// How the race ended.
+    pub kind: Kind,
+    /// The server's tally.
+    pub summary: RunSummary,
+    /// Redis (or PostgreSQL) requests per order: `round_trips / buyers`.
+    pub trips_per_order: f64,
+    /// The units chart's bar.
+    pub units: UnitsBar,
+    /// Where p50 and p99 sit on the latency axis, % of the track.
+    pub p50_pct: f64,
+    /// See `p50_pct`.
+    pub p99_pct: f64,
+}
+
+/// Everything the scoreboard panel draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scoreboard {
+    /// One row per race, in racing order.
+    pub rows: Vec<ScoreRow>,
+    /// Right end of the units axis.
+    pub units_max: f64,
+    /// The latency axis: ticks at powers of ten, in µs.
+    pub latency: LogScale,
+    /// The sentence above the table.
+    pub headline: String,
+}
+
+/// Build the scoreboard from the summaries (in racing order) and the strategies `hello` listed.
+pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboard {
+    let units_max = nice_ceiling(
+        summaries
+            .iter()
+            .map(|s| (s.units_sold as f64).max(f64::from(s.stock)))
+            .fold(0.0, f64::max),
+    );
+    let latency = LogScale::covering(
+        summaries
+            .iter()
+            .flat_map(|s| [s.latency.p50_us as f64, s.latency.p99_us as f64]),
+    );
+    let rows: Vec<ScoreRow> = summaries
+        .iter()
+        .map(|s| {
+            let info = infos.iter().find(|i| i.name == s.strategy);
+            ScoreRow {
+                strategy: s.strategy.clone(),
+                label: info.map_or_else(|| s.strategy.clone(), |i| short_label(&i.label)),
+                unsafe_by_design: info.is_some_and(|i| i.unsafe_by_design),
+                kind: kind(s),
+                summary: s.clone(),
+                trips_per_order: if s.buyers == 0 {
+                    0.0
+                } else {
+                    s.round_trips as f64 / f64::from(s.buyers)
+                },
+                units: units_bar(s.stock, s.units_sold, units_max),
+                p50_pct: latency.pct(s.latency.p50_us as f64),
+                p99_pct: latency.pct(s.latency.p99_us as f64),
+            }
+        })
+        .collect();
+    let headline = headline(&rows);
+    Scoreboard {
+        rows,
+        units_max,
+        latency,
+        headline,
+    }
+}
+
+/// E.g. `Naive oversold 24 units and Lost update lost 48 updates; the other 5 sold only what
+/// existed. Fastest of those: Atomic, 12,345/s.`
+pub fn headline(rows: &[ScoreRow]) -> String {
+    if rows.is_empty() {
+        return "No race finished.".to_string();
+    }
+    let bad: Vec<String> = rows
+        .iter()
+        .filter_map(|r| match r.kind {
+            Kind::LostUpdate => Some(format!(
+                "{} lost {} updates",
+                r.label,
+                r.summary.lost_updates.abs()
+            )),
+            Kind::Oversold => Some(format!(
+                "{} oversold {} units",
+                r.label, r.summary.oversold_units
+            )),
+            _ => None,
+        })
+        .collect();
+    let good = rows.len() - bad.len();
+    let mut text = match (bad.len(), good) {
+        (0, _) => "Every strategy sold only what existed.".to_string(),
+        (_, 0) => format!("{}.", join(&bad)),
+        (_, 1) => format!("{}; the other one sold only what existed.", join(&bad)),
+        (_, n) => format!("{}; the other {n} sold only what existed.", join(&bad)),
+    };
+    let fastest = rows
+        .iter()
+        .filter(|r| !r.kind.is_bad() && !r.summary.cancelled)
+        .max_by(|a, b| {
+            a.summary
+                .throughput_per_s
+                .total_cmp(&b.summary.throughput_per_s)
+        });
+    if let Some(f) = fastest.filter(|_| good > 1) {
+        text.push_str(&format!(
+            " Fastest of those: {}, {}.",
+            f.label,
+            per_second(f.summary.throughput_per_s)
+        ));
+    }
+    text
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The stock line's position on the units axis (every race shares the stock).
+pub fn stock_pct(board: &Scoreboard) -> f64 {
+    board
+        .rows
+        .first()
+        .map_or(0.0, |r| pct(f64::from(r.summary.stock), board.units_max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::tests::summary;
+    use oversold_protocol::LatencySummary;
+
+    fn info(name: &str, label: &str, unsafe_by_design: bool) -> StrategyInfo {
+        StrategyInfo {
+            name: name.into(),
+            label: label.into(),
+            description: String::new(),
+            unsafe_by_design,
+            available: true,
+            unavailable_reason: None,
+        }
+    }
+
+    fn race(name: &str, sold: u64, final_stock: i64, lost: i64, p50: u64, p99: u64) -> RunSummary {
+        let mut s = summary(10, sold, final_stock);
+        s.strategy = name.into();
+        s.lost_updates = lost;
+        s.latency = LatencySummary {
+            p50_us: p50,
+            p95_us: p99,
+            p99_us: p99,
+            max_us: p99,
+        };
+        s
+    }
+
+    fn sample() -> Scoreboard {
+        let infos = [
+            info("naive", "Naive (GET, then DECRBY)", true),
+            info("naive_set", "Lost update (GET, then SET)", true),
+            info("lua", "Atomic (Lua script)", false),
+            info("watch", "WATCH / MULTI / EXEC", false),
+        ];
+        let mut lua = race("lua", 10, 0, 0, 200, 900);
+        lua.throughput_per_s = 9_000.0;
+        let mut watch = race("watch", 10, 0, 0, 2_000, 40_000);
+        watch.round_trips = 175;
+        watch.throughput_per_s = 1_500.0;
+        let races = [
+            race("naive", 34, -24, 0, 300, 1_200),
+            race("naive_set", 50, 8, 48, 300, 1_100),
+            lua,
+            watch,
+        ];
+        scoreboard(&races, &infos)
+    }
+
+    #[test]
+    fn one_row_per_race_with_its_verdict_and_cost() {
+        let b = sample();
+        let kinds: Vec<Kind> = b.rows.iter().map(|r| r.kind).collect();
+        assert_eq!(
+            kinds,
+            [Kind::Oversold, Kind::LostUpdate, Kind::Exact, Kind::Exact]
+        );
+        assert_eq!(b.rows[1].label, "Lost update");
+        assert!(b.rows[0].unsafe_by_design && !b.rows[2].unsafe_by_design);
+        // 175 round trips over 50 buyers.
+        assert_eq!(b.rows[3].trips_per_order, 3.5);
+    }
+
+    #[test]
+    fn charts_share_one_axis() {
+        let b = sample();
+        // 50 units sold at most: the axis ends at 50 and the stock line sits at 20%.
+        assert_eq!(b.units_max, 50.0);
+        assert_eq!(stock_pct(&b), 20.0);
+        assert_eq!(b.rows[1].units.real_pct, 20.0);
+        assert!((b.rows[1].units.phantom_pct - 80.0).abs() < 1e-9);
+        // Latency from 200 µs to 40 ms: 100 µs .. 100 ms.
+        let ticks: Vec<f64> = b.latency.ticks().into_iter().map(|(v, _)| v).collect();
+        assert_eq!(ticks, [100.0, 1_000.0, 10_000.0, 100_000.0]);
+        assert!(b.rows[2].p50_pct < b.rows[3].p50_pct);
+    }
+
+    #[test]
+    fn headline_names_the_failures_and_the_fastest_safe_one() {
+        assert_eq!(
+            sample().headline,
+            "Naive oversold 24 units and Lost update lost 48 updates; the other 2 sold only what existed. \
+             Fastest of those: Atomic, 9,000/s."
+        );
+        assert_eq!(headline(&[]), "No race finished.");
+        let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
+        assert_eq!(only_lua.headline, "Every strategy sold only what existed.");
+        assert_eq!(only_lua.rows[0].label, "lua");
+    }
+}

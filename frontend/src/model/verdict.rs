@@ -1,0 +1,142 @@
+//! What a finished run means, in one word and one sentence: exact, unsold, oversold or lost update.
+//!
+//! The lost update needs its own wording: the counter never goes negative, so a page that only
+//! watched the counter would call the run healthy. The sentence therefore puts orders beside
+//! units and says what the counter claims is left.
+
+use oversold_protocol::RunSummary;
+
+/// The kind of ending, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Writes overwrote each other: the counter forgot sales (it may still look healthy).
+    LostUpdate,
+    /// More units were promised than existed, and the counter shows it.
+    Oversold,
+    /// Every unit sold, none twice.
+    Exact,
+    /// Nothing oversold, but units are left (fewer buyers than units, a cancel, or give-ups).
+    Unsold,
+}
+
+impl Kind {
+    /// A word for a badge and a CSS hook.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::LostUpdate => "lost update",
+            Kind::Oversold => "oversold",
+            Kind::Exact => "exact",
+            Kind::Unsold => "units left",
+        }
+    }
+
+    /// True when the run sold something that did not exist.
+    pub fn is_bad(self) -> bool {
+        matches!(self, Kind::LostUpdate | Kind::Oversold)
+    }
+}
+
+/// Classify a finished run.
+pub fn kind(s: &RunSummary) -> Kind {
+    // Lost updates first: such a run usually also oversold, but "the counter lied" is the news.
+    if s.lost_updates != 0 {
+        Kind::LostUpdate
+    } else if s.oversold_units > 0 {
+        Kind::Oversold
+    } else if s.units_sold == u64::from(s.stock) {
+        Kind::Exact
+    } else {
+        Kind::Unsold
+    }
+}
+
+/// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`, or
+/// `Lost update: 50 orders for 10 units, counter says 8 left (48 lost updates)`.
+pub fn sentence(s: &RunSummary, who: &str) -> String {
+    let mut text = match kind(s) {
+        Kind::LostUpdate => {
+            let orders = if s.units_sold == u64::from(s.orders_accepted) {
+                format!("{} orders", s.orders_accepted)
+            } else {
+                format!("{} orders ({} units)", s.orders_accepted, s.units_sold)
+            };
+            format!(
+                "{who}: {orders} for {} units, counter says {} left ({} lost updates)",
+                s.stock,
+                s.final_stock,
+                s.lost_updates.abs()
+            )
+        }
+        Kind::Oversold => format!(
+            "{who}: {} in stock, {} sold (stock {}), {} oversold",
+            s.stock, s.units_sold, s.final_stock, s.oversold_units
+        ),
+        Kind::Exact => format!("{who}: exactly {} sold, 0 oversold", s.units_sold),
+        Kind::Unsold => format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock),
+    };
+    if s.errors > 0 {
+        text.push_str(&format!(", {} gave up", s.errors));
+    }
+    if s.cancelled {
+        text.push_str(" (cancelled)");
+    }
+    text
+}
+
+/// What the counter should read if no write was lost: `stock - units_sold`.
+pub fn expected_stock(s: &RunSummary) -> i64 {
+    i64::from(s.stock) - s.units_sold as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::tests::summary;
+
+    #[test]
+    fn classifies_worst_first() {
+        assert_eq!(kind(&summary(10, 10, 0)), Kind::Exact);
+        assert_eq!(kind(&summary(10, 4, 6)), Kind::Unsold);
+        assert_eq!(kind(&summary(10, 34, -24)), Kind::Oversold);
+        let mut lost = summary(10, 50, 8);
+        lost.lost_updates = 48;
+        assert_eq!(kind(&lost), Kind::LostUpdate);
+        assert!(Kind::LostUpdate.is_bad() && Kind::Oversold.is_bad());
+        assert!(!Kind::Exact.is_bad() && !Kind::Unsold.is_bad());
+    }
+
+    #[test]
+    fn a_lost_update_is_told_as_orders_against_units() {
+        let mut s = summary(10, 50, 8);
+        s.lost_updates = 48;
+        assert_eq!(
+            sentence(&s, "Lost update"),
+            "Lost update: 50 orders for 10 units, counter says 8 left (48 lost updates)"
+        );
+        assert_eq!(expected_stock(&s), -40);
+        // Random quantities: orders and units differ, so both are said.
+        s.orders_accepted = 20;
+        s.errors = 2;
+        s.cancelled = true;
+        assert_eq!(
+            sentence(&s, "Lost update"),
+            "Lost update: 20 orders (50 units) for 10 units, counter says 8 left (48 lost updates), 2 gave up (cancelled)"
+        );
+    }
+
+    #[test]
+    fn other_endings() {
+        assert_eq!(
+            sentence(&summary(10, 34, -24), "Naive"),
+            "Naive: 10 in stock, 34 sold (stock -24), 24 oversold"
+        );
+        assert_eq!(
+            sentence(&summary(10, 10, 0), "Atomic"),
+            "Atomic: exactly 10 sold, 0 oversold"
+        );
+        assert_eq!(
+            sentence(&summary(10, 4, 6), "Atomic"),
+            "Atomic: 4 of 10 sold, 0 oversold"
+        );
+    }
+}
