@@ -167,6 +167,82 @@ test('atomic sells exactly the stock', async () => {
   await page.setViewportSize(WIDE);
 });
 
+/** Strategy names whose run buttons are enabled (call while idle and connected). */
+async function availableStrategies() {
+  await page.waitForFunction(() => document.querySelector('[data-testid="run-lua"]') && !document.querySelector('[data-testid="run-lua"]').disabled);
+  return page.evaluate(() =>
+    [...document.querySelectorAll('button.run:not(.compare)')]
+      .filter((b) => !b.disabled)
+      .map((b) => b.getAttribute('data-testid').replace(/^run-/, '')),
+  );
+}
+
+test('compare races every available strategy and scores them side by side', async () => {
+  const available = await availableStrategies();
+  assert.ok(available.includes('naive') && available.includes('lua'), `available: ${available}`);
+  await byTestId('run-compare').click();
+  // While it runs, the button says which race is on: "3 / 7: watch".
+  const progress = await byTestId('compare-progress').textContent({ timeout: 10_000 }).catch(() => '');
+  if (progress) assert.match(progress, /^\d+ \/ \d+(: \w+)?$/);
+  await page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
+
+  const rows = page.locator('[data-testid="scoreboard-row"]');
+  const names = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-strategy')));
+  assert.deepEqual([...names].sort(), [...available].sort(), 'one scoreboard row per available strategy');
+  const oversold = async (name) =>
+    Number(await page.locator(`[data-testid="scoreboard-row"][data-strategy="${name}"]`).getAttribute('data-oversold'));
+  assert.equal(await oversold('lua'), 0, 'lua never oversells');
+  assert.ok((await oversold('naive')) > 0, 'naive oversells in the comparison too');
+  const cell = await page
+    .locator('[data-testid="scoreboard-row"][data-strategy="lua"] [data-testid="scoreboard-oversold"]')
+    .textContent();
+  assert.equal(cell.trim(), '0');
+  for (const safe of ['lua', 'function', 'watch', 'lock', 'decr_compensate', 'postgres'].filter((n) => available.includes(n))) {
+    assert.equal(await oversold(safe), 0, `${safe} must not oversell`);
+  }
+  if (available.includes('naive_set')) {
+    const lost = await page.locator('[data-testid="scoreboard-row"][data-strategy="naive_set"]').getAttribute('data-lost-updates');
+    console.log(`naive_set in the comparison: ${await oversold('naive_set')} oversold, ${lost} lost updates`);
+  }
+  // Every race also went through the normal run path: the buttons are free again.
+  assert.equal(await byTestId('run-compare').isEnabled(), true);
+
+  const board = byTestId('scoreboard');
+  await board.scrollIntoViewIfNeeded();
+  await board.screenshot({ path: path.join(shots, 'wide-scoreboard.png') });
+  await page.screenshot({ path: path.join(shots, 'wide-compare.png'), fullPage: true });
+  await page.setViewportSize(NARROW);
+  await board.scrollIntoViewIfNeeded();
+  await board.screenshot({ path: path.join(shots, 'narrow-scoreboard.png') });
+  await page.screenshot({ path: path.join(shots, 'narrow-compare.png'), fullPage: true });
+  await page.setViewportSize(WIDE);
+});
+
+test('the why panel explains each strategy and shows the Lua it runs', async () => {
+  await byTestId('explain-naive_set').click();
+  assert.match(await byTestId('explainer-title').textContent(), /loses sales/);
+  await byTestId('explain-function').click();
+  assert.match(await byTestId('lua-source').textContent(), /oversold_reserve/);
+  await byTestId('explain-lock').click();
+  assert.match(await byTestId('lua-source').textContent(), /INVALID_TOKEN/);
+  await byTestId('explain-lua').click();
+  assert.match(await byTestId('lua-source').textContent(), /DECRBY/);
+});
+
+test('naive_set: the counter stays up while the orders pile past the stock', async () => {
+  if (!(await availableStrategies()).includes('naive_set')) return;
+  await run('run-naive_set');
+  const orders = await num('orders-accepted');
+  const left = await num('stock-remaining');
+  const lost = await num('lost-updates');
+  // The counter never goes below zero, yet more orders were accepted than units existed.
+  assert.ok(left >= 0, `naive_set's counter should stay at zero or above, got ${left}`);
+  assert.ok(orders > 10, `naive_set should accept more orders than the 10 units, got ${orders}`);
+  assert.equal(lost, orders - 10 + left, 'lost updates = final stock - (stock - sold)');
+  assert.match(await byTestId('run-verdict').textContent(), /orders for 10 units, counter says \d+ left/);
+  await page.screenshot({ path: path.join(shots, 'wide-naive-set.png'), fullPage: true });
+});
+
 test('10,000 buyers: the page stays responsive and receives every outcome', async () => {
   await byTestId('buyers-input').fill('10000');
   assert.equal(await byTestId('buyers-input').inputValue(), '10000');
@@ -246,4 +322,22 @@ test('error frames show as notices the visitor can dismiss', async () => {
   assert.equal(await byTestId('run-lua').isEnabled(), true);
   await notice.getByRole('button', { name: 'Dismiss' }).click();
   assert.equal(await byTestId('error-notice').count(), 0);
+});
+
+test('a strategy the server cannot run is shown disabled, with the reason', async () => {
+  // No PostgreSQL at this address: the server lists `postgres` as unavailable.
+  const port = new URL(server.url).port;
+  const exited = new Promise((r) => server.child.once('exit', r));
+  server.child.kill('SIGTERM');
+  await exited;
+  server = await startServer(`127.0.0.1:${port}`, ['--database-url', 'postgres://oversold@127.0.0.1:1/none']);
+  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
+  const button = byTestId('run-postgres');
+  await page.waitForFunction(() => document.querySelector('[data-testid="run-postgres"] .run-why'));
+  assert.equal(await button.isDisabled(), true);
+  const why = (await button.locator('.run-why').textContent()).trim();
+  assert.ok(why.length > 0, 'the reason is on the button');
+  assert.equal(await button.getAttribute('title'), why, 'and in its tooltip');
+  await byTestId('run-compare').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'wide-unavailable.png') });
 });

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     header::Header, history::History, inventory::Inventory, notices::Notices, result::ResultLine,
-    run_buttons::RunButtons, script::ScriptSource,
+    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource,
 };
 use crate::session::Session;
 use crate::socket::Socket;
@@ -32,6 +32,7 @@ pub fn App() -> impl IntoView {
                 <Controls/>
                 <History/>
             </div>
+            <Scoreboard/>
             <AuditTrail/>
             <div class="row row-why">
                 <Explainer/>

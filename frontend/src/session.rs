@@ -7,6 +7,7 @@
 use leptos::prelude::*;
 use oversold_protocol::{ErrorCode, Hello, RedisState, ServerMessage, StrategyInfo};
 
+use crate::model::compare::CompareModel;
 use crate::model::controls::Knobs;
 use crate::model::history::{self, HistoryEntry};
 use crate::model::run::RunModel;
@@ -38,6 +39,9 @@ pub struct Notice {
     pub message: String,
 }
 
+/// The `pending` value while a `start_compare` waits for its answer (no strategy has this name).
+pub const COMPARE: &str = "compare";
+
 /// How many notices stay on screen; older ones are dropped so errors cannot bury the page.
 const MAX_NOTICES: usize = 4;
 
@@ -52,8 +56,13 @@ pub struct Session {
     pub redis: RwSignal<Option<RedisState>>,
     /// The current (or last) run.
     pub run: RwSignal<Option<RunModel>>,
-    /// The strategy of a `start_run` sent but not yet answered.
+    /// The strategy of a `start_run` sent but not yet answered ([`COMPARE`] for `start_compare`).
     pub pending: RwSignal<Option<String>>,
+    /// The current (or last) comparison of every strategy.
+    pub compare: RwSignal<Option<CompareModel>>,
+    /// The strategy the visitor picked in the "why" panel; cleared when a run starts, so the
+    /// panel follows the race on screen again.
+    pub focus: RwSignal<Option<String>>,
     /// Finished runs, newest first.
     pub history: RwSignal<Vec<HistoryEntry>>,
     /// Errors on screen.
@@ -72,6 +81,8 @@ impl Session {
             redis: RwSignal::new(None),
             run: RwSignal::new(None),
             pending: RwSignal::new(None),
+            compare: RwSignal::new(None),
+            focus: RwSignal::new(None),
             history: RwSignal::new(Vec::new()),
             notices: RwSignal::new(Vec::new()),
             knobs: RwSignal::new(Knobs::default()),
@@ -91,6 +102,12 @@ impl Session {
             ServerMessage::RedisStatus { redis } => self.redis.set(Some(redis)),
             ServerMessage::RunStarted { run_id, config } => {
                 self.pending.set(None);
+                self.focus.set(None);
+                self.compare.update(|c| {
+                    if let Some(c) = c {
+                        c.race_started(&config.strategy);
+                    }
+                });
                 self.run.set(Some(RunModel::new(run_id, config)));
             }
             ServerMessage::Outcomes { run_id, outcomes } => {
@@ -113,13 +130,33 @@ impl Session {
                         },
                     )
                 });
+                self.compare.update(|c| {
+                    if let Some(c) = c {
+                        c.race_finished(&summary);
+                    }
+                });
                 self.run.update(|run| match run {
                     Some(run) if run.run_id == run_id => run.finish(summary),
                     _ => {}
                 });
             }
-            // A comparison streams each race as a normal run; its frame of reference comes later.
-            ServerMessage::CompareStarted { .. } | ServerMessage::CompareFinished { .. } => {}
+            // The races in between arrive as ordinary runs; these two frames bracket them.
+            ServerMessage::CompareStarted {
+                compare_id,
+                strategies,
+                config,
+            } => {
+                self.pending.set(None);
+                self.compare
+                    .set(Some(CompareModel::new(compare_id, strategies, config)));
+            }
+            ServerMessage::CompareFinished {
+                compare_id,
+                summaries,
+            } => self.compare.update(|c| match c {
+                Some(c) if c.compare_id == compare_id => c.finish(summaries),
+                _ => {}
+            }),
             ServerMessage::Error(err) => {
                 if err.code == ErrorCode::RunFailed {
                     self.run.update(|run| match (run, &err.run_id) {
@@ -142,6 +179,11 @@ impl Session {
         self.run.update(|run| {
             if let Some(run) = run {
                 run.interrupt();
+            }
+        });
+        self.compare.update(|c| {
+            if let Some(c) = c {
+                c.interrupt();
             }
         });
     }
@@ -182,12 +224,32 @@ impl Session {
         })
     }
 
-    /// True while a run is in flight or being asked for: the run buttons wait.
+    /// True while a run or comparison is in flight or being asked for: the run buttons wait.
+    /// (Between two races of a comparison no run is in flight, but the comparison still is.)
     pub fn busy(&self) -> bool {
         self.pending.with(Option::is_some)
             || self
                 .run
                 .with(|r| r.as_ref().is_some_and(RunModel::is_running))
+            || self.comparing()
+    }
+
+    /// True while a comparison is in flight.
+    pub fn comparing(&self) -> bool {
+        self.compare
+            .with(|c| c.as_ref().is_some_and(CompareModel::is_running))
+    }
+
+    /// The strategy the "why" panel explains: the visitor's pick, else the run on screen, else
+    /// the one the talk starts with.
+    pub fn explained(&self) -> String {
+        self.focus
+            .get()
+            .or_else(|| {
+                self.run
+                    .with(|r| r.as_ref().map(|r| r.config.strategy.clone()))
+            })
+            .unwrap_or_else(|| "naive".to_string())
     }
 }
 

@@ -10,7 +10,7 @@ use wasm_bindgen::closure::Closure;
 use web_sys::{MessageEvent, WebSocket};
 
 use crate::model::backoff::Backoff;
-use crate::session::{Link, Session};
+use crate::session::{COMPARE, Link, Session};
 
 /// One live socket and the callbacks it calls.
 struct Conn {
@@ -129,7 +129,21 @@ impl Socket {
         }
     }
 
-    /// Stop the run in flight.
+    /// Race every available strategy with the form's knobs, one after another, same seed.
+    pub fn start_compare(&self) {
+        // The server ignores the strategy of a comparison.
+        let config = self.session.knobs.get_untracked().request("");
+        if self.send(&ClientMessage::StartCompare { config }) {
+            self.session.pending.set(Some(COMPARE.to_string()));
+        } else {
+            self.session.notify(
+                "not_connected",
+                "Not connected to the server yet; the page keeps retrying.",
+            );
+        }
+    }
+
+    /// Stop the run (or comparison) in flight.
     pub fn cancel_run(&self) {
         self.send(&ClientMessage::CancelRun);
     }

@@ -157,16 +157,30 @@ fn Row(
         .stock_after
         .map_or_else(|| "–".to_string(), |s| s.to_string());
     let negative = o.stock_after.is_some_and(|s| s < 0);
+    let effort = audit::effort(o);
+    // A buyer that errored after retrying gave up (WATCH kept losing, the lock never came free).
     let mark = match row.mark {
         Mark::Reserved => "",
+        Mark::Error if o.retries > 0 => "gave up",
         other => other.as_str(),
     };
+    let title = format!(
+        "buyer #{} · {} · {} round trips, {} retries · {} µs",
+        o.buyer,
+        audit::describe(&row),
+        o.round_trips,
+        o.retries,
+        o.latency_us
+    );
     view! {
-        <div class="audit-row" data-testid="audit-row" data-mark=row.mark.as_str()>
+        <div class="audit-row" data-testid="audit-row" data-mark=row.mark.as_str() title=title>
             <span class="c-buyer">{format!("#{}", o.buyer)}</span>
             <span class="c-app">{format!("app {}", o.app_server + 1)}</span>
             <span class="c-num">{read}</span>
-            <span class="c-did">{audit::describe(&row)}</span>
+            <span class="c-did">
+                {audit::describe(&row)}
+                {effort.map(|e| view! { <span class="effort" data-testid="audit-effort">{e}</span> })}
+            </span>
             <span class="c-num" class:neg=negative>{left}</span>
             <span class="c-mark">{mark}</span>
         </div>

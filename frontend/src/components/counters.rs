@@ -1,8 +1,11 @@
-//! The live numbers: stock left (going negative when oversold), units sold, orders, oversold, rejected.
+//! The live numbers: stock left (going negative when oversold), units sold, orders, oversold,
+//! lost updates, rejected; and, once a run is over, its verdict in one sentence.
 
 use leptos::prelude::*;
 
+use crate::model::history::short_label;
 use crate::model::run::Counters as Tally;
+use crate::model::verdict;
 use crate::session::Session;
 
 /// The big stock counter and the tallies beside it.
@@ -31,12 +34,29 @@ pub fn Counters() -> impl IntoView {
     let source = move || {
         session.run.with(|r| match r {
             Some(r) if r.summary().is_some() => "read back from Redis",
-            Some(r) if r.is_running() => "live, from outcomes",
+            Some(r) if r.is_running() => "live: the last write seen",
             Some(_) => "from outcomes received",
             None => "before any run",
         })
     };
     let errors = move || tally().errors;
+    // The counter can look healthy after a lost update: say what it should have read.
+    let should_be = move || {
+        session.run.with(|r| {
+            r.as_ref()
+                .and_then(|r| r.summary())
+                .filter(|s| s.lost_updates != 0)
+                .map(|s| format!("should read {}", verdict::expected_stock(s)))
+        })
+    };
+    let verdict = move || {
+        session.run.with(|r| {
+            r.as_ref().and_then(|r| r.summary()).map(|s| {
+                let who = short_label(&session.label_of(&s.strategy));
+                (verdict::sentence(s, &who), verdict::kind(s))
+            })
+        })
+    };
     view! {
         <div class="counters">
             <div class="stock-counter" class:negative=move || tally().stock_remaining < 0>
@@ -46,6 +66,7 @@ pub fn Counters() -> impl IntoView {
                     <span class="of">" / " {stock}</span>
                 </span>
                 <span class="caption small">{source}</span>
+                {move || should_be().map(|t| view! { <span class="should-be">{t}</span> })}
             </div>
             <Stat label="Units sold" testid="units-sold" value=Signal::derive(move || tally().units_sold as i64) tone="neutral"/>
             <Stat
@@ -60,11 +81,28 @@ pub fn Counters() -> impl IntoView {
                 value=Signal::derive(move || tally().oversold_units as i64)
                 tone="bad"
             />
+            <Stat
+                label="Lost updates"
+                testid="lost-updates"
+                value=Signal::derive(move || tally().lost_updates.abs())
+                tone="bad"
+            />
             <Stat label="Rejected (sold out)" testid="rejected" value=Signal::derive(move || tally().rejected.into()) tone="warn"/>
             <Show when=move || errors() != 0>
                 <Stat label="Errors" testid="errors" value=Signal::derive(move || errors().into()) tone="bad"/>
             </Show>
         </div>
+        {move || {
+            verdict()
+                .map(|(text, kind)| {
+                    view! {
+                        <p class="run-verdict" data-testid="run-verdict" data-kind=kind.as_str() class:bad=kind.is_bad()>
+                            <span class="badge">{kind.as_str()}</span>
+                            {text}
+                        </p>
+                    }
+                })
+        }}
     }
 }
 

@@ -1,59 +1,89 @@
-//! Why the naive strategy oversells and why the script cannot, in plain words and one timeline.
+//! Why the selected (or last-run) strategy does or does not oversell: plain words and one
+//! interleaving of two buyers. A row of chips picks another strategy to read about.
 
 use leptos::prelude::*;
 
-/// The explanation panel. Static text: it describes the mechanism, not a particular run.
+use crate::model::explain::{self, Explanation};
+use crate::model::history::short_label;
+use crate::session::Session;
+
+/// The explanation panel. It follows the run on screen until the visitor picks a strategy.
 #[component]
 pub fn Explainer() -> impl IntoView {
+    let session = expect_context::<Session>();
+    // Chips for what the server offers, falling back to every explanation before `hello`.
+    let chips = move || {
+        let listed: Vec<(String, String, bool)> = session
+            .strategies()
+            .into_iter()
+            .map(|s| (s.name, short_label(&s.label), s.unsafe_by_design))
+            .collect();
+        if listed.is_empty() {
+            explain::ALL
+                .iter()
+                .map(|e| (e.strategy.to_string(), e.strategy.to_string(), false))
+                .collect()
+        } else {
+            listed
+        }
+    };
+    let current = move || explain::explain(&session.explained());
     view! {
-        <section class="panel explainer" aria-label="Why it happens">
-            <h2>"Why the naive way oversells"</h2>
-            <p>
-                "Each buyer sends two commands: " <code>"GET stock"</code> ", then, if the number it got was big enough, "
-                <code>"DECRBY stock qty"</code> ". Redis runs each command on its own without interruption, "
-                "but nothing holds the two together. Between one buyer's GET and its DECRBY, other buyers' commands run."
-            </p>
-            <p>
-                "So with one unit left, fifty buyers can all read 1, all decide they may buy, and all decrement. "
-                "The check was true when it was made and false by the time the write landed. "
-                "Every buyer that saw a positive stock goes on to take a unit, and the counter sinks below zero."
-            </p>
-            <ol class="timeline" aria-label="Two buyers interleaving">
-                <Step who="buyer #7" cmd="GET stock → 1" note="looks fine" tone="a"/>
-                <Step who="buyer #12" cmd="GET stock → 1" note="looks fine too" tone="b"/>
-                <Step who="buyer #7" cmd="DECRBY stock 1 → 0" note="sold the last unit" tone="a"/>
-                <Step who="buyer #12" cmd="DECRBY stock 1 → -1" note="sold a unit that does not exist" tone="b"/>
-            </ol>
-            <h2>"Why the script cannot"</h2>
-            <p>
-                "The Lua script does the read, the comparison and the decrement inside Redis. Redis executes a script "
-                "from start to finish before it serves any other client, so no other buyer's command can land between "
-                "the check and the write. The last unit goes to exactly one buyer; everyone after reads 0 and is refused."
-            </p>
-            <p class="muted">
-                "It also costs one round trip instead of two, so the safe version is the faster one too."
-            </p>
+        <section class="panel explainer" aria-label="Why it happens" data-testid="explainer">
+            <div class="tabs" role="tablist" aria-label="Strategy to explain">
+                <For each=chips key=|c| c.0.clone() let:chip>
+                    {
+                        let (name, label, is_unsafe) = chip;
+                        let name = StoredValue::new(name);
+                        let on = move || name.with_value(|n| *n == session.explained());
+                        view! {
+                            <button
+                                class="filter"
+                                class:unsafe-chip=is_unsafe
+                                role="tab"
+                                class:on=on
+                                aria-selected=move || on().to_string()
+                                data-testid=format!("explain-{}", name.get_value())
+                                on:click=move |_| session.focus.set(Some(name.get_value()))
+                            >
+                                {label}
+                            </button>
+                        }
+                    }
+                </For>
+            </div>
+            {move || match current() {
+                Some(e) => view! { <Explained e=e/> }.into_any(),
+                None => view! { <p class="muted">"No explanation for this strategy yet."</p> }.into_any(),
+            }}
         </section>
     }
 }
 
-/// One line of the interleaving: who sent what, what came back, what the buyer concluded.
+/// One strategy's text and timeline.
 #[component]
-fn Step(
-    /// The buyer.
-    who: &'static str,
-    /// The command and its reply.
-    cmd: &'static str,
-    /// What it means.
-    note: &'static str,
-    /// `a` or `b`: which buyer, for colour.
-    tone: &'static str,
+fn Explained(
+    /// What to show.
+    e: &'static Explanation,
 ) -> impl IntoView {
     view! {
-        <li data-tone=tone>
-            <span class="who">{who}</span>
-            <code>{cmd}</code>
-            <span class="note">{note}</span>
-        </li>
+        <h2 data-testid="explainer-title">{e.title}</h2>
+        <p>{e.how}</p>
+        <p>{e.why}</p>
+        <ol class="timeline" aria-label="Two buyers interleaving, one unit left">
+            {e.steps
+                .iter()
+                .map(|s| {
+                    view! {
+                        <li data-tone=s.tone>
+                            <span class="who">{s.who}</span>
+                            <code>{s.cmd}</code>
+                            <span class="note">{s.note}</span>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+        <p class="muted">{e.cost}</p>
     }
 }

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::model::history::{HistoryEntry, verdict};
 use crate::model::text::thousands;
+use crate::model::verdict::kind;
 use crate::session::Session;
 
 /// The last few finished runs, newest first.
@@ -25,9 +26,11 @@ pub fn History() -> impl IntoView {
                             <th>"strategy"</th>
                             <th class="n">"stock"</th>
                             <th class="n wide-only">"buyers"</th>
+                            <th class="n" title="Orders accepted">"orders"</th>
                             <th class="n">"sold"</th>
                             <th class="n">"final"</th>
                             <th class="n">"oversold"</th>
+                            <th class="n" title="Sales the counter forgot: writes that overwrote each other">"lost"</th>
                             <th class="n wide-only">"time"</th>
                         </tr>
                     </thead>
@@ -49,15 +52,21 @@ fn HistoryRow(
     entry: HistoryEntry,
 ) -> impl IntoView {
     let s = &entry.summary;
-    let bad = s.oversold_units > 0 || s.lost_updates != 0;
+    let bad = kind(s).is_bad();
+    // Computed here: a `>` inside an attribute would end the tag in `view!`.
+    let too_many_orders = s.orders_accepted > s.stock;
+    let negative = s.final_stock < 0;
+    let lost = s.lost_updates != 0;
     view! {
         <tr class:bad=bad title=verdict(&entry) data-testid="history-row">
             <td>{entry.short_label.clone()} {s.cancelled.then_some(" (cancelled)")}</td>
             <td class="n">{thousands(s.stock.into())}</td>
             <td class="n wide-only">{thousands(s.buyers.into())}</td>
+            <td class="n" class:neg=too_many_orders>{thousands(s.orders_accepted.into())}</td>
             <td class="n">{thousands(s.units_sold as i64)}</td>
-            <td class="n" class:neg=s.final_stock < 0>{thousands(s.final_stock)}</td>
+            <td class="n" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n oversold">{thousands(s.oversold_units as i64)}</td>
+            <td class="n" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
             <td class="n wide-only">{format!("{:.0} ms", s.duration_ms)}</td>
         </tr>
     }

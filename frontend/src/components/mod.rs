@@ -11,4 +11,5 @@ pub mod inventory;
 pub mod notices;
 pub mod result;
 pub mod run_buttons;
+pub mod scoreboard;
 pub mod script;

@@ -1,12 +1,12 @@
-//! The run buttons (two big ones for the demo, small ones for any other strategy), the run's
-//! progress, its status hook for tests, and a cancel button while it runs.
+//! The run buttons (two big ones for the demo, small ones for any other strategy, one to race
+//! them all), the run's progress, its status hook for tests, and a cancel button while it runs.
 
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
 use crate::model::run::{Phase, RunModel};
 use crate::model::text::{millis, thousands};
-use crate::session::{Link, Session};
+use crate::session::{COMPARE, Link, Session};
 use crate::socket::Socket;
 
 /// The two strategies the talk is about; they get the big buttons whatever else the server offers.
@@ -30,6 +30,7 @@ pub fn RunButtons() -> impl IntoView {
         <div class="run-buttons">
             {PRIMARY.map(|(name, fallback)| view! { <RunButton name=name fallback_label=fallback primary=true/> })}
         </div>
+        <CompareButton/>
         <Show when=move || !others().is_empty()>
             <div class="run-buttons more">
                 <span class="more-label">"More strategies:"</span>
@@ -83,6 +84,13 @@ fn RunButton(
         None => String::new(),
     };
     let is_unsafe = move || info().is_some_and(|s| s.unsafe_by_design);
+    // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
+    let unavailable = move || {
+        info().filter(|s| !s.available).map(|s| {
+            s.unavailable_reason
+                .unwrap_or_else(|| "Not available on this server".into())
+        })
+    };
     let disabled = move || {
         session.link.get() != Link::Open || session.busy() || !info().is_some_and(|s| s.available)
     };
@@ -115,12 +123,14 @@ fn RunButton(
             class:unsafe=is_unsafe
             class:safe=move || !is_unsafe()
             class:active=move || progress().is_some() || waiting()
+            class:unavailable=move || unavailable().is_some()
             data-testid=testid
             title=description
             disabled=disabled
             on:click=on_click
         >
             <span class="run-label">{label}</span>
+            {move || unavailable().map(|why| view! { <span class="run-why">{why}</span> })}
             {move || match (progress(), waiting()) {
                 (Some((done, total)), _) => {
                     let pct = if total == 0 { 100 } else { done * 100 / total as usize };
@@ -137,6 +147,57 @@ fn RunButton(
                 (None, false) => ().into_any(),
             }}
         </button>
+    }
+}
+
+/// Race every available strategy, one after another with the same seed; shows which one is
+/// racing (`3 / 7: watch`) while the comparison runs.
+#[component]
+fn CompareButton() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let available = move || session.strategies().iter().filter(|s| s.available).count();
+    let progress = move || {
+        session.compare.with(|c| {
+            c.as_ref()
+                .filter(|c| c.is_running())
+                .map(|c| (c.progress_text(), c.results.len(), c.strategies.len()))
+        })
+    };
+    let waiting = move || session.pending.with(|p| p.as_deref() == Some(COMPARE));
+    let disabled = move || session.link.get() != Link::Open || session.busy() || available() < 2;
+    let label = move || match available() {
+        0 => "Compare every strategy".to_string(),
+        n => format!("Compare all {n} strategies"),
+    };
+    view! {
+        <div class="run-buttons compare-row">
+            <button
+                class="run compare"
+                class:active=move || progress().is_some() || waiting()
+                data-testid="run-compare"
+                title="Race every available strategy with these settings and the same seed, one after another, then score them side by side."
+                disabled=disabled
+                on:click=move |_| socket.start_compare()
+            >
+                <span class="run-label">{label}</span>
+                {move || match (progress(), waiting()) {
+                    (Some((text, done, total)), _) => {
+                        let pct = (done * 100).checked_div(total).unwrap_or(100);
+                        view! {
+                            <span class="run-progress" data-testid="compare-progress">{text}</span>
+                            <span class="bar"><i style:width=format!("{pct}%")></i></span>
+                        }
+                            .into_any()
+                    }
+                    (None, true) => view! { <span class="run-progress">"Starting…"</span> }.into_any(),
+                    (None, false) => {
+                        view! { <span class="run-desc">"Same buyers, same seed, every strategy: then a scoreboard."</span> }
+                            .into_any()
+                    }
+                }}
+            </button>
+        </div>
     }
 }
 
@@ -170,6 +231,13 @@ fn RunStatus() -> impl IntoView {
             },
         })
     };
+    let comparing = move || {
+        session.compare.with(|c| {
+            c.as_ref()
+                .filter(|c| c.is_running())
+                .map(|c| format!("Comparing {} · ", c.progress_text()))
+        })
+    };
     // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
     let seed = move || {
         session
@@ -186,8 +254,8 @@ fn RunStatus() -> impl IntoView {
             <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
                 {status}
             </span>
-            <span class="run-detail" title=seed>{detail}</span>
-            <Show when=running>
+            <span class="run-detail" title=seed>{comparing} {detail}</span>
+            <Show when=move || running() || session.comparing()>
                 <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
                     "Cancel"
                 </button>

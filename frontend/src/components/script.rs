@@ -1,14 +1,13 @@
 //! The Lua sources the server runs, exactly as it loaded them (from `hello.scripts`), one tab each.
+//! The tab open by default is the file the explained strategy runs (reserve.lua for the rest).
 
 use leptos::prelude::*;
 use oversold_protocol::ScriptSource as Script;
 
+use crate::model::explain::{explain, script_for};
 use crate::session::Session;
 
-/// The script the talk is about; shown first whatever order the server lists them in.
-const MAIN_SCRIPT: &str = "reserve.lua";
-
-/// A tab per script the server announced, `reserve.lua` open by default.
+/// A tab per script the server announced; the explained strategy's own file open by default.
 #[component]
 pub fn ScriptSource() -> impl IntoView {
     let session = expect_context::<Session>();
@@ -17,20 +16,38 @@ pub fn ScriptSource() -> impl IntoView {
             .hello
             .with(|h| h.as_ref().map(|h| h.scripts.clone()).unwrap_or_default())
     };
-    // `None` until the visitor picks a tab: then the main script (or the first) is shown.
-    let picked = RwSignal::new(None::<String>);
+    // A tab the visitor picked, remembered with the strategy explained at the time: once the
+    // explanation moves on (a new run, another chip), the tab follows it again.
+    let picked = RwSignal::new(None::<(String, String)>);
     let open = move || {
         let list = scripts();
-        let want = picked.get().unwrap_or_else(|| MAIN_SCRIPT.to_string());
+        let strategy = session.explained();
+        let want = picked
+            .get()
+            .filter(|(for_strategy, _)| *for_strategy == strategy)
+            .map(|(_, file)| file)
+            .unwrap_or_else(|| script_for(&strategy).to_string());
         list.iter()
             .find(|s| s.file == want)
             .or_else(|| list.first())
             .cloned()
     };
     let open_file = move || open().map(|s| s.file).unwrap_or_default();
+    let heading = move || {
+        // Labels come from `hello`; redraw when it lands.
+        session.hello.track();
+        let strategy = session.explained();
+        match explain(&strategy).and_then(|e| e.script) {
+            Some(_) => format!("{}: the Lua it runs", session.label_of(&strategy)),
+            None => format!(
+                "{} runs no Lua · the atomic version, for contrast",
+                session.label_of(&strategy)
+            ),
+        }
+    };
     view! {
         <section class="panel script" aria-label="Lua source">
-            <h2>"The atomic version, as Redis runs it"</h2>
+            <h2>{heading}</h2>
             <Show when=move || { scripts().len() > 1 }>
                 <div class="tabs" role="tablist">
                     <For each=scripts key=|s: &Script| s.file.clone() let:script>
@@ -42,7 +59,7 @@ pub fn ScriptSource() -> impl IntoView {
                                     role="tab"
                                     class:on=move || file.with_value(|f| *f == open_file())
                                     aria-selected=move || file.with_value(|f| *f == open_file()).to_string()
-                                    on:click=move |_| picked.set(Some(file.get_value()))
+                                    on:click=move |_| picked.set(Some((session.explained(), file.get_value())))
                                 >
                                     {script.file.clone()}
                                 </button>

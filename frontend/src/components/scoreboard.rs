@@ -1,0 +1,264 @@
+//! The comparison scoreboard: a headline, two bar charts (units sold against the stock line;
+//! latency on a log axis) and the full table, filling in race by race as a comparison runs.
+
+use leptos::prelude::*;
+
+use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_pct};
+use crate::model::text::{micros, per_second, ratio, thousands};
+use crate::session::Session;
+
+/// The panel; absent until the first comparison starts.
+#[component]
+pub fn Scoreboard() -> impl IntoView {
+    let session = expect_context::<Session>();
+    // A Memo: the headline, both charts and the table all read the same board, and building it
+    // once per change beats building it four times.
+    let board = Memo::new(move |_| {
+        let infos = session.strategies();
+        session.compare.with(|c| {
+            c.as_ref()
+                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, &infos)))
+        })
+    });
+    let state = move || {
+        session
+            .compare
+            .with(|c| c.as_ref().map_or("idle", |c| c.phase.as_str()))
+    };
+    let setup = move || {
+        session.compare.with(|c| {
+            c.as_ref().map(|c| {
+                let k = &c.config;
+                format!(
+                    "{} buyers · {} in stock · seed {}",
+                    thousands(k.buyers.into()),
+                    thousands(k.stock.into()),
+                    k.seed
+                )
+            })
+        })
+    };
+    let racing = move || {
+        session.compare.with(|c| {
+            c.as_ref()
+                .filter(|c| c.is_running())
+                .map(|c| format!("Racing {} …", c.progress_text()))
+        })
+    };
+    view! {
+        <Show when=move || board.with(Option::is_some)>
+            <section class="panel scoreboard" data-testid="scoreboard" data-state=state aria-label="Scoreboard">
+                <div class="panel-head">
+                    <h2>"Scoreboard: every strategy, same buyers"</h2>
+                    <span class="muted">{setup}</span>
+                </div>
+                <p class="headline" aria-live="polite">
+                    {move || racing().unwrap_or_else(|| board.with(|b| b.as_ref().map(|(_, b)| b.headline.clone()).unwrap_or_default()))}
+                </p>
+                <div class="charts">
+                    <UnitsChart board=board/>
+                    <LatencyChart board=board/>
+                </div>
+                <ScoreTable board=board/>
+            </section>
+        </Show>
+    }
+}
+
+/// The board as the panels below read it: `(compare_id, board)`.
+type BoardMemo = Memo<Option<(String, Board)>>;
+
+/// Rows keyed by comparison, race count and strategy: a new race rescales every bar, so every
+/// row must redraw then, and only then.
+fn keyed_rows(board: BoardMemo) -> Vec<(String, ScoreRow)> {
+    board.with(|b| {
+        b.as_ref()
+            .map(|(id, b)| {
+                let n = b.rows.len();
+                b.rows
+                    .iter()
+                    .map(|r| (format!("{id}/{n}/{}", r.strategy), r.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// Units sold per strategy: green up to the stock line, red past it.
+#[component]
+fn UnitsChart(
+    /// The scoreboard to draw.
+    board: BoardMemo,
+) -> impl IntoView {
+    let max = move || board.with(|b| b.as_ref().map_or(1.0, |(_, b)| b.units_max));
+    let stock = move || {
+        board.with(|b| {
+            b.as_ref()
+                .and_then(|(_, b)| b.rows.first().map(|r| r.summary.stock))
+                .unwrap_or(0)
+        })
+    };
+    let line = move || board.with(|b| b.as_ref().map_or(0.0, |(_, b)| stock_pct(b)));
+    view! {
+        <figure class="chart" aria-label="Units sold against the stock">
+            <figcaption>"Units sold · " <span class="legend-line">"stock"</span> " · " <span class="legend-red">"never existed"</span></figcaption>
+            <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
+                {
+                    let r = item.1;
+                    let u = r.units;
+                    let tone = bar_tone(&r);
+                    view! {
+                        <div class="bar-row" data-tone=tone>
+                            <span class="bar-label" title=r.strategy.clone()>{r.label.clone()}</span>
+                            <span class="track">
+                                <i class="seg real" style:width=format!("{:.2}%", u.real_pct)></i>
+                                <i class="seg phantom" style:left=format!("{:.2}%", u.real_pct) style:width=format!("{:.2}%", u.phantom_pct)></i>
+                                <b class="stock-line" style:left=format!("{:.2}%", u.stock_pct)></b>
+                            </span>
+                            <span class="bar-value">{thousands(r.summary.units_sold as i64)}</span>
+                        </div>
+                    }
+                }
+            </For>
+            <div class="axis">
+                <span style:left="0%">"0"</span>
+                <span class="axis-stock" style:left=move || format!("{:.2}%", line())>{move || format!("stock {}", thousands(stock().into()))}</span>
+                <span style:left="100%">{move || thousands(max() as i64)}</span>
+            </div>
+        </figure>
+    }
+}
+
+/// Median and 99th-percentile latency per strategy, on a log axis: a Lua call and a database
+/// commit differ a hundredfold, and a linear axis would flatten every fast strategy to nothing.
+#[component]
+fn LatencyChart(
+    /// The scoreboard to draw.
+    board: BoardMemo,
+) -> impl IntoView {
+    let ticks = move || {
+        board.with(|b| {
+            b.as_ref()
+                .map(|(_, b)| b.latency.ticks())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <figure class="chart" aria-label="Latency, log scale">
+            <figcaption>"Latency (log scale) · " <span class="legend-p50">"p50"</span> " · " <span class="legend-p99">"p99"</span></figcaption>
+            <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
+                {
+                    let r = item.1;
+                    let l = r.summary.latency;
+                    view! {
+                        <div class="bar-row latency" data-tone=bar_tone(&r)>
+                            <span class="bar-label" title=r.strategy.clone()>{r.label.clone()}</span>
+                            <span class="track">
+                                <i class="seg p99" style:width=format!("{:.2}%", r.p99_pct)></i>
+                                <i class="seg p50" style:width=format!("{:.2}%", r.p50_pct)></i>
+                            </span>
+                            <span class="bar-value">{micros(l.p50_us)} <span class="muted">{format!(" / {}", micros(l.p99_us))}</span></span>
+                        </div>
+                    }
+                }
+            </For>
+            <div class="axis">
+                {move || {
+                    ticks()
+                        .into_iter()
+                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{micros(v as u64)}</span> })
+                        .collect_view()
+                }}
+            </div>
+        </figure>
+    }
+}
+
+/// `bad` when the race sold what did not exist, `unsafe` when it is unsafe by design but got
+/// lucky this time, `good` otherwise.
+fn bar_tone(r: &ScoreRow) -> &'static str {
+    if r.kind.is_bad() {
+        "bad"
+    } else if r.unsafe_by_design {
+        "unsafe"
+    } else {
+        "good"
+    }
+}
+
+/// Every number, one row per strategy. On a phone each row folds into a card.
+#[component]
+fn ScoreTable(
+    /// The scoreboard to draw.
+    board: BoardMemo,
+) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class="score">
+                <thead>
+                    <tr>
+                        <th>"strategy"</th>
+                        <th>"verdict"</th>
+                        <th class="n">"sold / stock"</th>
+                        <th class="n">"oversold"</th>
+                        <th class="n">"final stock"</th>
+                        <th class="n">"orders"</th>
+                        <th class="n">"lost updates"</th>
+                        <th class="n">"p50"</th>
+                        <th class="n">"p99"</th>
+                        <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
+                        <th class="n">"retries"</th>
+                        <th class="n">"throughput"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
+                        <ScoreLine row=item.1/>
+                    </For>
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// One strategy's numbers. Each cell carries its heading in `data-label` for the phone layout.
+#[component]
+fn ScoreLine(
+    /// The row to draw.
+    row: ScoreRow,
+) -> impl IntoView {
+    let s = &row.summary;
+    // Computed here: a `>` inside an attribute would end the tag in `view!`.
+    let oversold = s.oversold_units > 0;
+    let negative = s.final_stock < 0;
+    let too_many_orders = row.kind.is_bad() && s.orders_accepted > s.stock;
+    let lost = s.lost_updates != 0;
+    view! {
+        <tr
+            data-testid="scoreboard-row"
+            data-strategy=row.strategy.clone()
+            data-tone=bar_tone(&row)
+            data-oversold=s.oversold_units.to_string()
+            data-lost-updates=s.lost_updates.to_string()
+        >
+            <td class="who">
+                {row.unsafe_by_design.then(|| view! { <span class="warn-mark" title="Unsafe by design">"⚠ "</span> })}
+                {row.label.clone()}
+                <small>{row.strategy.clone()}</small>
+            </td>
+            <td data-label="verdict"><span class="badge" data-kind=row.kind.as_str()>{row.kind.as_str()}</span></td>
+            <td class="n" data-label="sold / stock">{format!("{} / {}", thousands(s.units_sold as i64), thousands(s.stock.into()))}</td>
+            <td class="n" data-label="oversold" class:neg=oversold data-testid="scoreboard-oversold">
+                {s.oversold_units.to_string()}
+            </td>
+            <td class="n" data-label="final stock" class:neg=negative>{thousands(s.final_stock)}</td>
+            <td class="n" data-label="orders" class:neg=too_many_orders>{thousands(s.orders_accepted.into())}</td>
+            <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
+            <td class="n" data-label="p50">{micros(s.latency.p50_us)}</td>
+            <td class="n" data-label="p99">{micros(s.latency.p99_us)}</td>
+            <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>
+            <td class="n" data-label="retries">{thousands(s.retries as i64)}</td>
+            <td class="n" data-label="throughput">{per_second(s.throughput_per_s)}</td>
+        </tr>
+    }
+}
