@@ -14,8 +14,11 @@ pub fn ResultLine() -> impl IntoView {
         let order: Vec<String> = session.strategies().into_iter().map(|s| s.name).collect();
         session.history.with(|h| result_parts(h, &order))
     };
+    // Past two strategies (after a comparison) one line per strategy reads better than a run-on.
+    // (A closure, not inline: a `>` in an attribute would end the tag in `view!`.)
+    let many = move || parts().len() > 2;
     view! {
-        <p class="result-line" data-testid="result-line" aria-live="polite">
+        <p class="result-line" class:many=many data-testid="result-line" aria-live="polite">
             {move || {
                 let parts = parts();
                 if parts.is_empty() {
@@ -26,8 +29,8 @@ pub fn ResultLine() -> impl IntoView {
                     .enumerate()
                     .map(|(i, (text, bad))| {
                         view! {
-                            {(i > 0).then_some(" | ")}
-                            <span class:bad=bad class:good=!bad>{text}</span>
+                            {(i > 0).then(|| view! { <span class="sep">" | "</span> })}
+                            <span class="part" class:bad=bad class:good=!bad>{text}</span>
                         }
                     })
                     .collect_view()

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::model::chart::decade_label;
 use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_pct};
 use crate::model::text::{micros, per_second, ratio, thousands};
 use crate::session::Session;
@@ -30,13 +31,18 @@ pub fn Scoreboard() -> impl IntoView {
             c.as_ref().map(|c| {
                 let k = &c.config;
                 format!(
-                    "{} buyers · {} in stock · seed {}",
+                    "{} buyers · {} in stock · one seed for all",
                     thousands(k.buyers.into()),
                     thousands(k.stock.into()),
-                    k.seed
                 )
             })
         })
+    };
+    // The seed is for reproducing the comparison, not for reading aloud: a tooltip.
+    let seed = move || {
+        session
+            .compare
+            .with(|c| c.as_ref().map(|c| format!("seed {}", c.config.seed)))
     };
     let racing = move || {
         session.compare.with(|c| {
@@ -50,7 +56,7 @@ pub fn Scoreboard() -> impl IntoView {
             <section class="panel scoreboard" data-testid="scoreboard" data-state=state aria-label="Scoreboard">
                 <div class="panel-head">
                     <h2>"Scoreboard: every strategy, same buyers"</h2>
-                    <span class="muted">{setup}</span>
+                    <span class="muted" title=seed>{setup}</span>
                 </div>
                 <p class="headline" aria-live="polite">
                     {move || racing().unwrap_or_else(|| board.with(|b| b.as_ref().map(|(_, b)| b.headline.clone()).unwrap_or_default()))}
@@ -108,7 +114,7 @@ fn UnitsChart(
                     let u = r.units;
                     let tone = bar_tone(&r);
                     view! {
-                        <div class="bar-row" data-tone=tone>
+                        <div class="bar-row units" data-tone=tone>
                             <span class="bar-label" title=r.strategy.clone()>{r.label.clone()}</span>
                             <span class="track">
                                 <i class="seg real" style:width=format!("{:.2}%", u.real_pct)></i>
@@ -120,7 +126,7 @@ fn UnitsChart(
                     }
                 }
             </For>
-            <div class="axis">
+            <div class="axis units">
                 <span style:left="0%">"0"</span>
                 <span class="axis-stock" style:left=move || format!("{:.2}%", line())>{move || format!("stock {}", thousands(stock().into()))}</span>
                 <span style:left="100%">{move || thousands(max() as i64)}</span>
@@ -162,11 +168,11 @@ fn LatencyChart(
                     }
                 }
             </For>
-            <div class="axis">
+            <div class="axis latency">
                 {move || {
                     ticks()
                         .into_iter()
-                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{micros(v as u64)}</span> })
+                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{decade_label(v)}</span> })
                         .collect_view()
                 }}
             </div>

@@ -93,6 +93,17 @@ impl LogScale {
     }
 }
 
+/// A power-of-ten tick in µs as a label: `10 µs`, `1 ms`, `100 ms`, `1 s`, `10 s`.
+pub fn decade_label(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{} µs", us.round())
+    } else if us < 1_000_000.0 {
+        format!("{} ms", (us / 1_000.0).round())
+    } else {
+        format!("{} s", (us / 1_000_000.0).round())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +134,15 @@ mod tests {
         assert_eq!((under.real_pct, under.stock_pct), (40.0, 100.0));
         // A zero axis draws nothing rather than dividing by zero.
         assert_eq!(units_bar(0, 0, 0.0).real_pct, 0.0);
+    }
+
+    #[test]
+    fn decade_ticks_read_as_whole_units() {
+        let labels: Vec<String> = [10.0, 1_000.0, 100_000.0, 1_000_000.0]
+            .into_iter()
+            .map(decade_label)
+            .collect();
+        assert_eq!(labels, ["10 µs", "1 ms", "100 ms", "1 s"]);
     }
 
     #[test]

@@ -87,8 +87,8 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
     }
 }
 
-/// E.g. `Naive oversold 24 units and Lost update lost 48 updates; the other 5 sold only what
-/// existed. Fastest of those: Atomic, 12,345/s.`
+/// E.g. `Naive oversold 24 units and Lost update took 50 orders for 10 units (its counter still
+/// says 8 left); the other 5 sold only what existed. Fastest of those: Atomic, 12,345/s.`
 pub fn headline(rows: &[ScoreRow]) -> String {
     if rows.is_empty() {
         return "No race finished.".to_string();
@@ -97,9 +97,8 @@ pub fn headline(rows: &[ScoreRow]) -> String {
         .iter()
         .filter_map(|r| match r.kind {
             Kind::LostUpdate => Some(format!(
-                "{} lost {} updates",
-                r.label,
-                r.summary.lost_updates.abs()
+                "{} took {} orders for {} units (its counter still says {} left)",
+                r.label, r.summary.orders_accepted, r.summary.stock, r.summary.final_stock
             )),
             Kind::Oversold => Some(format!(
                 "{} oversold {} units",
@@ -233,8 +232,8 @@ mod tests {
     fn headline_names_the_failures_and_the_fastest_safe_one() {
         assert_eq!(
             sample().headline,
-            "Naive oversold 24 units and Lost update lost 48 updates; the other 2 sold only what existed. \
-             Fastest of those: Atomic, 9,000/s."
+            "Naive oversold 24 units and Lost update took 50 orders for 10 units (its counter still says 8 left); \
+             the other 2 sold only what existed. Fastest of those: Atomic, 9,000/s."
         );
         assert_eq!(headline(&[]), "No race finished.");
         let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
