@@ -10,101 +10,16 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use common::TestRedis;
+use common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
 use oversold::engine::{self, RunReport};
-use oversold::strategy::{self, Strategy};
+use oversold::strategy::Strategy;
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_util::sync::CancellationToken;
-
-fn strategy(name: &str) -> Arc<dyn Strategy> {
-    strategy::find(&strategy::registry(), name).expect("strategy exists")
-}
-
-/// A random but reproducible config (the same ranges as `invariants.rs`).
-fn random_config(rng: &mut ChaCha8Rng, strategy: &str) -> RunConfig {
-    let (qty, max_qty) = match rng.random_range(0..3) {
-        0 => (Some(1), None),
-        1 => (Some(rng.random_range(1..=3)), None),
-        _ => (None, Some(rng.random_range(2..=3))),
-    };
-    RunRequest {
-        strategy: strategy.into(),
-        stock: Some(rng.random_range(0..=40)),
-        buyers: Some(rng.random_range(1..=300)),
-        qty,
-        max_qty,
-        app_servers: Some(rng.random_range(1..=32)),
-        arrival_spread_ms: Some(if rng.random_bool(0.3) {
-            rng.random_range(1..=20)
-        } else {
-            0
-        }),
-        race_window_ms: Some(0),
-        seed: Some(rng.random()),
-    }
-    .validate(0)
-    .unwrap()
-}
-
-/// Copied from `invariants.rs`: replays the outcomes one at a time, ordered by the stock
-/// each buyer saw. Succeeds only if some serial order of these buyers explains the run.
-fn serial_replay(
-    config: &RunConfig,
-    outcomes: &[&BuyerOutcome],
-    final_stock: i64,
-) -> Result<(), String> {
-    let mut ordered: Vec<&BuyerOutcome> = outcomes.to_vec();
-    ordered.sort_by_key(|o| {
-        (
-            std::cmp::Reverse(o.observed_stock),
-            o.result == OutcomeResult::Reserved,
-        )
-    });
-    let mut shelf = i64::from(config.stock);
-    for o in ordered {
-        let seen = o
-            .observed_stock
-            .ok_or(format!("buyer {} reported no read", o.buyer))?;
-        if seen != shelf {
-            return Err(format!(
-                "buyer {} saw {seen} but the shelf held {shelf}",
-                o.buyer
-            ));
-        }
-        let qty = i64::from(o.qty);
-        if shelf >= qty {
-            if o.result != OutcomeResult::Reserved {
-                return Err(format!("buyer {} refused with enough stock", o.buyer));
-            }
-            shelf -= qty;
-            if o.stock_after != Some(shelf) {
-                return Err(format!(
-                    "buyer {} reports stock_after {:?}, replay says {shelf}",
-                    o.buyer, o.stock_after
-                ));
-            }
-        } else if o.result != OutcomeResult::SoldOut {
-            return Err(format!("buyer {} served with only {shelf} left", o.buyer));
-        }
-    }
-    if shelf != final_stock {
-        return Err(format!(
-            "Redis holds {final_stock}, the serial replay ends at {shelf}"
-        ));
-    }
-    Ok(())
-}
-
-fn assert_one_outcome_per_buyer(config: &RunConfig, outcomes: &[BuyerOutcome]) {
-    assert_eq!(outcomes.len(), config.buyers as usize);
-    let ids: HashSet<u32> = outcomes.iter().map(|o| o.buyer).collect();
-    assert_eq!(ids, (1..=config.buyers).collect::<HashSet<_>>());
-}
 
 /// The check for `decr_compensate`, whose `observed_stock` is `stock_after + qty` from its
 /// own DECRBY rather than a read. Every reservation must have left the counter at zero or

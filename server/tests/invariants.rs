@@ -5,112 +5,16 @@
 
 mod common;
 
-use std::collections::HashSet;
-
 use common::TestRedis;
+use common::checks::{
+    assert_one_outcome_per_buyer, assert_serializable, random_config, serial_replay, strategy,
+};
 use oversold::engine;
 use oversold::shelf::Backends;
-use oversold::strategy::{self, Strategy};
-use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
-use rand::{Rng, SeedableRng};
+use oversold_protocol::RunRequest;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-fn strategy(name: &str) -> Arc<dyn Strategy> {
-    strategy::find(&strategy::registry(), name).expect("strategy exists")
-}
-
-/// A random but reproducible config in the ranges the issue asks for.
-fn random_config(rng: &mut ChaCha8Rng, strategy: &str) -> RunConfig {
-    let (qty, max_qty) = match rng.random_range(0..3) {
-        0 => (Some(1), None),
-        1 => (Some(rng.random_range(1..=3)), None),
-        _ => (None, Some(rng.random_range(2..=3))),
-    };
-    RunRequest {
-        strategy: strategy.into(),
-        stock: Some(rng.random_range(0..=40)),
-        buyers: Some(rng.random_range(1..=300)),
-        qty,
-        max_qty,
-        app_servers: Some(rng.random_range(1..=32)),
-        arrival_spread_ms: Some(if rng.random_bool(0.3) {
-            rng.random_range(1..=20)
-        } else {
-            0
-        }),
-        race_window_ms: Some(0),
-        seed: Some(rng.random()),
-    }
-    .validate(0)
-    .unwrap()
-}
-
-/// Replays the outcomes one at a time, ordered by the stock each buyer saw: every
-/// reservation must start where the previous one left off, every refusal must have seen too
-/// little stock. Succeeds only if some serial order of these buyers explains the run.
-fn serial_replay(
-    config: &RunConfig,
-    outcomes: &[BuyerOutcome],
-    final_stock: i64,
-) -> Result<(), String> {
-    let mut ordered: Vec<&BuyerOutcome> = outcomes.iter().collect();
-    // Highest observed stock first. At one stock level there is at most one reservation
-    // (it changes the level), so any refusal that saw the same level came before it.
-    ordered.sort_by_key(|o| {
-        (
-            std::cmp::Reverse(o.observed_stock),
-            o.result == OutcomeResult::Reserved,
-        )
-    });
-    let mut shelf = i64::from(config.stock);
-    for o in ordered {
-        let seen = o
-            .observed_stock
-            .ok_or(format!("buyer {} reported no read", o.buyer))?;
-        if seen != shelf {
-            return Err(format!(
-                "buyer {} saw {seen} but the shelf held {shelf}",
-                o.buyer
-            ));
-        }
-        let qty = i64::from(o.qty);
-        if shelf >= qty {
-            if o.result != OutcomeResult::Reserved {
-                return Err(format!("buyer {} refused with enough stock", o.buyer));
-            }
-            shelf -= qty;
-            if o.stock_after != Some(shelf) {
-                return Err(format!(
-                    "buyer {} reports stock_after {:?}, replay says {shelf}",
-                    o.buyer, o.stock_after
-                ));
-            }
-        } else if o.result != OutcomeResult::SoldOut {
-            return Err(format!("buyer {} served with only {shelf} left", o.buyer));
-        }
-    }
-    if shelf != final_stock {
-        return Err(format!(
-            "Redis holds {final_stock}, the serial replay ends at {shelf}"
-        ));
-    }
-    Ok(())
-}
-
-/// The outcomes must be exactly what *some* one-at-a-time order of these buyers produces.
-fn assert_serializable(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64) {
-    if let Err(e) = serial_replay(config, outcomes, final_stock) {
-        panic!("not serializable: {e}; {config:?}");
-    }
-}
-
-fn assert_one_outcome_per_buyer(config: &RunConfig, outcomes: &[BuyerOutcome]) {
-    assert_eq!(outcomes.len(), config.buyers as usize);
-    let ids: HashSet<u32> = outcomes.iter().map(|o| o.buyer).collect();
-    assert_eq!(ids, (1..=config.buyers).collect::<HashSet<_>>());
-}
 
 /// `runs` seeded random races of one safe strategy, each checked against every invariant.
 async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) {
@@ -248,7 +152,8 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
         if s.oversold_units > 0 {
             oversold_runs += 1;
             // The checker that passes every lua run must catch this one.
-            assert!(serial_replay(&config, &report.outcomes, s.final_stock).is_err());
+            let all: Vec<_> = report.outcomes.iter().collect();
+            assert!(serial_replay(&config, &all, s.final_stock).is_err());
         }
         total_sold += s.units_sold;
     }

@@ -1,6 +1,8 @@
 //! Test harness: a private redis-server per test, and the real app on a real port.
 #![allow(dead_code, missing_docs)]
 
+pub mod checks;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
