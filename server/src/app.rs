@@ -26,6 +26,8 @@ use crate::strategy::{self, Strategy};
 
 /// Default cap on runs in flight across all clients.
 pub const DEFAULT_MAX_RUNS: usize = 8;
+/// Default cap on open WebSockets: a public demo must not be exhausted by one script.
+pub const DEFAULT_MAX_SOCKETS: usize = 512;
 
 /// Shared by every request and socket.
 pub struct AppState {
@@ -37,6 +39,8 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     /// The cap `run_slots` started with.
     pub max_runs: usize,
+    /// One permit per open WebSocket; when none is left, upgrades get 503.
+    pub socket_slots: Arc<Semaphore>,
     /// Latest Redis health, kept fresh by [`crate::health::monitor`].
     pub redis_state: watch::Receiver<RedisState>,
     /// Where the built page lives (Trunk's `dist/`).
@@ -58,10 +62,17 @@ impl AppState {
             strategies: strategy::registry(),
             run_slots: Arc::new(Semaphore::new(max_runs)),
             max_runs,
+            socket_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SOCKETS)),
             redis_state,
             assets,
             shutdown: CancellationToken::new(),
         }
+    }
+
+    /// The same state with a different cap on open WebSockets.
+    pub fn with_max_sockets(mut self, max_sockets: usize) -> Self {
+        self.socket_slots = Arc::new(Semaphore::new(max_sockets));
+        self
     }
 
     /// The greeting every new socket receives.

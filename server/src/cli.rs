@@ -47,6 +47,9 @@ pub struct ServeArgs {
     /// Most runs in flight at once across all clients.
     #[arg(long, default_value_t = crate::app::DEFAULT_MAX_RUNS)]
     pub max_runs: usize,
+    /// Most WebSockets open at once; more get HTTP 503.
+    #[arg(long, default_value_t = crate::app::DEFAULT_MAX_SOCKETS)]
+    pub max_sockets: usize,
 }
 
 impl Default for ServeArgs {
@@ -55,6 +58,7 @@ impl Default for ServeArgs {
             addr: "127.0.0.1:3000".parse().expect("valid address"),
             assets: "dist".into(),
             max_runs: crate::app::DEFAULT_MAX_RUNS,
+            max_sockets: crate::app::DEFAULT_MAX_SOCKETS,
         }
     }
 }

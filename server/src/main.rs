@@ -104,12 +104,10 @@ async fn serve(
         }
     };
     let (health_tx, health_rx) = watch::channel(initial);
-    let state = Arc::new(AppState::new(
-        backends,
-        health_rx,
-        args.assets.clone(),
-        args.max_runs,
-    ));
+    let state = Arc::new(
+        AppState::new(backends, health_rx, args.assets.clone(), args.max_runs)
+            .with_max_sockets(args.max_sockets),
+    );
     if !args.assets.join("index.html").exists() {
         tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");
     }

@@ -455,3 +455,28 @@ async fn compare_races_every_available_strategy_with_one_seed() {
     let naive = seen.iter().find(|s| s.strategy == "naive").unwrap();
     assert!(naive.oversold_units > 0, "{naive:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_past_the_cap_get_503_and_a_slot_frees_on_close() {
+    let redis = TestRedis::start();
+    let backends = oversold::shelf::Backends::redis_only(redis.store.clone(), "unused");
+    let server = TestServer::start_full(backends, 8, "/nonexistent".into(), 1).await;
+    let mut first = server.client().await;
+    first.hello().await;
+    let url = format!("ws://{}/ws", server.addr);
+    match tokio_tungstenite::connect_async(&url).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(res)) => assert_eq!(res.status(), 503),
+        other => panic!("expected 503, got {other:?}"),
+    }
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio_tungstenite::connect_async(&url).await {
+            Ok(_) => break,
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("slot never freed: {e}"),
+        }
+    }
+}

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::response::Response;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{
     ClientMessage, ErrorCode, RedisState, RunConfig, RunRequest, RunSummary, ServerMessage,
@@ -36,9 +37,20 @@ const OUTBOUND_QUEUE: usize = 64;
 
 /// `GET /ws`.
 pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -> Response {
+    // Refuse before upgrading, with a status a browser and a load balancer understand.
+    let Ok(slot) = state.socket_slots.clone().try_acquire_owned() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many open connections; try again shortly",
+        )
+            .into_response();
+    };
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
-        .on_upgrade(move |socket| session(socket, state))
+        .on_upgrade(move |socket| async move {
+            session(socket, state).await;
+            drop(slot);
+        })
 }
 
 /// The run (or comparison) this session has in flight.

@@ -86,6 +86,21 @@ impl TestServer {
     }
 
     pub async fn start_with(backends: Backends, max_runs: usize, assets: PathBuf) -> Self {
+        Self::start_full(
+            backends,
+            max_runs,
+            assets,
+            oversold::app::DEFAULT_MAX_SOCKETS,
+        )
+        .await
+    }
+
+    pub async fn start_full(
+        backends: Backends,
+        max_runs: usize,
+        assets: PathBuf,
+        max_sockets: usize,
+    ) -> Self {
         let store = backends.redis.clone();
         let initial = if store.ping().await.is_ok() {
             RedisState::Up
@@ -93,7 +108,8 @@ impl TestServer {
             RedisState::Down
         };
         let (tx, rx) = watch::channel(initial);
-        let state = Arc::new(AppState::new(backends, rx, assets, max_runs));
+        let state =
+            Arc::new(AppState::new(backends, rx, assets, max_runs).with_max_sockets(max_sockets));
         tokio::spawn(oversold::health::monitor(store, tx, state.shutdown.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
