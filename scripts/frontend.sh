@@ -8,6 +8,8 @@
 # called directly) and as a normal user with sudo. Versions are pinned where a mismatch breaks
 # the build: Trunk 0.21 (0.22 needs a newer rustc) and wasm-bindgen CLI 0.2.130, which must
 # equal the `wasm-bindgen = "=0.2.130"` pin or Trunk tries to download its own copy.
+# wasm-opt comes from the npm package `binaryen` (node runs it), pinned by `[tools] wasm_opt` in
+# Trunk.toml and installed into .tools/ (gitignored); Debian's binaryen 108 breaks the page.
 set -euo pipefail
 
 TRUNK_REQ="^0.21"
@@ -79,15 +81,38 @@ else
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
-# frontend/index.html keeps wasm-opt off for now (Debian's binaryen 108 corrupts wasm-bindgen
-# 0.2.130's externref table export; see the comment there), but installing it keeps the switch
-# back to data-wasm-opt="z" a one-line change once a fixed binaryen is on PATH.
-if command -v wasm-opt >/dev/null; then
-  say "wasm-opt: $(wasm-opt --version)"
-else
-  say "installing binaryen (wasm-opt)"
-  apt_install binaryen
+# --- wasm-opt ----------------------------------------------------------------------------------
+# Trunk runs the first `wasm-opt` on PATH when its `--version` matches `[tools] wasm_opt` in
+# Trunk.toml, and otherwise tries to download that release. Debian's binaryen 108 must not be the
+# one it finds: it rewrites the export of wasm-bindgen 0.2.130's externref table to point at the
+# function table and the page dies at start-up ("WebAssembly.Table.set(): Argument 1 is invalid").
+# So the pinned release comes from the npm registry (`binaryen`, wasm-opt compiled to run on node)
+# into .tools/, which goes first on PATH for the build below.
+BINARYEN_MAJOR=$(sed -n 's/^wasm_opt *= *"version_\([0-9][0-9]*\)".*/\1/p' Trunk.toml)
+if [ -z "$BINARYEN_MAJOR" ]; then
+  echo 'frontend.sh: Trunk.toml needs [tools] wasm_opt = "version_NNN" (the binaryen release to use)' >&2
+  exit 1
 fi
+BINARYEN_VERSION="$BINARYEN_MAJOR.0.0"
+if ! command -v npm >/dev/null; then
+  say "installing node and npm (wasm-opt runs on node)"
+  apt_install nodejs npm
+fi
+installed_binaryen=$(node -p 'require("./.tools/node_modules/binaryen/package.json").version' 2>/dev/null || true)
+if [ "$installed_binaryen" = "$BINARYEN_VERSION" ]; then
+  say "binaryen (npm) $BINARYEN_VERSION in .tools/: present"
+else
+  say "installing binaryen $BINARYEN_VERSION from npm into .tools/"
+  npm install --prefix .tools --no-audit --no-fund --save-exact "binaryen@$BINARYEN_VERSION"
+fi
+export PATH="$PWD/.tools/node_modules/.bin:$PATH"
+wasm_opt_version=$(wasm-opt --version)
+# "wasm-opt version 132 (version_132)": Trunk compares the third word with the pin.
+if [ "$(printf '%s' "$wasm_opt_version" | cut -d' ' -f3)" != "$BINARYEN_MAJOR" ]; then
+  echo "frontend.sh: wasm-opt on PATH is \"$wasm_opt_version\" ($(command -v wasm-opt)), not $BINARYEN_MAJOR" >&2
+  exit 1
+fi
+say "wasm-opt: $wasm_opt_version"
 
 # --- Browser test dependencies (optional) ------------------------------------------------------
 if [ "$browser" -eq 1 ]; then
