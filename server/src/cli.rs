@@ -141,13 +141,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub strategy: String,
     /// Orders to place in total.
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub requests: u64,
     /// Orders in flight at once (closed loop: each worker sends its next order when the last returns).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub concurrency: u32,
     /// Connections the workers share (Redis requests are pipelined on each).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub connections: u32,
     /// Print one JSON object instead of the progress bar and table.
     #[arg(long)]

@@ -25,9 +25,20 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let source = redis_source::resolve(cli.redis_url.as_deref()).await?;
     tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
-    let backends = Backends {
-        redis: source.store.clone(),
-        postgres: postgres(cli.database_url.as_deref()).await,
+    // Only look for PostgreSQL when the command could use it: an unreachable one costs a
+    // connect timeout, which a `run --strategy lua` should not pay.
+    let wants_postgres = match &cli.command {
+        Some(Command::Run(a)) => a.strategy == "postgres",
+        Some(Command::Bench(a)) => a.strategy == "postgres",
+        _ => true,
+    };
+    let backends = if wants_postgres {
+        Backends {
+            redis: source.store.clone(),
+            postgres: postgres(cli.database_url.as_deref()).await,
+        }
+    } else {
+        Backends::redis_only(source.store.clone(), "not needed by this command")
     };
     match cli.command {
         None => serve(source, backends, ServeArgs::default()).await,
@@ -59,8 +70,9 @@ async fn main() -> anyhow::Result<()> {
             let strategy = headless::resolve_strategy(&backends, &args.strategy)?;
             let config = BenchConfig {
                 requests: args.requests,
-                concurrency: args.concurrency.max(1),
-                connections: args.connections.clamp(1, args.concurrency.max(1)),
+                concurrency: args.concurrency,
+                // More connections than workers would leave some idle.
+                connections: args.connections.min(args.concurrency),
             };
             let report = bench::bench(&backends, strategy, &config, !args.json).await?;
             if args.json {
