@@ -34,6 +34,8 @@ use inbound::wire_error;
 const MAX_FRAME_BYTES: usize = 16 * 1024;
 /// Frames queued for the socket before producers wait.
 const OUTBOUND_QUEUE: usize = 64;
+/// Longest one frame may take to go out before the client is deemed gone.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `GET /ws`.
 pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -> Response {
@@ -74,16 +76,20 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
     let (mut sink, mut stream) = socket.split();
     let (outbound, mut queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
 
-    // The send task: the only writer of the socket.
-    let writer = tokio::spawn(async move {
+    // The send task: the only writer of the socket. A client that stops reading would
+    // otherwise block it forever, then the queue, then the run task, which would keep its
+    // run slot: after SEND_TIMEOUT on one frame the socket is given up instead.
+    let mut writer = tokio::spawn(async move {
         while let Some(msg) = queue.recv().await {
             let text = serde_json::to_string(&msg).expect("protocol types always serialize");
-            if sink
-                .send(Message::Text(Utf8Bytes::from(text)))
-                .await
-                .is_err()
-            {
-                break;
+            let frame = Message::Text(Utf8Bytes::from(text));
+            match tokio::time::timeout(SEND_TIMEOUT, sink.send(frame)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => break,
+                Err(_) => {
+                    tracing::warn!("client stopped reading; closing its socket");
+                    return;
+                }
             }
         }
         let _ = sink.close().await;
@@ -140,6 +146,8 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
                 let redis = *redis_state.borrow_and_update();
                 let _ = outbound.send(ServerMessage::RedisStatus { redis }).await;
             }
+            // The writer gave up (or the socket broke): nothing more can reach the client.
+            _ = &mut writer => break,
             _ = state.shutdown.cancelled() => break,
         }
     }
@@ -148,9 +156,12 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
     if let Some(run) = &in_flight {
         run.cancel.cancel();
     }
+    // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
     while runs.join_next().await.is_some() {}
     drop(outbound);
-    let _ = writer.await;
+    if !writer.is_finished() {
+        let _ = writer.await;
+    }
 }
 
 /// Check a start_run completely before anything touches Redis.
