@@ -106,12 +106,36 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/ws", get(crate::ws::upgrade))
         .fallback_service(assets)
+        .layer(axum::middleware::map_response(cache_policy))
         .layer(CompressionLayer::new())
         .layer(SetResponseHeaderLayer::overriding(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
         ))
         .with_state(state)
+}
+
+/// Trunk puts a content hash in every asset name (`style-61594fa88c6ada1e.css`), so those
+/// can be cached for good: on flaky conference Wi-Fi a reload then needs only `index.html`.
+/// Everything else (the page, `/healthz`) is revalidated every time.
+async fn cache_policy(uri: axum::http::Uri, mut res: Response) -> Response {
+    let value = if res.status().is_success() && is_hashed_asset(uri.path()) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    res
+}
+
+/// `/name-<16 hex digits>.ext`, as Trunk names what it builds.
+fn is_hashed_asset(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or("");
+    let stem = file.split('.').next().unwrap_or("");
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    stem.rsplit_once('-')
+        .is_some_and(|(_, hash)| hash.len() >= 15 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// `GET /healthz`: a live PING, so a load balancer sees an outage within a second.
@@ -154,5 +178,24 @@ async fn index(State(state): State<Arc<AppState>>) -> Response {
             )),
         )
             .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_hashed_asset;
+
+    #[test]
+    fn only_trunk_hashed_names_are_immutable() {
+        assert!(is_hashed_asset("/style-61594fa88c6ada1e.css"));
+        assert!(is_hashed_asset(
+            "/oversold-frontend-38cc67ea930d73e_bg.wasm"
+        ));
+        assert!(is_hashed_asset("/oversold-frontend-38cc67ea930d73e.js"));
+        assert!(!is_hashed_asset("/"));
+        assert!(!is_hashed_asset("/index.html"));
+        assert!(!is_hashed_asset("/healthz"));
+        assert!(!is_hashed_asset("/app.css"));
+        assert!(!is_hashed_asset("/my-style.css"));
     }
 }

@@ -72,7 +72,25 @@ async fn index_and_assets_are_served_from_the_assets_dir() {
     let store = Store::open("redis://127.0.0.1:1").unwrap();
     let (status, body) = get(state(store.clone(), dir.clone()), "/").await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "<h1>stage</h1>"));
-    let (status, body) = get(state(store, dir.clone()), "/app.css").await;
+    let (status, body) = get(state(store.clone(), dir.clone()), "/app.css").await;
     assert_eq!((status, body.as_str()), (StatusCode::OK, "body{}"));
+    // Hashed build output is cached for good; the page itself is always revalidated.
+    std::fs::write(dir.join("style-61594fa88c6ada1e.css"), "p{}").unwrap();
+    let cache = |path: &'static str| {
+        let app = app(state(store.clone(), dir.clone()));
+        async move {
+            let res = app
+                .oneshot(Request::get(path).body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            res.headers()["cache-control"].to_str().unwrap().to_string()
+        }
+    };
+    assert!(
+        cache("/style-61594fa88c6ada1e.css")
+            .await
+            .contains("immutable")
+    );
+    assert_eq!(cache("/").await, "no-cache");
     std::fs::remove_dir_all(dir).unwrap();
 }
