@@ -254,6 +254,11 @@ pub struct BuyerOutcome {
     pub start_us: u64,
     /// When the buyer got its answer, µs after the gate opened.
     pub end_us: u64,
+    /// When the app got its read of the stock back, µs after the gate opened, for strategies
+    /// that read and then decide in the app (`naive`, `naive_set`, `watch`, `lock`). With
+    /// `naive` every read lands before the first write: that is the race, on a time axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_us: Option<u64>,
     /// Requests this buyer sent to Redis (a script call counts as one).
     pub round_trips: u32,
     /// Attempts beyond the first (optimistic or lock strategies); 0 otherwise.

@@ -114,6 +114,7 @@ fn outcome_round_trips() {
         latency_us: 120,
         start_us: 0,
         end_us: 120,
+        read_us: None,
         round_trips: 2,
         retries: 0,
     };

@@ -184,6 +184,9 @@ impl Buyer {
             latency_us: micros(ended - started),
             start_us: micros(started - opened),
             end_us: micros(ended - opened),
+            read_us: attempt
+                .read_at
+                .map(|t| micros(t.saturating_duration_since(opened))),
             round_trips: attempt.round_trips,
             retries: attempt.retries,
         };

@@ -147,6 +147,11 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
         let s = &report.summary;
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(s.errors, 0);
+        // Each buyer's read came back between its arrival and its answer.
+        for o in &report.outcomes {
+            let read = o.read_us.expect("naive reports when its read came back");
+            assert!(o.start_us <= read && read <= o.end_us, "{o:?}");
+        }
         // DECRBY itself never loses a write: the counter always matches the orders.
         assert_eq!(s.final_stock, 10 - s.units_sold as i64, "{s:?}");
         if s.oversold_units > 0 {

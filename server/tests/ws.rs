@@ -50,6 +50,8 @@ async fn hello_then_a_full_lua_run() {
         (10, 0, 0)
     );
     assert_eq!(run.outcomes.len(), 50);
+    // The script reads inside Redis: there is no app-side read to time.
+    assert!(run.outcomes.iter().all(|o| o.read_us.is_none()));
     let buyers: HashSet<u32> = run.outcomes.iter().map(|o| o.buyer).collect();
     assert_eq!(buyers.len(), 50);
     let mut c = redis.conn().await;

@@ -297,6 +297,7 @@ pub(crate) mod tests {
             latency_us: 100,
             start_us: 0,
             end_us: 100,
+            read_us: None,
             round_trips: 2,
             retries: 0,
         }

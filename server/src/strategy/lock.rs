@@ -91,6 +91,7 @@ impl Strategy for Lock {
             // Held: from here on nobody else reads or writes the stock.
             round_trips += 1;
             let observed = store::read_stock(&mut conn, keys).await;
+            let read_at = Instant::now();
             let attempt = match observed {
                 Err(e) => Attempt::failed(e.short(), None, round_trips),
                 Ok(v) if v.unwrap_or(0) < i64::from(qty) => {
@@ -125,6 +126,7 @@ impl Strategy for Lock {
                 ..attempt
             }
             .with_retries(retries)
+            .with_read_at(read_at)
         }
         .boxed()
     }

@@ -5,7 +5,7 @@
 //! (gate, arrival time) and *over which connection*.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use oversold_protocol::{OutcomeResult, StrategyInfo};
@@ -70,6 +70,9 @@ pub struct Attempt {
     pub retries: u32,
     /// Set when `result` is `Error`.
     pub error: Option<String>,
+    /// When the app got its read of the stock back (strategies that read, then decide in
+    /// the app). The page draws it: with `naive`, every read lands before the first write.
+    pub read_at: Option<Instant>,
 }
 
 impl Attempt {
@@ -82,6 +85,7 @@ impl Attempt {
             round_trips,
             retries: 0,
             error: Some(why.into()),
+            read_at: None,
         }
     }
 
@@ -94,6 +98,7 @@ impl Attempt {
             round_trips,
             retries: 0,
             error: None,
+            read_at: None,
         }
     }
 
@@ -106,7 +111,14 @@ impl Attempt {
             round_trips,
             retries: 0,
             error: None,
+            read_at: None,
         }
+    }
+
+    /// The same attempt, reporting when its deciding read came back.
+    pub fn with_read_at(mut self, read_at: Instant) -> Self {
+        self.read_at = Some(read_at);
+        self
     }
 
     /// The same attempt, reporting `retries` extra tries.

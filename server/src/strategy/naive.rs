@@ -3,6 +3,8 @@
 //! Each command is atomic on its own. The bug is the gap: every buyer whose GET lands
 //! before the last unit's DECRBY sees stock, passes the check, and decrements anyway.
 
+use std::time::Instant;
+
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
@@ -42,8 +44,9 @@ impl Strategy for Naive {
                 Ok(v) => v.unwrap_or(0),
                 Err(e) => return Attempt::failed(e.short(), None, 1),
             };
+            let read_at = Instant::now();
             if observed < i64::from(qty) {
-                return Attempt::sold_out(Some(observed), 1);
+                return Attempt::sold_out(Some(observed), 1).with_read_at(read_at);
             }
             // The app "does work" here (validates the cart, prices it...). Even at zero the
             // gap exists: other buyers' GETs are already queued ahead of this DECRBY.
@@ -54,6 +57,7 @@ impl Strategy for Naive {
                 Ok(after) => Attempt::reserved(Some(observed), after, 2),
                 Err(e) => Attempt::failed(e.short(), Some(observed), 2),
             }
+            .with_read_at(read_at)
         }
         .boxed()
     }

@@ -8,6 +8,8 @@
 //! accepted beyond the units that existed (`oversold_units`) and as a final stock higher
 //! than `stock - units_sold` (`lost_updates`).
 
+use std::time::Instant;
+
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
@@ -47,9 +49,10 @@ impl Strategy for NaiveSet {
                 Ok(v) => v.unwrap_or(0),
                 Err(e) => return Attempt::failed(e.short(), None, 1),
             };
+            let read_at = Instant::now();
             let qty = i64::from(qty);
             if observed < qty {
-                return Attempt::sold_out(Some(observed), 1);
+                return Attempt::sold_out(Some(observed), 1).with_read_at(read_at);
             }
             if !race_window.is_zero() {
                 tokio::time::sleep(race_window).await;
@@ -60,6 +63,7 @@ impl Strategy for NaiveSet {
                 Ok(()) => Attempt::reserved(Some(observed), after, 2),
                 Err(e) => Attempt::failed(e.short(), Some(observed), 2),
             }
+            .with_read_at(read_at)
         }
         .boxed()
     }

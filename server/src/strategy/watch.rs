@@ -13,7 +13,7 @@
 //! a turn. Requests per attempt: WATCH, GET, then either UNWATCH (sold out) or one
 //! pipelined MULTI/DECRBY/EXEC (counted as one round trip).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -79,6 +79,7 @@ impl Strategy for Watch {
                             .with_retries(attempt);
                     }
                 };
+                let read_at = Instant::now();
                 if observed < i64::from(qty) {
                     // Leave the connection clean for the next buyer on this app server.
                     round_trips += 1;
@@ -86,7 +87,8 @@ impl Strategy for Watch {
                         Ok(()) => Attempt::sold_out(Some(observed), round_trips),
                         Err(e) => Attempt::failed(e.short(), Some(observed), round_trips),
                     }
-                    .with_retries(attempt);
+                    .with_retries(attempt)
+                    .with_read_at(read_at);
                 }
                 if !race_window.is_zero() {
                     tokio::time::sleep(race_window).await;
@@ -95,7 +97,8 @@ impl Strategy for Watch {
                 match store::exec_decr_by(&mut conn, keys, qty).await {
                     Ok(Some(after)) => {
                         return Attempt::reserved(Some(observed), after, round_trips)
-                            .with_retries(attempt);
+                            .with_retries(attempt)
+                            .with_read_at(read_at);
                     }
                     // Someone wrote the stock after our WATCH: our read is stale. EXEC has
                     // already cleared the watch, so the connection is clean.
