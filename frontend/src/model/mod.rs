@@ -15,4 +15,5 @@ pub mod run;
 pub mod scoreboard;
 pub mod text;
 pub mod tiles;
+pub mod timeline;
 pub mod verdict;

@@ -29,6 +29,11 @@ impl Mark {
             Mark::Error => "error",
         }
     }
+
+    /// True for an accepted order (its units count as sold, real or not).
+    pub fn is_sale(self) -> bool {
+        matches!(self, Mark::Reserved | Mark::Oversold)
+    }
 }
 
 /// One buyer's line in the audit trail.

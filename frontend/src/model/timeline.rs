@@ -1,0 +1,623 @@
+//! The race timeline's arithmetic: one row per buyer on a time axis since the start gate, the
+//! moment the real stock ran out, and the sentence that says what the picture shows.
+//!
+//! Plain numbers only (µs, CSS px, row indices); the component turns them into canvas calls.
+//! A 10,000-buyer run is one sort and a few passes over the rows, once per animation frame.
+
+use super::run::{AuditRow, Mark};
+use super::text::{micros, thousands};
+
+/// How buyers are stacked on the y axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowOrder {
+    /// One row per buyer, by arrival time (then buyer number).
+    #[default]
+    Arrival,
+    /// Grouped by app server (Redis connection), by arrival within each group.
+    AppServer,
+}
+
+impl RowOrder {
+    /// Both orders, for the toggle.
+    pub const ALL: [RowOrder; 2] = [RowOrder::Arrival, RowOrder::AppServer];
+
+    /// The toggle's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            RowOrder::Arrival => "by arrival",
+            RowOrder::AppServer => "by app server",
+        }
+    }
+
+    /// A short id for test hooks.
+    pub fn id(self) -> &'static str {
+        match self {
+            RowOrder::Arrival => "arrival",
+            RowOrder::AppServer => "app",
+        }
+    }
+}
+
+/// One buyer's bar: arrival to answer, with the moment its read of the stock came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bar {
+    /// Row on the y axis, 0 at the top.
+    pub row: u32,
+    /// Arrival, µs after the gate.
+    pub start_us: u64,
+    /// Answer, µs after the gate.
+    pub end_us: u64,
+    /// When the app's read came back, for strategies that read before deciding.
+    pub read_us: Option<u64>,
+    /// Colour: reserved, oversold, sold out or error.
+    pub mark: Mark,
+}
+
+/// A run of consecutive rows that went through one app server (only when grouping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group {
+    /// 0-based app server index.
+    pub app_server: u32,
+    /// First row of the group.
+    pub first_row: u32,
+    /// Rows in the group.
+    pub rows: u32,
+}
+
+/// The numbers the caption is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Race {
+    /// Units in stock before the run.
+    pub stock: u32,
+    /// When the last real unit was sold (µs after the gate); `None` while units are left.
+    pub stock_out_us: Option<u64>,
+    /// Buyers whose read of the stock came back before `stock_out_us`.
+    pub read_before: u32,
+    /// Of those, buyers whose order went on to sell units that never existed.
+    pub stale_oversold: u32,
+    /// Orders that sold units that never existed (whatever they read).
+    pub oversold_orders: u32,
+    /// Buyers whose strategy read the stock in the app at all.
+    pub readers: u32,
+    /// Buyers refused as sold out.
+    pub refused: u32,
+    /// Units across accepted orders.
+    pub units_sold: u64,
+    /// Buyers answered so far.
+    pub answered: u32,
+}
+
+/// Everything the panel draws, independent of pixels.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Timeline {
+    /// One bar per buyer, in row order.
+    pub bars: Vec<Bar>,
+    /// App-server groups, top to bottom (empty unless grouped by app server).
+    pub groups: Vec<Group>,
+    /// The latest answer, µs after the gate (the data's right edge).
+    pub last_end_us: u64,
+    /// The race's numbers.
+    pub race: Race,
+}
+
+impl Timeline {
+    /// Lay out `rows` (audit rows, in the order they reached the page) of a run that started
+    /// with `stock` units.
+    pub fn new(rows: &[AuditRow], stock: u32, order: RowOrder) -> Self {
+        let mut idx: Vec<usize> = (0..rows.len()).collect();
+        let o = |i: usize| &rows[i].outcome;
+        match order {
+            RowOrder::Arrival => idx.sort_unstable_by_key(|&i| (o(i).start_us, o(i).buyer)),
+            RowOrder::AppServer => {
+                idx.sort_unstable_by_key(|&i| (o(i).app_server, o(i).start_us, o(i).buyer))
+            }
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        let bars: Vec<Bar> = idx
+            .iter()
+            .enumerate()
+            .map(|(row, &i)| {
+                let row = row as u32;
+                let out = o(i);
+                if order == RowOrder::AppServer {
+                    match groups.last_mut() {
+                        Some(g) if g.app_server == out.app_server => g.rows += 1,
+                        _ => groups.push(Group {
+                            app_server: out.app_server,
+                            first_row: row,
+                            rows: 1,
+                        }),
+                    }
+                }
+                Bar {
+                    row,
+                    start_us: out.start_us,
+                    end_us: out.end_us.max(out.start_us),
+                    read_us: out.read_us,
+                    mark: rows[i].mark,
+                }
+            })
+            .collect();
+        let last_end_us = bars.iter().map(|b| b.end_us).max().unwrap_or(0);
+        Self {
+            bars,
+            groups,
+            last_end_us,
+            race: race(rows, stock),
+        }
+    }
+
+    /// Rows on the y axis (one per buyer).
+    pub fn rows(&self) -> u32 {
+        self.bars.len() as u32
+    }
+}
+
+/// When the real stock ran out: the answer time of the order that took the last real unit,
+/// counting units in the order answers reached the page (the same count that marks audit lines
+/// "oversold", so every red bar belongs after this moment). `Some(0)` when there was no stock.
+pub fn stock_out_us(rows: &[AuditRow], stock: u32) -> Option<u64> {
+    if stock == 0 {
+        return Some(0);
+    }
+    let stock = u64::from(stock);
+    let mut sold = 0u64;
+    for r in rows.iter().filter(|r| r.mark.is_sale()) {
+        sold += u64::from(r.outcome.qty);
+        if sold >= stock {
+            return Some(r.outcome.end_us);
+        }
+    }
+    None
+}
+
+/// Count what the caption says.
+pub fn race(rows: &[AuditRow], stock: u32) -> Race {
+    let out = stock_out_us(rows, stock);
+    let mut r = Race {
+        stock,
+        stock_out_us: out,
+        answered: rows.len() as u32,
+        ..Race::default()
+    };
+    for row in rows {
+        let o = &row.outcome;
+        if row.mark.is_sale() {
+            r.units_sold += u64::from(o.qty);
+        }
+        match row.mark {
+            Mark::Oversold => r.oversold_orders += 1,
+            Mark::SoldOut => r.refused += 1,
+            _ => {}
+        }
+        let Some(read) = o.read_us else { continue };
+        r.readers += 1;
+        if out.is_some_and(|t| read < t) {
+            r.read_before += 1;
+            if row.mark == Mark::Oversold {
+                r.stale_oversold += 1;
+            }
+        }
+    }
+    r
+}
+
+/// "1 buyer" / "12 buyers".
+fn buyers(n: u32) -> String {
+    if n == 1 {
+        "1 buyer".to_string()
+    } else {
+        format!("{} buyers", thousands(n.into()))
+    }
+}
+
+/// The one-line reading of the picture, in plain words with numbers.
+pub fn caption(race: &Race, running: bool) -> String {
+    if race.answered == 0 {
+        return if running {
+            "Waiting for the first answers…".to_string()
+        } else {
+            "Run a strategy: each buyer becomes a bar from arrival to answer, on one time axis."
+                .to_string()
+        };
+    }
+    let Some(out) = race.stock_out_us else {
+        let so_far = if running { " so far" } else { "" };
+        return format!(
+            "The stock has not run out{so_far}: {} of {} units sold.",
+            thousands(race.units_sold as i64),
+            thousands(race.stock.into())
+        );
+    };
+    if race.stock == 0 {
+        return match race.oversold_orders {
+            0 => "There was no stock at all, and every order was refused.".to_string(),
+            n => format!(
+                "There was no stock at all, yet {} sold units that did not exist.",
+                buyers(n)
+            ),
+        };
+    }
+    let at = micros(out);
+    if race.read_before > 0 {
+        let lead = format!(
+            "{} read the stock before the last real unit was sold at {at}",
+            buyers(race.read_before)
+        );
+        return match race.stale_oversold {
+            0 => format!("{lead}; none of them sold a unit that did not exist."),
+            n if n == race.read_before => format!(
+                "{lead}; all {} went on to sell units that did not exist.",
+                thousands(n.into())
+            ),
+            n => format!(
+                "{lead}; {} of them went on to sell units that did not exist.",
+                thousands(n.into())
+            ),
+        };
+    }
+    let mut text = format!("The last real unit was sold at {at}");
+    if race.oversold_orders > 0 {
+        text.push_str(&format!(
+            "; after it, {} still sold units that did not exist.",
+            buyers(race.oversold_orders)
+        ));
+        return text;
+    }
+    if race.refused > 0 {
+        text.push_str(&format!("; {} were refused", buyers(race.refused)));
+    }
+    if race.readers == 0 {
+        text.push_str(". No app-side read to go stale: check and write were one atomic step.");
+    } else {
+        text.push('.');
+    }
+    text
+}
+
+/// A time axis from the gate (0) to a round number at or past the last answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeAxis {
+    /// Right edge, µs (a whole number of `step_us`, at least one step).
+    pub end_us: u64,
+    /// Distance between ticks, µs (1, 2 or 5 × 10ⁿ).
+    pub step_us: u64,
+}
+
+impl TimeAxis {
+    /// An axis covering `0..=last_us` with at most `max_ticks` intervals.
+    pub fn new(last_us: u64, max_ticks: u32) -> Self {
+        let last = last_us.max(1);
+        let want = last.div_ceil(u64::from(max_ticks.max(1)));
+        let mut decade = 1u64;
+        let step = loop {
+            if let Some(m) = [1, 2, 5].into_iter().find(|&m| m * decade >= want) {
+                break m * decade;
+            }
+            decade *= 10;
+        };
+        Self {
+            end_us: last.div_ceil(step) * step,
+            step_us: step,
+        }
+    }
+
+    /// The ticks, left to right: 0, step, 2·step, … end.
+    pub fn ticks(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..=self.end_us / self.step_us).map(|i| i * self.step_us)
+    }
+
+    /// Fraction of the way across (0..=1) for a time.
+    pub fn frac(&self, us: u64) -> f64 {
+        (us as f64 / self.end_us.max(1) as f64).min(1.0)
+    }
+
+    /// A tick's label in milliseconds (seconds past 10 s), with as many decimals as the step needs.
+    pub fn label(&self, us: u64) -> String {
+        if us == 0 {
+            return "0".to_string();
+        }
+        if self.step_us >= 1_000_000 || (us >= 10_000_000 && self.step_us >= 100_000) {
+            let decimals = if self.step_us.is_multiple_of(1_000_000) {
+                0
+            } else {
+                1
+            };
+            return format!("{:.*} s", decimals, us as f64 / 1e6);
+        }
+        let decimals = match self.step_us {
+            s if s >= 1_000 => 0,
+            s if s >= 100 => 1,
+            s if s >= 10 => 2,
+            _ => 3,
+        };
+        format!("{:.*} ms", decimals, us as f64 / 1e3)
+    }
+}
+
+/// Where things go on the canvas, in CSS px.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Geometry {
+    /// Canvas width.
+    pub width: f64,
+    /// Canvas height.
+    pub height: f64,
+    /// Left edge of the plot (room for app-server labels when grouped).
+    pub left: f64,
+    /// Right edge of the plot.
+    pub right: f64,
+    /// Top edge of the plot (room for the "stock ran out" label above).
+    pub top: f64,
+    /// Distance between rows (below 1 px for big runs: rows then share pixels).
+    pub pitch: f64,
+    /// Bar thickness, before rounding to at least one device pixel.
+    pub thickness: f64,
+    /// Tick intervals that fit the width.
+    pub max_ticks: u32,
+}
+
+/// Space above the plot for the marker's label.
+const TOP: f64 = 24.0;
+/// Space below the plot for the tick labels.
+const BOTTOM: f64 = 24.0;
+/// Left gutter for app-server labels when grouped.
+const GROUP_GUTTER: f64 = 50.0;
+/// Gutters otherwise: just enough that the first and last tick labels stay on the canvas.
+const EDGE: f64 = 10.0;
+/// The tallest a row gets.
+const MAX_PITCH: f64 = 14.0;
+
+impl Geometry {
+    /// Lay out a canvas `width` CSS px wide for `rows` buyers.
+    pub fn new(width: f64, rows: u32, grouped: bool) -> Self {
+        let width = width.max(160.0);
+        let narrow = width < 600.0;
+        let max_plot = if narrow { 240.0 } else { 320.0 };
+        let rows_f = f64::from(rows.max(1));
+        let plot = (rows_f * MAX_PITCH).min(max_plot);
+        let pitch = plot / rows_f;
+        let left = if grouped { GROUP_GUTTER } else { EDGE + 6.0 };
+        let right = width - EDGE - 6.0;
+        Self {
+            width,
+            height: TOP + plot + BOTTOM,
+            left,
+            right,
+            top: TOP,
+            pitch,
+            thickness: (pitch * 0.7).min(9.0),
+            max_ticks: ((right - left) / if narrow { 70.0 } else { 95.0 })
+                .floor()
+                .max(2.0) as u32,
+        }
+    }
+
+    /// Bottom edge of the plot.
+    pub fn bottom(&self) -> f64 {
+        self.height - BOTTOM
+    }
+
+    /// x for a time on `axis`.
+    pub fn x(&self, axis: &TimeAxis, us: u64) -> f64 {
+        self.left + axis.frac(us) * (self.right - self.left)
+    }
+
+    /// The vertical centre of `row`.
+    pub fn y(&self, row: u32) -> f64 {
+        self.top + (f64::from(row) + 0.5) * self.pitch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::RunModel;
+    use crate::model::run::tests::{config, outcome};
+    use oversold_protocol::{BuyerOutcome, OutcomeResult};
+
+    /// A naive race: everyone arrives at 0 and reads at 100..; writes answer at 1000 + 10·b.
+    fn naive_run(stock: u32, buyers: u32) -> RunModel {
+        let mut run = RunModel::new("r-1".into(), config(stock, buyers));
+        run.push_batch(
+            (1..=buyers)
+                .map(|b| {
+                    let mut o = outcome(b, 1, OutcomeResult::Reserved);
+                    o.start_us = u64::from(b % 3);
+                    o.read_us = Some(100 + u64::from(b));
+                    o.end_us = 1_000 + 10 * u64::from(b);
+                    o.stock_after = Some(i64::from(stock) - i64::from(b));
+                    o
+                })
+                .collect(),
+        );
+        run
+    }
+
+    /// An atomic run: no reads; the first `stock` buyers get a unit, the rest are refused.
+    fn atomic_run(stock: u32, buyers: u32) -> RunModel {
+        let mut run = RunModel::new("r-2".into(), config(stock, buyers));
+        run.push_batch(
+            (1..=buyers)
+                .map(|b| {
+                    let result = if b <= stock {
+                        OutcomeResult::Reserved
+                    } else {
+                        OutcomeResult::SoldOut
+                    };
+                    let mut o = outcome(b, 1, result);
+                    o.observed_stock = None;
+                    o.start_us = 0;
+                    o.end_us = 200 + 5 * u64::from(b);
+                    o
+                })
+                .collect(),
+        );
+        run
+    }
+
+    #[test]
+    fn the_stock_runs_out_with_the_order_that_took_the_last_real_unit() {
+        let run = naive_run(10, 50);
+        assert_eq!(stock_out_us(&run.rows, 10), Some(1_100));
+        // A straddling order (units 9..11 of 10) takes the last real unit too.
+        let mut big = RunModel::new("r".into(), config(10, 3));
+        big.push_batch(
+            [(1, 8, 300), (2, 3, 500), (3, 1, 700)]
+                .map(|(b, qty, end)| BuyerOutcome {
+                    end_us: end,
+                    ..outcome(b, qty, OutcomeResult::Reserved)
+                })
+                .to_vec(),
+        );
+        assert_eq!(stock_out_us(&big.rows, 10), Some(500));
+        // Sold-out and failed answers take nothing.
+        let mut few = RunModel::new("r".into(), config(10, 2));
+        few.push_batch(vec![
+            outcome(1, 5, OutcomeResult::Reserved),
+            outcome(2, 9, OutcomeResult::SoldOut),
+            outcome(3, 9, OutcomeResult::Error),
+        ]);
+        assert_eq!(stock_out_us(&few.rows, 10), None);
+        assert_eq!(stock_out_us(&few.rows, 0), Some(0));
+    }
+
+    #[test]
+    fn naive_caption_counts_reads_before_the_stock_ran_out() {
+        let run = naive_run(10, 50);
+        let r = race(&run.rows, 10);
+        // Every read (101..=150 µs) came back before the tenth sale answered at 1,100 µs.
+        assert_eq!(
+            (r.read_before, r.stale_oversold, r.oversold_orders),
+            (50, 40, 40)
+        );
+        assert_eq!(
+            caption(&r, false),
+            "50 buyers read the stock before the last real unit was sold at 1.1 ms; \
+             40 of them went on to sell units that did not exist."
+        );
+        // Reads after the line do not count as racing it.
+        let mut late = naive_run(10, 12);
+        late.rows[11].outcome.read_us = Some(5_000);
+        let r = race(&late.rows, 10);
+        assert_eq!((r.read_before, r.stale_oversold), (11, 1));
+    }
+
+    #[test]
+    fn atomic_caption_claims_no_race() {
+        let run = atomic_run(10, 50);
+        let r = race(&run.rows, 10);
+        assert_eq!((r.readers, r.read_before, r.refused), (0, 0, 40));
+        let text = caption(&r, false);
+        assert_eq!(
+            text,
+            "The last real unit was sold at 250 µs; 40 buyers were refused. \
+             No app-side read to go stale: check and write were one atomic step."
+        );
+        assert!(!text.contains("read the stock before"));
+    }
+
+    #[test]
+    fn captions_for_the_edges() {
+        let empty = race(&[], 10);
+        assert!(caption(&empty, false).starts_with("Run a strategy"));
+        assert!(caption(&empty, true).starts_with("Waiting"));
+        let few = atomic_run(100, 3);
+        let r = race(&few.rows, 100);
+        assert_eq!(r.stock_out_us, None);
+        assert_eq!(
+            caption(&r, true),
+            "The stock has not run out so far: 3 of 100 units sold."
+        );
+        let none = naive_run(0, 4);
+        let r = race(&none.rows, 0);
+        assert_eq!(r.stock_out_us, Some(0));
+        assert_eq!(
+            caption(&r, false),
+            "There was no stock at all, yet 4 buyers sold units that did not exist."
+        );
+        // A safe read-then-write strategy (WATCH, lock): reads raced, nothing oversold.
+        let mut watch = naive_run(10, 12);
+        for row in &mut watch.rows[10..] {
+            row.mark = Mark::SoldOut;
+        }
+        let r = race(&watch.rows, 10);
+        assert!(caption(&r, false).ends_with("; none of them sold a unit that did not exist."));
+        // Every racer oversold: "all", not "12 of them".
+        let mut all = naive_run(1, 3);
+        all.rows[0].outcome.read_us = None;
+        assert!(
+            caption(&race(&all.rows, 1), false)
+                .ends_with("; all 2 went on to sell units that did not exist.")
+        );
+    }
+
+    #[test]
+    fn rows_sort_by_arrival_or_group_by_app_server() {
+        let run = naive_run(10, 9);
+        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival);
+        // start_us = b % 3: buyers 3, 6, 9 at 0, then 1, 4, 7, then 2, 5, 8.
+        let starts: Vec<u64> = t.bars.iter().map(|b| b.start_us).collect();
+        assert_eq!(starts, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        assert!(t.groups.is_empty());
+        assert_eq!(t.last_end_us, 1_090);
+        assert_eq!(t.rows(), 9);
+
+        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer);
+        // app_server = b % 8: buyers 8 (app 0), 1 and 9 (app 1), 2 .. 7.
+        assert_eq!(g.groups.len(), 8);
+        assert_eq!(
+            g.groups[1],
+            Group {
+                app_server: 1,
+                first_row: 1,
+                rows: 2
+            }
+        );
+        assert_eq!(g.groups.iter().map(|x| x.rows).sum::<u32>(), 9);
+        assert!(g.bars.iter().enumerate().all(|(i, b)| b.row == i as u32));
+    }
+
+    #[test]
+    fn time_axis_ends_on_a_round_number() {
+        let a = TimeAxis::new(1_234, 6);
+        assert_eq!((a.step_us, a.end_us), (500, 1_500));
+        assert_eq!(a.ticks().collect::<Vec<_>>(), [0, 500, 1_000, 1_500]);
+        assert_eq!(a.label(500), "0.5 ms");
+        assert_eq!(a.label(0), "0");
+        assert!((a.frac(750) - 0.5).abs() < 1e-12);
+        assert_eq!(a.frac(9_999), 1.0);
+
+        let b = TimeAxis::new(38_700, 8);
+        assert_eq!((b.step_us, b.end_us), (5_000, 40_000));
+        assert_eq!(b.label(35_000), "35 ms");
+        let c = TimeAxis::new(180, 4);
+        assert_eq!((c.step_us, c.end_us), (50, 200));
+        assert_eq!(c.label(150), "0.15 ms");
+        let d = TimeAxis::new(12_400_000, 5);
+        assert_eq!(d.step_us, 5_000_000);
+        assert_eq!(d.label(10_000_000), "10 s");
+        // Nothing answered yet: a unit axis, no division by zero.
+        let z = TimeAxis::new(0, 5);
+        assert_eq!((z.step_us, z.end_us), (1, 1));
+    }
+
+    #[test]
+    fn geometry_fits_a_phone_and_ten_thousand_rows() {
+        let phone = Geometry::new(340.0, 50, false);
+        assert!(phone.right <= 340.0 && phone.left >= 0.0);
+        assert!(phone.height <= 240.0 + 48.0);
+        assert!(phone.max_ticks >= 2);
+        let wide = Geometry::new(1_300.0, 10_000, true);
+        assert_eq!(wide.height, 24.0 + 320.0 + 24.0);
+        assert!(wide.pitch < 0.05, "rows share pixels: {}", wide.pitch);
+        assert_eq!(wide.left, 50.0);
+        // Few rows: each stays a readable height, not stretched to fill.
+        let few = Geometry::new(1_300.0, 3, false);
+        assert_eq!(few.pitch, 14.0);
+        assert_eq!(few.bottom() - few.top, few.pitch * 3.0);
+        let axis = TimeAxis::new(1_000, 5);
+        assert_eq!(wide.x(&axis, 0), wide.left);
+        assert_eq!(wide.x(&axis, 1_000), wide.right);
+        assert_eq!(wide.y(0), 24.0 + wide.pitch / 2.0);
+    }
+}
