@@ -167,6 +167,70 @@ test('atomic sells exactly the stock', async () => {
   await page.setViewportSize(WIDE);
 });
 
+/** Pixels of the timeline canvas by colour family, once it has been drawn for the run on screen.
+ *  Colours come from components/timeline.rs: red bars (oversold), blue read ticks, green bars. */
+async function timelinePixels() {
+  await page.waitForFunction(() => {
+    const c = document.querySelector('[data-testid="timeline"] canvas');
+    return c && c.width > 0 && c.height > 0 && c.getBoundingClientRect().height > 0;
+  });
+  // The drawing lands on the next animation frame after the last batch; give it two.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(() => {
+    const c = document.querySelector('[data-testid="timeline"] canvas');
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    const n = { red: 0, blue: 0, green: 0, lit: 0, width: c.width, height: c.height, cssWidth: c.clientWidth };
+    for (let i = 0; i < data.length; i += 4) {
+      const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+      if (a === 0) continue;
+      if (r > 200 && g < 120 && b < 120) n.red += 1;
+      else if (r < 150 && g > 150 && b > 220) n.blue += 1;
+      else if (r < 100 && g > 180 && b > 120 && b < 180) n.green += 1;
+      if (r + g + b > 150) n.lit += 1;
+    }
+    return n;
+  });
+}
+
+test('the race timeline shows reads landing before the stock ran out, and no race for Lua', async () => {
+  await run('run-naive');
+  const timeline = byTestId('timeline');
+  const naive = await timelinePixels();
+  assert.ok(naive.lit > 500, `the canvas is drawn: ${JSON.stringify(naive)}`);
+  assert.ok(naive.red > 0 && naive.blue > 0 && naive.green > 0, `bars and read ticks show: ${JSON.stringify(naive)}`);
+  // Crisp on any screen: the backing store is the CSS size times devicePixelRatio.
+  const dpr = await page.evaluate(() => window.devicePixelRatio);
+  assert.equal(naive.width, Math.round(naive.cssWidth * dpr));
+  const caption = (await byTestId('timeline-caption').textContent()).trim();
+  assert.match(caption, /^\d+ buyers? read the stock before the last real unit was sold at [\d.]+ (µs|ms|s); /);
+  assert.match(caption, /sell units that did not exist\.$/, caption);
+  console.log(`timeline after naive: ${caption}`);
+  await timeline.scrollIntoViewIfNeeded();
+  await timeline.screenshot({ path: path.join(shots, 'wide-timeline-naive.png') });
+  await page.setViewportSize(NARROW);
+  const narrow = await timelinePixels();
+  assert.ok(narrow.cssWidth <= 390 && narrow.red > 0, `the canvas follows the width: ${JSON.stringify(narrow)}`);
+  await timeline.scrollIntoViewIfNeeded();
+  await timeline.screenshot({ path: path.join(shots, 'narrow-timeline-naive.png') });
+  // Grouped by app server: still one canvas, still drawn.
+  await byTestId('timeline-order-app').click();
+  assert.ok((await timelinePixels()).red > 0);
+  await timeline.screenshot({ path: path.join(shots, 'narrow-timeline-naive-by-app.png') });
+  await byTestId('timeline-order-arrival').click();
+  await page.setViewportSize(WIDE);
+
+  await run('run-lua');
+  const lua = await timelinePixels();
+  assert.equal(lua.red, 0, 'Lua oversells nothing, so no red bars');
+  assert.equal(lua.blue, 0, 'Lua reads nothing in the app, so no read ticks');
+  assert.ok(lua.green > 0);
+  const luaCaption = (await byTestId('timeline-caption').textContent()).trim();
+  assert.doesNotMatch(luaCaption, /read the stock before|did not exist/, luaCaption);
+  assert.match(luaCaption, /^The last real unit was sold at .*atomic/, luaCaption);
+  assert.equal(await timeline.locator('canvas').count(), 1, 'one canvas, not a node per buyer');
+  await timeline.screenshot({ path: path.join(shots, 'wide-timeline-lua.png') });
+});
+
 /** Strategy names whose run buttons are enabled (call while idle and connected). */
 async function availableStrategies() {
   await page.waitForFunction(() => document.querySelector('[data-testid="run-lua"]') && !document.querySelector('[data-testid="run-lua"]').disabled);
@@ -274,6 +338,19 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   assert.ok((await page.locator('.tile').count()) <= 400);
   console.log(`10,000 buyers: ${samples} samples, slowest page answer ${slowest} ms, ${rows} rows in the DOM`);
   await page.screenshot({ path: path.join(shots, 'wide-10k.png'), fullPage: true });
+  // The timeline draws all 10,000 buyers into its one canvas.
+  const timeline = byTestId('timeline');
+  const pixels = await timelinePixels();
+  assert.ok(pixels.lit > 1_000, `the 10,000-buyer timeline is drawn: ${JSON.stringify(pixels)}`);
+  assert.equal(await timeline.locator('canvas').count(), 1);
+  console.log(`10,000 buyers, timeline: ${(await byTestId('timeline-caption').textContent()).trim()}`);
+  await timeline.scrollIntoViewIfNeeded();
+  await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k.png') });
+  await page.setViewportSize(NARROW);
+  await timelinePixels();
+  await timeline.scrollIntoViewIfNeeded();
+  await timeline.screenshot({ path: path.join(shots, 'narrow-timeline-10k.png') });
+  await page.setViewportSize(WIDE);
 });
 
 test('a dropped connection marks the run interrupted, and the page reconnects by itself', async () => {

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     header::Header, history::History, inventory::Inventory, notices::Notices, result::ResultLine,
-    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource,
+    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource, timeline::Timeline,
 };
 use crate::session::Session;
 use crate::socket::Socket;
@@ -33,6 +33,7 @@ pub fn App() -> impl IntoView {
                 <History/>
             </div>
             <Scoreboard/>
+            <Timeline/>
             <AuditTrail/>
             <div class="row row-why">
                 <Explainer/>

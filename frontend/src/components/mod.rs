@@ -13,3 +13,4 @@ pub mod result;
 pub mod run_buttons;
 pub mod scoreboard;
 pub mod script;
+pub mod timeline;
