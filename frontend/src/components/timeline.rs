@@ -27,7 +27,7 @@ const TEXT: &str = "#eef1f7";
 const MUTED: &str = "#9aa5ba";
 const BG: &str = "#0a0c11";
 const GRID: &str = "rgba(255, 255, 255, 0.07)";
-const AFTER: &str = "rgba(255, 95, 95, 0.07)";
+const AFTER: &str = "rgba(255, 95, 95, 0.045)";
 const FONT: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 
 /// The panel: legend, order toggle, the canvas and the one-line reading of it.
@@ -242,17 +242,25 @@ fn draw(el: &HtmlCanvasElement, t: &Layout, order: RowOrder) -> Option<f64> {
         p.fill(colour, &rects);
     }
 
-    // Reads: a short upright tick, a little taller than the bar it sits on.
-    let tick_h = (g.pitch * 0.95)
-        .max(g.thickness + 3.0)
-        .min(g.pitch.max(1.0));
-    let reads: Vec<_> = t
+    // Reads: an upright tick as tall as the row, cut out of its bar by a dark edge so it shows
+    // on red and green alike. Dense runs (rows under two pixels) skip the edge: it would
+    // blacken the picture.
+    let tick_h = g.pitch.max(1.0);
+    let ticks: Vec<_> = t
         .bars
         .iter()
-        .filter_map(|b| {
-            let x = g.x(&axis, b.read_us?);
-            Some((x - 1.0, g.y(b.row) - tick_h / 2.0, 2.0, tick_h))
-        })
+        .filter_map(|b| Some((g.x(&axis, b.read_us?), g.y(b.row) - tick_h / 2.0)))
+        .collect();
+    if g.pitch >= 2.0 {
+        let halo: Vec<_> = ticks
+            .iter()
+            .map(|&(x, y)| (x - 2.5, y, 5.0, tick_h))
+            .collect();
+        p.fill(BG, &halo);
+    }
+    let reads: Vec<_> = ticks
+        .iter()
+        .map(|&(x, y)| (x - 1.5, y, 3.0, tick_h))
         .collect();
     p.fill(BLUE, &reads);
 

@@ -69,7 +69,7 @@ pub struct Group {
 pub struct Race {
     /// Units in stock before the run.
     pub stock: u32,
-    /// When the last real unit was sold (µs after the gate); `None` while units are left.
+    /// When the real stock ran out (µs after the gate, see [`stock_out_us`]); `None` while units are left.
     pub stock_out_us: Option<u64>,
     /// Buyers whose read of the stock came back before `stock_out_us`.
     pub read_before: u32,
@@ -153,22 +153,31 @@ impl Timeline {
     }
 }
 
-/// When the real stock ran out: the answer time of the order that took the last real unit,
-/// counting units in the order answers reached the page (the same count that marks audit lines
-/// "oversold", so every red bar belongs after this moment). `Some(0)` when there was no stock.
+/// When the real stock ran out, µs after the gate; `None` while real units are left, `Some(0)`
+/// when there were none.
+///
+/// Units are counted in the order answers reached the page (the count that marks audit lines
+/// "oversold", so every red bar belongs after this moment), and the stock ran out no later than
+/// the answer of the order that took the last real unit. An answer is only an upper bound on
+/// when its write happened, though: a refusal that saw the counter at zero or below proves the
+/// stock was already gone when that read came back, so the earliest such refusal can pull the
+/// moment earlier. (Without it an atomic run would show refusals before the stock ran out.)
 pub fn stock_out_us(rows: &[AuditRow], stock: u32) -> Option<u64> {
     if stock == 0 {
         return Some(0);
     }
     let stock = u64::from(stock);
     let mut sold = 0u64;
-    for r in rows.iter().filter(|r| r.mark.is_sale()) {
+    let last_real = rows.iter().filter(|r| r.mark.is_sale()).find_map(|r| {
         sold += u64::from(r.outcome.qty);
-        if sold >= stock {
-            return Some(r.outcome.end_us);
-        }
-    }
-    None
+        (sold >= stock).then_some(r.outcome.end_us)
+    })?;
+    let first_empty_read = rows
+        .iter()
+        .filter(|r| r.mark == Mark::SoldOut && r.outcome.observed_stock.is_some_and(|s| s <= 0))
+        .map(|r| r.outcome.read_us.unwrap_or(r.outcome.end_us))
+        .min();
+    Some(first_empty_read.map_or(last_real, |t| t.min(last_real)))
 }
 
 /// Count what the caption says.
@@ -241,7 +250,7 @@ pub fn caption(race: &Race, running: bool) -> String {
     let at = micros(out);
     if race.read_before > 0 {
         let lead = format!(
-            "{} read the stock before the last real unit was sold at {at}",
+            "{} read the stock before it ran out at {at}",
             buyers(race.read_before)
         );
         return match race.stale_oversold {
@@ -256,7 +265,7 @@ pub fn caption(race: &Race, running: bool) -> String {
             ),
         };
     }
-    let mut text = format!("The last real unit was sold at {at}");
+    let mut text = format!("The stock ran out at {at}");
     if race.oversold_orders > 0 {
         text.push_str(&format!(
             "; after it, {} still sold units that did not exist.",
@@ -312,26 +321,24 @@ impl TimeAxis {
         (us as f64 / self.end_us.max(1) as f64).min(1.0)
     }
 
-    /// A tick's label in milliseconds (seconds past 10 s), with as many decimals as the step needs.
+    /// A tick's label: milliseconds, or seconds once the axis reaches a second, with as many
+    /// decimals as the step needs (`0.5 ms`, `35 ms`, `1.2 s`).
     pub fn label(&self, us: u64) -> String {
         if us == 0 {
             return "0".to_string();
         }
-        if self.step_us >= 1_000_000 || (us >= 10_000_000 && self.step_us >= 100_000) {
-            let decimals = if self.step_us.is_multiple_of(1_000_000) {
-                0
-            } else {
-                1
-            };
-            return format!("{:.*} s", decimals, us as f64 / 1e6);
-        }
+        let (unit, per, name) = if self.end_us >= 1_000_000 {
+            (1_000_000, 1e6, "s")
+        } else {
+            (1_000, 1e3, "ms")
+        };
         let decimals = match self.step_us {
-            s if s >= 1_000 => 0,
-            s if s >= 100 => 1,
-            s if s >= 10 => 2,
+            s if s >= unit => 0,
+            s if s * 10 >= unit => 1,
+            s if s * 100 >= unit => 2,
             _ => 3,
         };
-        format!("{:.*} ms", decimals, us as f64 / 1e3)
+        format!("{:.*} {name}", decimals, us as f64 / per)
     }
 }
 
@@ -377,7 +384,7 @@ impl Geometry {
         let plot = (rows_f * MAX_PITCH).min(max_plot);
         let pitch = plot / rows_f;
         let left = if grouped { GROUP_GUTTER } else { EDGE + 6.0 };
-        let right = width - EDGE - 6.0;
+        let right = width - EDGE - 12.0;
         Self {
             width,
             height: TOP + plot + BOTTOM,
@@ -482,6 +489,29 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_that_saw_no_stock_pulls_the_moment_earlier() {
+        // Atomic: the tenth sale's answer came back late (250 µs), but buyer 11 was refused at
+        // 180 µs having seen 0 left: the stock was gone by then.
+        let mut run = atomic_run(10, 12);
+        for row in &mut run.rows[10..] {
+            row.outcome.observed_stock = Some(0);
+        }
+        run.rows[10].outcome.end_us = 180;
+        assert_eq!(stock_out_us(&run.rows, 10), Some(180));
+        // A read-then-write refusal counts from when its read came back.
+        run.rows[11].outcome.read_us = Some(120);
+        run.rows[11].outcome.end_us = 400;
+        assert_eq!(stock_out_us(&run.rows, 10), Some(120));
+        // A refusal that saw stock left (too little for its order) proves nothing.
+        run.rows[11].outcome.observed_stock = Some(1);
+        assert_eq!(stock_out_us(&run.rows, 10), Some(180));
+        // Nor does any refusal while real units are unsold.
+        let mut early = atomic_run(10, 12);
+        early.rows[0].mark = Mark::Error;
+        assert_eq!(stock_out_us(&early.rows, 10), None);
+    }
+
+    #[test]
     fn naive_caption_counts_reads_before_the_stock_ran_out() {
         let run = naive_run(10, 50);
         let r = race(&run.rows, 10);
@@ -492,7 +522,7 @@ mod tests {
         );
         assert_eq!(
             caption(&r, false),
-            "50 buyers read the stock before the last real unit was sold at 1.1 ms; \
+            "50 buyers read the stock before it ran out at 1.1 ms; \
              40 of them went on to sell units that did not exist."
         );
         // Reads after the line do not count as racing it.
@@ -510,7 +540,7 @@ mod tests {
         let text = caption(&r, false);
         assert_eq!(
             text,
-            "The last real unit was sold at 250 µs; 40 buyers were refused. \
+            "The stock ran out at 250 µs; 40 buyers were refused. \
              No app-side read to go stale: check and write were one atomic step."
         );
         assert!(!text.contains("read the stock before"));
@@ -596,6 +626,11 @@ mod tests {
         let d = TimeAxis::new(12_400_000, 5);
         assert_eq!(d.step_us, 5_000_000);
         assert_eq!(d.label(10_000_000), "10 s");
+        // Past a second, labels switch to seconds: "2.4 s", not "2400 ms".
+        let e = TimeAxis::new(2_210_000, 12);
+        assert_eq!((e.step_us, e.end_us), (200_000, 2_400_000));
+        assert_eq!(e.label(2_400_000), "2.4 s");
+        assert_eq!(e.label(200_000), "0.2 s");
         // Nothing answered yet: a unit axis, no division by zero.
         let z = TimeAxis::new(0, 5);
         assert_eq!((z.step_us, z.end_us), (1, 1));
