@@ -156,6 +156,12 @@ fn draw(el: &HtmlCanvasElement, t: &Layout, order: RowOrder) -> Option<f64> {
     if width <= 0.0 {
         return None; // not laid out (hidden): nothing to measure against
     }
+    if t.bars.is_empty() {
+        // No run yet (or no answers yet): no axis to draw; the caption says what will come.
+        el.set_width(0);
+        el.set_height(0);
+        return Some(0.0);
+    }
     let dpr = window().device_pixel_ratio().max(1.0);
     let g = Geometry::new(width, t.rows(), order == RowOrder::AppServer);
     // Setting the size clears the canvas; everything below is drawn fresh each frame.
