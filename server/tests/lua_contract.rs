@@ -3,16 +3,8 @@
 
 mod common;
 
-use common::TestRedis;
-use oversold::store::{self, RESERVE_LUA, ReserveReply, RunKeys};
-
-fn reply(reserved: bool, before: i64, after: i64) -> ReserveReply {
-    ReserveReply {
-        reserved,
-        before,
-        after,
-    }
-}
+use common::{TestRedis, reply};
+use oversold::store::{self, RESERVE_LUA, RunKeys};
 
 #[tokio::test]
 async fn reserve_lua_contract() {

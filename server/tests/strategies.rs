@@ -6,10 +6,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TestRedis, calls};
+use common::{TestRedis, calls, reply};
 use oversold::engine::{self, RunReport};
 use oversold::shelf::Link;
-use oversold::store::{self, Conn, RELEASE_LOCK_LUA, RESERVE_FUNCTION_LUA, ReserveReply, RunKeys};
+use oversold::store::{self, Conn, RELEASE_LOCK_LUA, RESERVE_FUNCTION_LUA, RunKeys};
 use oversold::strategy::{self, Order, Strategy};
 use oversold_protocol::{OutcomeResult, RunConfig, RunRequest};
 use tokio_util::sync::CancellationToken;
@@ -41,14 +41,6 @@ async fn reset_stats(conn: &mut Conn) {
         .query_async::<()>(conn)
         .await
         .unwrap();
-}
-
-fn reply(reserved: bool, before: i64, after: i64) -> ReserveReply {
-    ReserveReply {
-        reserved,
-        before,
-        after,
-    }
 }
 
 #[tokio::test]

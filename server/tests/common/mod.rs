@@ -254,6 +254,15 @@ pub struct RunSeen {
     pub summary: Result<oversold_protocol::RunSummary, oversold_protocol::WireError>,
 }
 
+/// The reply `reserve.lua` (or its Function twin) should give.
+pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::ReserveReply {
+    oversold::store::ReserveReply {
+        reserved,
+        before,
+        after,
+    }
+}
+
 /// Keys under our prefix (tests check runs clean up after themselves).
 pub async fn run_keys(conn: &mut Conn) -> Vec<String> {
     redis::cmd("KEYS")
