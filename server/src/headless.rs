@@ -147,20 +147,27 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
 pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());
-    let verdict = if s.oversold_units > 0 {
-        format!("OVERSOLD by {} units", s.oversold_units)
-    } else if s.lost_updates != 0 {
-        format!("LOST {} units to overwritten writes", s.lost_updates)
-    } else {
-        "no oversell".to_string()
+    let mut verdict = match s.oversold_units {
+        0 => "no oversell".to_string(),
+        n => format!("OVERSOLD by {n} units"),
     };
-    let rows: [(&str, String); 13] = [
+    if s.lost_updates != 0 {
+        // The sneaky one: the counter looks healthy because writes overwrote each other.
+        verdict += &format!(
+            "; {} updates LOST: the counter says {} left, the orders say {}",
+            s.lost_updates,
+            s.final_stock,
+            i64::from(s.stock) - s.units_sold as i64
+        );
+    }
+    let rows: [(&str, String); 15] = [
         ("stock", s.stock.to_string()),
         ("buyers", s.buyers.to_string()),
         ("orders accepted", s.orders_accepted.to_string()),
         ("units sold", s.units_sold.to_string()),
         ("final stock", s.final_stock.to_string()),
         ("oversold units", s.oversold_units.to_string()),
+        ("lost updates", s.lost_updates.to_string()),
         ("rejected (sold out)", s.rejected.to_string()),
         ("errors", s.errors.to_string()),
         ("duration", format!("{:.1} ms", s.duration_ms)),
@@ -174,6 +181,7 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
         ),
         ("latency max", format!("{} µs", s.latency.max_us)),
         ("round trips", s.round_trips.to_string()),
+        ("retries", s.retries.to_string()),
     ];
     for (name, value) in rows {
         let _ = writeln!(out, "  {name:<22}{value:>14}");

@@ -1,6 +1,8 @@
 //! The ways a buyer can try to take stock. One file per strategy, all behind [`Strategy`].
 //!
 //! Adding a strategy is one new file in this folder plus one line in [`registry`].
+//! The files repeat small steps on purpose (naive and naive_set both GET, check, write):
+//! each one reads top to bottom on its own, which is what a workshop student needs.
 //! A strategy decides *how* a buyer talks to Redis; the engine decides *when*
 //! (gate, arrival time) and *over which connection*.
 
