@@ -346,6 +346,25 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   console.log(`10,000 buyers, timeline: ${(await byTestId('timeline-caption').textContent()).trim()}`);
   await timeline.scrollIntoViewIfNeeded();
   await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k.png') });
+  // A 10,000-buyer run lasts far longer than its race: the axis zooms to the race by itself, and
+  // a toggle shows the whole run (every buyer) and back.
+  const zoom = byTestId('timeline-zoom');
+  assert.equal(await zoom.getAttribute('aria-pressed'), 'true', 'zoomed to the race by default');
+  const hiddenNote = (await byTestId('timeline-hidden').textContent()).trim();
+  assert.match(hiddenNote, /^Zoomed to the first [\d.]+ (µs|ms|s) of a [\d.]+ (µs|ms|s) run; /, hiddenNote);
+  console.log(`10,000 buyers, zoomed: ${hiddenNote}`);
+  await zoom.click();
+  assert.equal(await zoom.getAttribute('aria-pressed'), 'false');
+  assert.equal(await byTestId('timeline-hidden').count(), 0, 'the whole run hides no one');
+  const whole = await timelinePixels();
+  assert.ok(whole.lit > 1_000, `the whole run is drawn after toggling: ${JSON.stringify(whole)}`);
+  await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k-whole.png') });
+  await zoom.click();
+  assert.equal(await zoom.getAttribute('aria-pressed'), 'true');
+  const zoomed = await timelinePixels();
+  assert.ok(zoomed.lit > 1_000 && zoomed.red > 0, `the zoomed race is drawn: ${JSON.stringify(zoomed)}`);
+  await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k-zoomed.png') });
+  assert.equal(await timeline.locator('canvas').count(), 1);
   await page.setViewportSize(NARROW);
   await timelinePixels();
   await timeline.scrollIntoViewIfNeeded();

@@ -85,6 +85,98 @@ pub struct Race {
     pub units_sold: u64,
     /// Buyers answered so far.
     pub answered: u32,
+    /// The latest answer, µs after the gate (how long the run has lasted so far).
+    pub last_end_us: u64,
+}
+
+/// The run must last this many times the run-out moment before the race gets a zoom.
+pub const ZOOM_WORTH: u64 = 8;
+/// A zoomed axis runs to this many times the run-out moment.
+pub const ZOOM_SPAN: u64 = 3;
+
+impl Race {
+    /// The right edge of the zoomed axis (µs), when the run lasted more than [`ZOOM_WORTH`] times
+    /// the moment the stock ran out: [`ZOOM_SPAN`] times that moment. `None` when the whole run
+    /// already reads well (or the stock never ran out, or there was none to race for).
+    pub fn zoom_end_us(&self) -> Option<u64> {
+        let out = self.stock_out_us.filter(|&t| t > 0)?;
+        (self.last_end_us > out.saturating_mul(ZOOM_WORTH)).then(|| out.saturating_mul(ZOOM_SPAN))
+    }
+}
+
+/// The buyers a zoomed picture leaves out: those that arrived at or after its right edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hidden {
+    /// Buyers not shown.
+    pub buyers: u32,
+    /// Of those, refused as sold out.
+    pub refused: u32,
+    /// Of those, oversold.
+    pub oversold: u32,
+    /// Of those, reserved a real unit.
+    pub reserved: u32,
+    /// Of those, failed.
+    pub errors: u32,
+}
+
+impl Hidden {
+    fn add(&mut self, mark: Mark) {
+        self.buyers += 1;
+        match mark {
+            Mark::Reserved => self.reserved += 1,
+            Mark::Oversold => self.oversold += 1,
+            Mark::SoldOut => self.refused += 1,
+            Mark::Error => self.errors += 1,
+        }
+    }
+}
+
+/// Count the buyers that arrived at or after `end_us` (one pass, no sort).
+pub fn hidden(rows: &[AuditRow], end_us: u64) -> Hidden {
+    let mut h = Hidden::default();
+    for r in rows.iter().filter(|r| r.outcome.start_us >= end_us) {
+        h.add(r.mark);
+    }
+    h
+}
+
+/// The line under a zoomed picture: what the axis covers and who is left out.
+pub fn zoom_note(h: &Hidden, end_us: u64, last_end_us: u64) -> String {
+    let span = format!(
+        "Zoomed to the first {} of a {} run",
+        micros(end_us),
+        micros(last_end_us)
+    );
+    if h.buyers == 0 {
+        return format!("{span}; bars that go on past the edge end in an arrow.");
+    }
+    let later = if h.buyers == 1 {
+        "1 later buyer".to_string()
+    } else {
+        format!("{} later buyers", thousands(h.buyers.into()))
+    };
+    let parts: Vec<String> = [
+        (h.refused, "refused"),
+        (h.oversold, "oversold"),
+        (h.reserved, "reserved"),
+        (h.errors, "failed"),
+    ]
+    .into_iter()
+    .filter(|&(n, _)| n > 0)
+    .map(|(n, what)| format!("{} {what}", thousands(n.into())))
+    .collect();
+    let what = match parts.as_slice() {
+        [only] => {
+            let word = only.split_once(' ').map_or("", |x| x.1);
+            if h.buyers > 1 {
+                format!("all {word}")
+            } else {
+                word.to_string()
+            }
+        }
+        _ => parts.join(", "),
+    };
+    format!("{span}; {later} ({what}) not shown.")
 }
 
 /// Everything the panel draws, independent of pixels.
@@ -96,16 +188,32 @@ pub struct Timeline {
     pub groups: Vec<Group>,
     /// The latest answer, µs after the gate (the data's right edge).
     pub last_end_us: u64,
-    /// The race's numbers.
+    /// The race's numbers (over every buyer, shown or not).
     pub race: Race,
+    /// The zoomed axis' right edge (µs), when zoomed; `None` for the whole run.
+    pub window_end_us: Option<u64>,
+    /// Buyers left out of a zoomed picture.
+    pub hidden: Hidden,
 }
 
 impl Timeline {
     /// Lay out `rows` (audit rows, in the order they reached the page) of a run that started
-    /// with `stock` units.
-    pub fn new(rows: &[AuditRow], stock: u32, order: RowOrder) -> Self {
-        let mut idx: Vec<usize> = (0..rows.len()).collect();
+    /// with `stock` units. With `zoom`, and a run long enough to need it ([`Race::zoom_end_us`]),
+    /// only the buyers that arrived before the zoomed axis' right edge get a row.
+    pub fn new(rows: &[AuditRow], stock: u32, order: RowOrder, zoom: bool) -> Self {
+        let race = race(rows, stock);
+        let window_end_us = race.zoom_end_us().filter(|_| zoom);
         let o = |i: usize| &rows[i].outcome;
+        let mut hidden = Hidden::default();
+        let mut idx: Vec<usize> = (0..rows.len())
+            .filter(|&i| match window_end_us {
+                Some(end) if o(i).start_us >= end => {
+                    hidden.add(rows[i].mark);
+                    false
+                }
+                _ => true,
+            })
+            .collect();
         match order {
             RowOrder::Arrival => idx.sort_unstable_by_key(|&i| (o(i).start_us, o(i).buyer)),
             RowOrder::AppServer => {
@@ -143,7 +251,9 @@ impl Timeline {
             bars,
             groups,
             last_end_us,
-            race: race(rows, stock),
+            race,
+            window_end_us,
+            hidden,
         }
     }
 
@@ -191,6 +301,7 @@ pub fn race(rows: &[AuditRow], stock: u32) -> Race {
     };
     for row in rows {
         let o = &row.outcome;
+        r.last_end_us = r.last_end_us.max(o.end_us.max(o.start_us));
         if row.mark.is_sale() {
             r.units_sold += u64::from(o.qty);
         }
@@ -311,7 +422,19 @@ impl TimeAxis {
         }
     }
 
-    /// The ticks, left to right: 0, step, 2·step, … end.
+    /// An axis covering exactly `0..=end_us` (a zoom window), ticks at round steps up to it:
+    /// the right edge need not be a tick, so the step is the finest that leaves at most
+    /// `max_ticks` whole intervals.
+    pub fn window(end_us: u64, max_ticks: u32) -> Self {
+        let end = end_us.max(1);
+        let step = Self::new(end / u64::from(max_ticks.max(1) + 1) + 1, 1).step_us;
+        Self {
+            end_us: end,
+            step_us: step,
+        }
+    }
+
+    /// The ticks, left to right: 0, step, 2·step, … up to the end.
     pub fn ticks(&self) -> impl Iterator<Item = u64> + '_ {
         (0..=self.end_us / self.step_us).map(|i| i * self.step_us)
     }
@@ -584,7 +707,7 @@ mod tests {
     #[test]
     fn rows_sort_by_arrival_or_group_by_app_server() {
         let run = naive_run(10, 9);
-        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival);
+        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, true);
         // start_us = b % 3: buyers 3, 6, 9 at 0, then 1, 4, 7, then 2, 5, 8.
         let starts: Vec<u64> = t.bars.iter().map(|b| b.start_us).collect();
         assert_eq!(starts, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
@@ -592,7 +715,7 @@ mod tests {
         assert_eq!(t.last_end_us, 1_090);
         assert_eq!(t.rows(), 9);
 
-        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer);
+        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer, true);
         // app_server = b % 8: buyers 8 (app 0), 1 and 9 (app 1), 2 .. 7.
         assert_eq!(g.groups.len(), 8);
         assert_eq!(
@@ -605,6 +728,120 @@ mod tests {
         );
         assert_eq!(g.groups.iter().map(|x| x.rows).sum::<u32>(), 9);
         assert!(g.bars.iter().enumerate().all(|(i, b)| b.row == i as u32));
+    }
+
+    /// A long tail: buyer b arrives at 10·b µs and is answered 50 µs later; atomic, so the
+    /// stock runs out with the 10th sale (150 µs) and the other buyers are refused.
+    fn long_tail(buyers: u32) -> RunModel {
+        let mut run = atomic_run(10, buyers);
+        for row in &mut run.rows {
+            let b = u64::from(row.outcome.buyer);
+            row.outcome.start_us = 10 * b;
+            row.outcome.end_us = 10 * b + 50;
+        }
+        run
+    }
+
+    #[test]
+    fn a_long_run_zooms_to_the_race_and_counts_who_it_leaves_out() {
+        // 200 buyers: the run lasts 2,050 µs, more than 8 × 150: zoom to 3 × 150 = 450 µs.
+        let run = long_tail(200);
+        let r = race(&run.rows, 10);
+        assert_eq!((r.stock_out_us, r.last_end_us), (Some(150), 2_050));
+        assert_eq!(r.zoom_end_us(), Some(450));
+
+        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, true);
+        assert_eq!(t.window_end_us, Some(450));
+        // Arrived before 450 µs: buyers 1..=44 (the 44th at 440 µs).
+        assert_eq!(t.rows(), 44);
+        assert!(t.bars.iter().all(|b| b.start_us < 450));
+        assert_eq!(t.bars.iter().filter(|b| b.end_us > 450).count(), 4);
+        assert_eq!(
+            t.hidden,
+            Hidden {
+                buyers: 156,
+                refused: 156,
+                ..Hidden::default()
+            }
+        );
+        assert_eq!(hidden(&run.rows, 450), t.hidden);
+        // The caption's numbers still count every buyer.
+        assert_eq!((t.race.answered, t.race.refused), (200, 190));
+        assert_eq!(
+            zoom_note(&t.hidden, 450, 2_050),
+            "Zoomed to the first 450 µs of a 2.0 ms run; 156 later buyers (all refused) not shown."
+        );
+
+        // Grouped by app server: the shown buyers only, rows renumbered without gaps.
+        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer, true);
+        assert_eq!(g.rows(), 44);
+        assert_eq!(g.groups.iter().map(|x| x.rows).sum::<u32>(), 44);
+        assert!(g.bars.iter().enumerate().all(|(i, b)| b.row == i as u32));
+
+        // The whole run, on request: every buyer, nothing hidden.
+        let w = Timeline::new(&run.rows, 10, RowOrder::Arrival, false);
+        assert_eq!((w.rows(), w.window_end_us), (200, None));
+        assert_eq!(w.hidden, Hidden::default());
+    }
+
+    #[test]
+    fn a_short_run_or_no_race_keeps_the_whole_run() {
+        // 100 buyers: 1,050 µs is under 8 × 150: the race already fills the picture.
+        let short = long_tail(100);
+        assert_eq!(race(&short.rows, 10).zoom_end_us(), None);
+        let t = Timeline::new(&short.rows, 10, RowOrder::Arrival, true);
+        assert_eq!((t.rows(), t.window_end_us), (100, None));
+        // No stock at all (run-out at 0), or stock left: nothing to zoom to.
+        let none = long_tail(200);
+        assert_eq!(race(&none.rows, 0).zoom_end_us(), None);
+        assert_eq!(race(&none.rows, 10_000).zoom_end_us(), None);
+    }
+
+    #[test]
+    fn the_zoom_note_names_what_the_later_buyers_got() {
+        let mixed = Hidden {
+            buyers: 9_200,
+            refused: 9_150,
+            oversold: 50,
+            ..Hidden::default()
+        };
+        assert_eq!(
+            zoom_note(&mixed, 114_000, 2_210_000),
+            "Zoomed to the first 114 ms of a 2.21 s run; 9,200 later buyers (9,150 refused, 50 oversold) not shown."
+        );
+        let one = Hidden {
+            buyers: 1,
+            errors: 1,
+            ..Hidden::default()
+        };
+        assert_eq!(
+            zoom_note(&one, 450, 5_000),
+            "Zoomed to the first 450 µs of a 5.0 ms run; 1 later buyer (failed) not shown."
+        );
+        assert!(zoom_note(&Hidden::default(), 450, 5_000).ends_with("end in an arrow."));
+    }
+
+    #[test]
+    fn a_window_axis_ends_exactly_at_the_window() {
+        let a = TimeAxis::window(114_000, 6);
+        assert_eq!((a.step_us, a.end_us), (20_000, 114_000));
+        assert_eq!(a.ticks().last(), Some(100_000));
+        assert_eq!(a.frac(114_000), 1.0);
+        assert_eq!(
+            a.frac(2_000_000),
+            1.0,
+            "bars past the window stop at the edge"
+        );
+        assert_eq!(a.label(100_000), "100 ms");
+        // A phone's four intervals: 0, 20, 40, 60, 80 ms, not 0 and 50 ms alone.
+        let phone = TimeAxis::window(94_000, 4);
+        assert_eq!(phone.step_us, 20_000);
+        assert_eq!(phone.ticks().count(), 5);
+        for (end, m) in [(1, 1), (7, 3), (999, 5), (1_000, 4), (123_456, 13)] {
+            let w = TimeAxis::window(end, m);
+            assert!(w.ticks().count() as u32 <= m + 1, "{end} {m}: {w:?}");
+            assert!(w.step_us * u64::from(m + 1) > end, "{end} {m}: {w:?}");
+        }
     }
 
     #[test]
