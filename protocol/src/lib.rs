@@ -6,7 +6,9 @@
 //! # Layout
 //! - [`ClientMessage`]: what a client may send (one enum, tagged by `type`).
 //! - [`ServerMessage`]: what the server sends back (one enum, tagged by `type`).
-//! - [`RunRequest`] / [`RunConfig`]: a run's knobs, as asked for and as filled in.
+//! - [`RunRequest`] / [`RaceConfig`] / [`RunConfig`]: a run's knobs, as asked for and as
+//!   filled in (`start_compare` gets a [`RaceConfig`]: no strategy).
+//! - [`StrategyInfo`] / [`StrategyAbout`]: how each strategy describes itself in `hello`.
 //! - [`BuyerOutcome`] / [`RunSummary`]: what each buyer did, and the tally at the end.
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //!
@@ -19,20 +21,39 @@
 //!   | ---- {"type":"start_run","config":{"strategy":"naive"}} --> |
 //!   | <--- {"type":"run_started","run_id":"r-…","config":{…}} --- |  defaults filled in
 //!   | <--- {"type":"outcomes","run_id":"r-…","outcomes":[…]} ---- |  0..n batches
-//!   | <--- {"type":"run_finished","run_id":"r-…","summary":{…}} - |
+//!   | <--- {"type":"run_finished","run_id":"r-…","summary":{…}} - |  the terminal frame
 //! ```
+//! Every accepted `start_run` gets exactly one terminal frame for its `run_id`, whatever
+//! arrives after it: `run_finished`, `run_cancelled` (after `cancel_run`), or an `error`
+//! carrying that `run_id` (`run_failed`: Redis lost mid-run, the stock key vanished;
+//! `redis_unavailable` or `resource_exhausted`: it could not be set up). A refused
+//! `start_run` gets one `error` without a `run_id`, and no `run_started`.
+//!
 //! Any bad frame is answered with `{"type":"error","code":"…","message":"…"}` and the socket
 //! stays open. See [`ErrorCode`] for the codes.
 
 use serde::{Deserialize, Serialize};
 
+mod config;
 pub mod limits;
+mod outcome;
+mod strategy;
 mod validate;
 
+pub use config::{RaceConfig, RunConfig, RunRequest};
+pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary};
+pub use strategy::{
+    Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
+};
 pub use validate::ConfigError;
 
 /// Bumped whenever a message changes shape in a way an old client would misread.
-pub const PROTOCOL_VERSION: u32 = 1;
+///
+/// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
+/// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
+/// and `gave_up`; new summary fields; the `run_cancelled` terminal frame. Every version 1
+/// field kept its name and meaning.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Every frame a client may send. Tagged by `type`, fields in `snake_case`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,9 +65,9 @@ pub enum ClientMessage {
         config: RunRequest,
     },
     /// Race the same config (same seed, same arrivals) through every available strategy,
-    /// one after another. `config.strategy` is ignored. Each race streams as a normal run
-    /// (`run_started`, `outcomes`, `run_finished`), between `compare_started` and
-    /// `compare_finished`.
+    /// one after another. `config` must not name a strategy. Each race streams as a normal
+    /// run (`run_started`, `outcomes`, then its terminal frame), between `compare_started`
+    /// and `compare_finished`.
     StartCompare {
         /// The knobs shared by every race.
         config: RunRequest,
@@ -81,12 +102,23 @@ pub enum ServerMessage {
         /// One entry per buyer that finished since the last batch.
         outcomes: Vec<BuyerOutcome>,
     },
-    /// The run is over; no more `outcomes` frames follow for it.
+    /// The run is over; no more `outcomes` frames follow for it. One of the three terminal
+    /// frames: every `run_started` is followed by exactly one `run_finished`, `run_cancelled`
+    /// or `error` carrying its `run_id`.
     RunFinished {
         /// Which run finished.
         run_id: String,
         /// The tally, with the final stock read back from Redis.
         summary: RunSummary,
+    },
+    /// The run was cancelled (`cancel_run`, the socket closing, or the server stopping).
+    /// Buyers that had not started were skipped; the stock was still read back and cleared.
+    RunCancelled {
+        /// Which run.
+        run_id: String,
+        /// The tally of the buyers that did run, when the stock could be read back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<RunSummary>,
     },
     /// A comparison began: these strategies will race, in this order, with this config.
     CompareStarted {
@@ -94,8 +126,8 @@ pub enum ServerMessage {
         compare_id: String,
         /// Strategy names, in the order they will race.
         strategies: Vec<String>,
-        /// The shared config (its `strategy` is the first one's; only the name differs).
-        config: RunConfig,
+        /// The knobs every race uses (each race's `run_started` adds its strategy).
+        config: RaceConfig,
     },
     /// A comparison ended; one summary per race that completed, in order.
     CompareFinished {
@@ -135,24 +167,6 @@ pub enum RedisState {
     Down,
 }
 
-/// One strategy a client may pick.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StrategyInfo {
-    /// The name to send in `config.strategy`, e.g. `"naive"`.
-    pub name: String,
-    /// A short label for a button, e.g. `"Naive (GET, then DECRBY)"`.
-    pub label: String,
-    /// One line on what it does.
-    pub description: String,
-    /// Whether it oversells by design (the page colours it as a warning).
-    pub unsafe_by_design: bool,
-    /// False when the strategy needs something this server lacks (say, PostgreSQL).
-    pub available: bool,
-    /// Why it is unavailable, when it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unavailable_reason: Option<String>,
-}
-
 /// A Lua file the server loads, shown verbatim on the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScriptSource {
@@ -160,162 +174,6 @@ pub struct ScriptSource {
     pub file: String,
     /// The full source text.
     pub source: String,
-}
-
-/// A run as a client asks for it: every field but `strategy` may be left out.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunRequest {
-    /// Strategy name, one of `hello.strategies[].name`. Required by `start_run`.
-    #[serde(default)]
-    pub strategy: String,
-    /// Units in stock before the run (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stock: Option<u32>,
-    /// Number of buyers (default 50).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buyers: Option<u32>,
-    /// Units per order (default 1). Ignored when `max_qty` is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qty: Option<u32>,
-    /// When set, each buyer orders a seeded random quantity in `1..=max_qty`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_qty: Option<u32>,
-    /// Separate Redis connections the buyers are spread over (default 8).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub app_servers: Option<u32>,
-    /// Window over which arrivals are spread, in ms (default 0: all at once).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrival_spread_ms: Option<u32>,
-    /// Simulated app work between a read and its write, in ms (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub race_window_ms: Option<u32>,
-    /// Seed for quantities and arrival times (default: chosen by the server, reported back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-}
-
-/// A run's configuration with every default filled in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunConfig {
-    /// Strategy name.
-    pub strategy: String,
-    /// Units in stock before the run.
-    pub stock: u32,
-    /// Number of buyers.
-    pub buyers: u32,
-    /// Units per order when `max_qty` is absent.
-    pub qty: u32,
-    /// When present, each buyer orders a seeded random `1..=max_qty`.
-    pub max_qty: Option<u32>,
-    /// Separate Redis connections.
-    pub app_servers: u32,
-    /// Arrival window in ms.
-    pub arrival_spread_ms: u32,
-    /// Simulated work between read and write in ms.
-    pub race_window_ms: u32,
-    /// The seed actually used.
-    pub seed: u64,
-}
-
-/// How one buyer's order ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutcomeResult {
-    /// The order was accepted: the buyer believes it owns `qty` units.
-    Reserved,
-    /// The strategy saw too little stock and refused.
-    SoldOut,
-    /// Something failed (Redis down, timeout, gave up retrying); see `error`.
-    Error,
-}
-
-/// What one buyer did. `start_us`/`end_us` are offsets from the moment the start gate opened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuyerOutcome {
-    /// 1-based buyer number.
-    pub buyer: u32,
-    /// 0-based index of the app server (Redis connection) the buyer went through.
-    pub app_server: u32,
-    /// Units ordered.
-    pub qty: u32,
-    /// The stock the strategy read before deciding, where it reads one.
-    pub observed_stock: Option<i64>,
-    /// How it ended.
-    pub result: OutcomeResult,
-    /// The error message when `result` is `error`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The stock right after this buyer's write, where there was one.
-    pub stock_after: Option<i64>,
-    /// Time from the buyer's arrival to its answer, in µs.
-    pub latency_us: u64,
-    /// When the buyer arrived, µs after the gate opened.
-    pub start_us: u64,
-    /// When the buyer got its answer, µs after the gate opened.
-    pub end_us: u64,
-    /// When the app got its read of the stock back, µs after the gate opened, for strategies
-    /// that read and then decide in the app (`naive`, `naive_set`, `watch`, `lock`). With
-    /// `naive` every read lands before the first write: that is the race, on a time axis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_us: Option<u64>,
-    /// Requests this buyer sent to Redis (a script call counts as one).
-    pub round_trips: u32,
-    /// Attempts beyond the first (optimistic or lock strategies); 0 otherwise.
-    #[serde(default)]
-    pub retries: u32,
-}
-
-/// Latency percentiles over all buyers of a run, in µs (nearest rank).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    /// Median.
-    pub p50_us: u64,
-    /// 95th percentile.
-    pub p95_us: u64,
-    /// 99th percentile.
-    pub p99_us: u64,
-    /// Slowest buyer.
-    pub max_us: u64,
-}
-
-/// The tally of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
-    /// Strategy name.
-    pub strategy: String,
-    /// Units in stock before the run.
-    pub stock: u32,
-    /// Number of buyers.
-    pub buyers: u32,
-    /// Orders that ended `reserved`.
-    pub orders_accepted: u32,
-    /// Units across accepted orders.
-    pub units_sold: u64,
-    /// The stock counter read back from Redis after the run.
-    pub final_stock: i64,
-    /// `max(0, units_sold - stock)`: units promised that never existed.
-    pub oversold_units: u64,
-    /// `final_stock - (stock - units_sold)`: units the counter forgot. Non-zero means writes
-    /// overwrote each other (a lost update), even when the counter never went negative.
-    pub lost_updates: i64,
-    /// Orders that ended `sold_out`.
-    pub rejected: u32,
-    /// Orders that ended `error`.
-    pub errors: u32,
-    /// Wall time from gate open to the last answer, in ms.
-    pub duration_ms: f64,
-    /// Buyers answered per second over `duration_ms`.
-    pub throughput_per_s: f64,
-    /// Latency percentiles.
-    pub latency: LatencySummary,
-    /// Requests sent to Redis across all buyers.
-    pub round_trips: u64,
-    /// Retries across all buyers.
-    pub retries: u64,
-    /// True when the run was cancelled before every buyer ran.
-    #[serde(default)]
-    pub cancelled: bool,
 }
 
 /// An error frame's body.
@@ -330,7 +188,8 @@ pub struct WireError {
     pub run_id: Option<String>,
 }
 
-/// Machine-readable error codes. Only `run_failed` ends a run; the connection always stays open.
+/// Machine-readable error codes. An error that carries a `run_id` ends that run (it is the
+/// run's terminal frame); the connection always stays open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
@@ -360,6 +219,9 @@ pub enum ErrorCode {
     RunFailed,
     /// Too many frames in a short time from this connection.
     RateLimited,
+    /// The server is out of a budgeted resource (file descriptors, store connections) and
+    /// refused the run instead of failing halfway through it.
+    ResourceExhausted,
 }
 
 impl ErrorCode {
@@ -379,6 +241,7 @@ impl ErrorCode {
             ErrorCode::RedisUnavailable => "redis_unavailable",
             ErrorCode::RunFailed => "run_failed",
             ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ResourceExhausted => "resource_exhausted",
         }
     }
 }

@@ -1,15 +1,18 @@
-//! Turning a [`RunRequest`] into a [`RunConfig`]: defaults filled in, every range checked.
+//! Turning a [`RunRequest`] into a [`RunConfig`] or a [`RaceConfig`]: defaults filled in,
+//! every range checked.
 
 use std::fmt;
 
 use crate::limits::{LIMITS, Range};
-use crate::{RunConfig, RunRequest};
+use crate::{RaceConfig, RunConfig, RunRequest};
 
 /// Why a request was refused. The server maps this to an `error` frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigError {
-    /// `strategy` was empty.
+    /// `start_run` without a strategy (or with an empty one).
     MissingStrategy,
+    /// `start_compare` with a strategy: a comparison races every strategy.
+    StrategyNotAllowed,
     /// A field is outside its [`Range`].
     OutOfRange {
         /// The field's wire name.
@@ -25,6 +28,9 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::MissingStrategy => f.write_str("config.strategy is required"),
+            ConfigError::StrategyNotAllowed => f.write_str(
+                "start_compare races every available strategy: leave config.strategy out",
+            ),
             ConfigError::OutOfRange {
                 field,
                 value,
@@ -51,19 +57,33 @@ fn check(field: &'static str, value: Option<u32>, range: Range) -> Result<u32, C
 }
 
 impl RunRequest {
-    /// Fill in defaults and check every range. `fresh_seed` is used when no seed was sent.
+    /// For `start_run`: the strategy (required) and every knob, defaults filled in and ranges
+    /// checked. `fresh_seed` is used when no seed was sent.
     ///
     /// The strategy *name* is not checked here: which strategies exist is the server's business.
     pub fn validate(&self, fresh_seed: u64) -> Result<RunConfig, ConfigError> {
-        if self.strategy.trim().is_empty() {
-            return Err(ConfigError::MissingStrategy);
+        let strategy = match self.strategy.as_deref().map(str::trim) {
+            Some(name) if !name.is_empty() => name.to_string(),
+            _ => return Err(ConfigError::MissingStrategy),
+        };
+        Ok(self.race(fresh_seed)?.with_strategy(strategy))
+    }
+
+    /// For `start_compare`: every knob, defaults filled in and ranges checked; a strategy is
+    /// refused, since a comparison races them all.
+    pub fn validate_compare(&self, fresh_seed: u64) -> Result<RaceConfig, ConfigError> {
+        if self.strategy.is_some() {
+            return Err(ConfigError::StrategyNotAllowed);
         }
+        self.race(fresh_seed)
+    }
+
+    fn race(&self, fresh_seed: u64) -> Result<RaceConfig, ConfigError> {
         let max_qty = match self.max_qty {
             Some(q) => Some(check("max_qty", Some(q), LIMITS.qty)?),
             None => None,
         };
-        Ok(RunConfig {
-            strategy: String::from(self.strategy.trim()),
+        Ok(RaceConfig {
             stock: check("stock", self.stock, LIMITS.stock)?,
             buyers: check("buyers", self.buyers, LIMITS.buyers)?,
             qty: check("qty", self.qty, LIMITS.qty)?,
@@ -77,26 +97,5 @@ impl RunRequest {
             race_window_ms: check("race_window_ms", self.race_window_ms, LIMITS.race_window_ms)?,
             seed: self.seed.unwrap_or(fresh_seed),
         })
-    }
-}
-
-impl RunConfig {
-    /// A one-line human description, e.g. for logs and the CLI header.
-    pub fn describe(&self) -> String {
-        let qty = match self.max_qty {
-            Some(m) => format!("1..={m}"),
-            None => format!("{}", self.qty),
-        };
-        format!(
-            "{}: stock {}, {} buyers, qty {}, {} app servers, spread {} ms, race window {} ms, seed {}",
-            self.strategy,
-            self.stock,
-            self.buyers,
-            qty,
-            self.app_servers,
-            self.arrival_spread_ms,
-            self.race_window_ms,
-            self.seed
-        )
     }
 }

@@ -1,0 +1,139 @@
+//! What each buyer did ([`BuyerOutcome`]) and the tally of a run ([`RunSummary`]).
+
+use serde::{Deserialize, Serialize};
+
+/// How one buyer's order ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeResult {
+    /// The order was accepted: the buyer believes it owns `qty` units.
+    Reserved,
+    /// The strategy saw too little stock and refused.
+    SoldOut,
+    /// Something failed before the order could have taken effect (Redis down, a read that
+    /// timed out, a refused connection); see `error`. Nothing was taken.
+    Error,
+    /// The write was sent but no answer came back (a timeout, a dropped connection): it may or
+    /// may not have been applied. Its units are counted as in doubt, never as sold.
+    Unknown,
+    /// The buyer stopped waiting for its turn (a lock held too long, optimistic retries that
+    /// kept losing) and took nothing: a bounded wait, by design; see `error` for why.
+    GaveUp,
+}
+
+impl OutcomeResult {
+    /// The wire spelling, e.g. `"sold_out"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeResult::Reserved => "reserved",
+            OutcomeResult::SoldOut => "sold_out",
+            OutcomeResult::Error => "error",
+            OutcomeResult::Unknown => "unknown",
+            OutcomeResult::GaveUp => "gave_up",
+        }
+    }
+}
+
+/// What one buyer did. `start_us`/`end_us` are offsets from the moment the start gate opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuyerOutcome {
+    /// 1-based buyer number.
+    pub buyer: u32,
+    /// 0-based index of the app server (Redis connection) the buyer went through.
+    pub app_server: u32,
+    /// Units ordered.
+    pub qty: u32,
+    /// The stock the strategy read before deciding, where it reads one.
+    pub observed_stock: Option<i64>,
+    /// How it ended.
+    pub result: OutcomeResult,
+    /// Why, when `result` is `error`, `unknown` or `gave_up`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The stock right after this buyer's write, where there was one.
+    pub stock_after: Option<i64>,
+    /// Time from the buyer's arrival to its answer, in µs.
+    pub latency_us: u64,
+    /// When the buyer arrived, µs after the gate opened.
+    pub start_us: u64,
+    /// When the buyer got its answer, µs after the gate opened.
+    pub end_us: u64,
+    /// When the app got its read of the stock back, µs after the gate opened, for strategies
+    /// that read and then decide in the app (`naive`, `naive_set`, `watch`, `lock`). With
+    /// `naive` every read lands before the first write: that is the race, on a time axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_us: Option<u64>,
+    /// Requests this buyer sent to Redis (a script call counts as one).
+    pub round_trips: u32,
+    /// Attempts beyond the first (optimistic or lock strategies); 0 otherwise.
+    #[serde(default)]
+    pub retries: u32,
+}
+
+/// Latency percentiles over all buyers of a run, in µs (nearest rank).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Median.
+    pub p50_us: u64,
+    /// 95th percentile.
+    pub p95_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Slowest buyer.
+    pub max_us: u64,
+}
+
+/// The tally of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Strategy name.
+    pub strategy: String,
+    /// Units in stock before the run.
+    pub stock: u32,
+    /// Number of buyers.
+    pub buyers: u32,
+    /// Orders that ended `reserved`.
+    pub orders_accepted: u32,
+    /// Units across accepted orders.
+    pub units_sold: u64,
+    /// The stock counter read back from Redis after the run.
+    pub final_stock: i64,
+    /// `max(0, units_sold - stock)`: units promised that never existed.
+    pub oversold_units: u64,
+    /// `final_stock - (stock - units_sold)`: units the counter forgot. Non-zero means writes
+    /// overwrote each other (a lost update), even when the counter never went negative.
+    pub lost_updates: i64,
+    /// Orders that ended `sold_out`.
+    pub rejected: u32,
+    /// Orders that ended `error`.
+    pub errors: u32,
+    /// Orders that ended `unknown`: sent, unanswered, maybe applied.
+    #[serde(default)]
+    pub unknown: u32,
+    /// Orders that ended `gave_up`: the buyer stopped waiting its turn.
+    #[serde(default)]
+    pub gave_up: u32,
+    /// Units across `unknown` orders. Redis may or may not have taken them; every invariant
+    /// check allows for either.
+    #[serde(default)]
+    pub in_doubt_units: u64,
+    /// Refusals that provably left units behind: the buyer was told "sold out" although the
+    /// shelf still held at least its quantity when the run ended. An undersell, never an
+    /// oversell (`sharded` when its probes miss the buckets that still hold units;
+    /// `decr_compensate` while an overshoot waits for its undo).
+    #[serde(default)]
+    pub false_sold_out: u32,
+    /// Wall time from gate open to the last answer, in ms.
+    pub duration_ms: f64,
+    /// Buyers answered per second over `duration_ms`.
+    pub throughput_per_s: f64,
+    /// Latency percentiles.
+    pub latency: LatencySummary,
+    /// Requests sent to Redis across all buyers.
+    pub round_trips: u64,
+    /// Retries across all buyers.
+    pub retries: u64,
+    /// True when the run was cancelled before every buyer ran.
+    #[serde(default)]
+    pub cancelled: bool,
+}

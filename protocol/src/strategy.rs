@@ -1,0 +1,152 @@
+//! How a strategy describes itself: every word the page shows about it travels in `hello`.
+//!
+//! The server declares each strategy's [`StrategyAbout`] once, as a `const` in the strategy's
+//! own file (that is why the text fields are `Cow<'static, str>`: borrowed in the server's
+//! constants, owned once a client has decoded them). The page holds no per-strategy text.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+/// Text that is `&'static str` in the server's constants and a `String` after decoding.
+pub type Text = Cow<'static, str>;
+
+/// One strategy a client may pick, with its self-description and whether it can run here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrategyInfo {
+    /// Everything the strategy says about itself (flattened: `name`, `label`, ... sit at the
+    /// top level of the JSON object, as in protocol version 1).
+    #[serde(flatten)]
+    pub about: StrategyAbout,
+    /// False when the strategy needs something this server lacks (say, PostgreSQL).
+    pub available: bool,
+    /// Why it is unavailable, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+}
+
+/// A strategy's description, written once in its file on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrategyAbout {
+    /// The name to send in `config.strategy`, e.g. `"naive"`.
+    pub name: Text,
+    /// A button label, e.g. `"Naive (GET, then DECRBY)"`.
+    pub label: Text,
+    /// A short name for prose and tables, e.g. `"Naive"`.
+    pub short_label: Text,
+    /// One line on what it does.
+    pub description: Text,
+    /// Whether it oversells (or loses updates) by design; the page colours it as a warning.
+    pub unsafe_by_design: bool,
+    /// What kind of answer to the race it is.
+    pub category: Category,
+    /// Featured strategies get the big buttons: the two the talk is about.
+    pub featured: bool,
+    /// The files under `lua/` it runs, its main one first (empty when it runs none).
+    pub scripts: Cow<'static, [Text]>,
+    /// The "why" panel.
+    pub explanation: Explanation,
+}
+
+/// The family a strategy belongs to, shown as a small badge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Reads, decides in the app, then writes: the race itself.
+    CheckThenWrite,
+    /// One atomic command or script does the check and the write.
+    Atomic,
+    /// Detects a conflicting write at commit time and retries (WATCH/MULTI/EXEC).
+    Optimistic,
+    /// Makes buyers take turns through a lock.
+    Lock,
+    /// A relational database's row lock.
+    Database,
+    /// The stock split over several counters, each taken atomically.
+    Sharded,
+}
+
+impl Category {
+    /// The badge text, e.g. `"check-then-write"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::CheckThenWrite => "check-then-write",
+            Category::Atomic => "atomic",
+            Category::Optimistic => "optimistic",
+            Category::Lock => "lock",
+            Category::Database => "database",
+            Category::Sharded => "sharded",
+        }
+    }
+}
+
+/// Why a strategy does (or does not) oversell, in plain words and one interleaving.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The panel heading, e.g. `"Why check-then-write oversells"`.
+    pub title: Text,
+    /// What a buyer does, step by step.
+    pub how: Text,
+    /// Why that is (or is not) safe.
+    pub why: Text,
+    /// What it costs, or the catch.
+    pub cost: Text,
+    /// Two buyers racing for the last unit, one line per command.
+    pub steps: Cow<'static, [Step]>,
+}
+
+/// One line of an interleaving: who sent what, what came back, what the buyer concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The buyer, e.g. `"buyer #7"`.
+    pub who: Text,
+    /// The command and its reply, e.g. `"GET stock → 1"`.
+    pub command: Text,
+    /// What it means for the buyer.
+    pub note: Text,
+    /// Which buyer (for colour), or the step where it goes wrong.
+    pub tone: Tone,
+}
+
+/// The colour of a [`Step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tone {
+    /// The first buyer.
+    A,
+    /// The second buyer.
+    B,
+    /// The step where the race does its damage.
+    Bad,
+}
+
+impl Tone {
+    /// The wire spelling, used as a CSS hook: `a`, `b` or `bad`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tone::A => "a",
+            Tone::B => "b",
+            Tone::Bad => "bad",
+        }
+    }
+}
+
+/// `Cow::Borrowed`, usable in a `const` (what the server's strategy files are written with).
+pub const fn text(s: &'static str) -> Text {
+    Cow::Borrowed(s)
+}
+
+/// One [`Step`], usable in a `const`.
+pub const fn step(
+    who: &'static str,
+    command: &'static str,
+    note: &'static str,
+    tone: Tone,
+) -> Step {
+    Step {
+        who: text(who),
+        command: text(command),
+        note: text(note),
+        tone,
+    }
+}
