@@ -4,25 +4,40 @@
 -- client's GET or DECRBY can land between the check and the write below. That
 -- is the whole fix for the check-then-write race.
 --
--- KEYS[1]  the stock counter (a string holding an integer). A missing key means 0 in stock.
--- ARGV[1]  qty: units wanted, a whole number >= 1.
+-- KEYS[1]  the stock counter: a string holding a canonical integer. A missing key means 0 in stock.
+-- ARGV[1]  qty: units wanted, a canonical integer >= 1 (digits only, no sign, no leading zero).
 --
 -- Returns  {1, stock_before, stock_after}  reserved: the caller now owns qty units
 --          {0, stock_before, stock_before} sold out: too few units, nothing changed
--- Errors   "INVALID_QTY ..."    ARGV[1] is missing, not a number, not whole, or < 1
---          "STOCK_NOT_NUMBER ..." KEYS[1] holds something that is not an integer
+-- Errors   "INVALID_QTY ..."        ARGV[1] is missing or not a canonical integer >= 1
+--          "STOCK_NOT_INTEGER ..."  KEYS[1] holds something other than a canonical integer
+--
+-- "Canonical" means what Redis itself writes: an optional minus sign, then at most 15
+-- digits with no leading zero ("0" alone is fine). Lua's tonumber would also accept
+-- "2.5", " 5" and "0x10"; a stock like that is a bug to report, not a number to trust.
 
-local qty = tonumber(ARGV[1])
-if qty == nil or qty < 1 or qty ~= math.floor(qty) then
-  return redis.error_reply('INVALID_QTY qty must be a whole number >= 1, got ' .. tostring(ARGV[1]))
+local function canonical_integer(s)
+  if s == '0' then
+    return 0
+  end
+  local digits = type(s) == 'string' and string.match(s, '^%-?([1-9]%d*)$')
+  if not digits or #digits > 15 then
+    return nil
+  end
+  return tonumber(s)
+end
+
+local qty = canonical_integer(ARGV[1])
+if qty == nil or qty < 1 then
+  return redis.error_reply('INVALID_QTY qty must be a canonical integer >= 1, got ' .. tostring(ARGV[1]))
 end
 
 local raw = redis.call('GET', KEYS[1])
 local stock = 0
 if raw then
-  stock = tonumber(raw)
+  stock = canonical_integer(raw)
   if stock == nil then
-    return redis.error_reply('STOCK_NOT_NUMBER ' .. KEYS[1] .. ' holds ' .. raw)
+    return redis.error_reply('STOCK_NOT_INTEGER ' .. KEYS[1] .. ' holds ' .. raw)
   end
 end
 

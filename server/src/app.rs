@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -20,9 +19,10 @@ use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::shelf::Backends;
-use crate::store;
-use crate::strategy::{self, Strategy};
+use crate::backends::Backends;
+use crate::health::Health;
+use crate::store::scripts;
+use crate::strategy::REGISTRY;
 
 /// Default cap on runs in flight across all clients.
 pub const DEFAULT_MAX_RUNS: usize = 8;
@@ -33,38 +33,41 @@ pub const DEFAULT_MAX_SOCKETS: usize = 512;
 pub struct AppState {
     /// The stores the buyers hit (Redis, and PostgreSQL when reachable).
     pub backends: Backends,
-    /// The strategies on offer.
-    pub strategies: Vec<Arc<dyn Strategy>>,
     /// One permit per run in flight; when none is left, new runs get `busy`.
     pub run_slots: Arc<Semaphore>,
     /// The cap `run_slots` started with.
     pub max_runs: usize,
     /// One permit per open WebSocket; when none is left, upgrades get 503.
     pub socket_slots: Arc<Semaphore>,
+    /// The cap `socket_slots` started with.
+    pub max_sockets: usize,
     /// Latest Redis health, kept fresh by [`crate::health::monitor`].
-    pub redis_state: watch::Receiver<RedisState>,
+    pub health: watch::Receiver<Health>,
     /// Where the built page lives (Trunk's `dist/`).
     pub assets: PathBuf,
+    /// Origins besides this server's own whose pages may open the WebSocket.
+    pub allowed_origins: Vec<String>,
     /// Cancelled on shutdown: open sockets cancel their runs and close.
     pub shutdown: CancellationToken,
 }
 
 impl AppState {
-    /// State with every strategy, `max_runs` concurrent runs, and the given health feed.
+    /// State with `max_runs` concurrent runs, the default socket cap, and the given health feed.
     pub fn new(
         backends: Backends,
-        redis_state: watch::Receiver<RedisState>,
+        health: watch::Receiver<Health>,
         assets: PathBuf,
         max_runs: usize,
     ) -> Self {
         AppState {
             backends,
-            strategies: strategy::registry(),
             run_slots: Arc::new(Semaphore::new(max_runs)),
             max_runs,
             socket_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SOCKETS)),
-            redis_state,
+            max_sockets: DEFAULT_MAX_SOCKETS,
+            health,
             assets,
+            allowed_origins: Vec::new(),
             shutdown: CancellationToken::new(),
         }
     }
@@ -72,7 +75,25 @@ impl AppState {
     /// The same state with a different cap on open WebSockets.
     pub fn with_max_sockets(mut self, max_sockets: usize) -> Self {
         self.socket_slots = Arc::new(Semaphore::new(max_sockets));
+        self.max_sockets = max_sockets;
         self
+    }
+
+    /// The same state, also accepting WebSockets from pages of these origins.
+    pub fn with_allowed_origins(mut self, origins: Vec<String>) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Redis as last seen by the health monitor.
+    pub fn redis_state(&self) -> RedisState {
+        self.health.borrow().state
+    }
+
+    /// Resolves once every WebSocket has closed (used to drain on shutdown).
+    pub async fn sockets_closed(&self) {
+        let all = u32::try_from(self.max_sockets).unwrap_or(u32::MAX);
+        let _ = self.socket_slots.acquire_many(all).await;
     }
 
     /// The greeting every new socket receives.
@@ -80,17 +101,13 @@ impl AppState {
         Hello {
             protocol_version: PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").into(),
-            redis: *self.redis_state.borrow(),
-            strategies: self
-                .strategies
-                .iter()
-                .map(|s| s.info(&self.backends))
-                .collect(),
-            scripts: store::lua_sources()
+            redis: self.redis_state(),
+            strategies: REGISTRY.iter().map(|s| s.info(&self.backends)).collect(),
+            scripts: scripts::all()
                 .into_iter()
-                .map(|(file, source)| ScriptSource {
-                    file: file.into(),
-                    source: source.into(),
+                .map(|f| ScriptSource {
+                    file: f.file.into(),
+                    source: f.source.into(),
                 })
                 .collect(),
             limits: LIMITS,
@@ -138,21 +155,25 @@ fn is_hashed_asset(path: &str) -> bool {
         .is_some_and(|(_, hash)| hash.len() >= 15 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// `GET /healthz`: a live PING, so a load balancer sees an outage within a second.
+/// `GET /healthz`: Redis as the health monitor saw it at most a second ago (one PING a
+/// second on one connection, however often this is polled), and the server's load.
 async fn healthz(State(state): State<Arc<AppState>>) -> Response {
-    let up = matches!(
-        tokio::time::timeout(Duration::from_secs(1), state.backends.redis.ping()).await,
-        Ok(Ok(()))
-    );
+    let health = state.health.borrow().clone();
+    let up = health.state == RedisState::Up;
     let in_flight = state.max_runs - state.run_slots.available_permits();
-    let body = json!({
+    let mut body = json!({
         "status": if up { "ok" } else { "degraded" },
         "redis": if up { "up" } else { "down" },
         "version": env!("CARGO_PKG_VERSION"),
         "protocol_version": PROTOCOL_VERSION,
         "runs_in_flight": in_flight,
         "max_runs": state.max_runs,
+        "sockets_open": state.max_sockets - state.socket_slots.available_permits(),
+        "max_sockets": state.max_sockets,
     });
+    if let Some(reason) = health.reason {
+        body["reason"] = reason.into();
+    }
     let status = if up {
         StatusCode::OK
     } else {

@@ -14,10 +14,9 @@ use oversold_protocol::{LatencySummary, OutcomeResult};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
-use crate::engine::RunError;
-use crate::shelf::{Backends, Shelf};
-use crate::store::RunKeys;
-use crate::strategy::{Order, Strategy};
+use crate::backends::Backends;
+use crate::engine::{Arena, Line, RunError};
+use crate::strategy::Strategy;
 use crate::summary::latency;
 
 /// What to measure.
@@ -46,6 +45,8 @@ pub struct BenchReport {
     pub errors: u64,
     /// Orders refused (should be 0: the shelf is never empty).
     pub sold_out: u64,
+    /// Workers that panicked (their orders are missing from the figures).
+    pub panicked_workers: u32,
     /// Requests sent to the store, per order.
     pub round_trips_per_order: f64,
     /// Wall time, ms.
@@ -57,63 +58,47 @@ pub struct BenchReport {
 }
 
 /// Run the benchmark. `show_progress` draws a bar on stderr when it is a terminal.
+///
+/// The stock goes on the shelf and the connections open exactly as for a race
+/// ([`Arena::set_up`]), and the shelf is cleared whatever happens after that, a worker's
+/// panic included.
 pub async fn bench(
     backends: &Backends,
-    strategy: Arc<dyn Strategy>,
+    strategy: &'static Strategy,
     config: &BenchConfig,
     show_progress: bool,
 ) -> Result<BenchReport, RunError> {
     let run_id = format!("bench-{:08x}", rand::random::<u32>());
-    let kind = strategy.link_kind();
     // Enough stock that nobody is ever refused (capped at what a u32 counter can say).
     let stock = u32::try_from(config.requests.saturating_mul(2)).unwrap_or(u32::MAX);
-    let mut shelf = Shelf::stock(backends, kind, &run_id, stock)
-        .await
-        .map_err(RunError::Setup)?;
-    if let Some(admin) = shelf.redis_conn() {
-        strategy
-            .prepare(admin)
-            .await
-            .map_err(|e| RunError::Setup(e.into()))?;
-    }
-    let links = Shelf::links(backends, kind, config.connections)
-        .await
-        .map_err(RunError::Setup)?;
-    let keys: Arc<RunKeys> = Arc::new(shelf.keys());
-    let run_id: Arc<str> = Arc::from(run_id.as_str());
+    let arena =
+        Arc::new(Arena::set_up(backends, strategy, &run_id, stock, config.connections).await?);
     let next = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicU64::new(0));
 
     let started = Instant::now();
     let mut workers = JoinSet::new();
     for w in 0..config.concurrency {
-        let link = links[(w % config.connections) as usize].clone();
-        let (strategy, keys, run_id, next, done) = (
-            strategy.clone(),
-            keys.clone(),
-            run_id.clone(),
-            next.clone(),
-            done.clone(),
-        );
+        let (arena, next, done) = (arena.clone(), next.clone(), done.clone());
         let requests = config.requests;
         workers.spawn(async move {
             let mut tally = Tally::default();
+            let line = Line {
+                qty: 1,
+                race_window: Duration::ZERO,
+                ticket: u64::from(w),
+            };
             while next.fetch_add(1, Ordering::Relaxed) < requests {
                 let t = Instant::now();
-                let order = Order {
-                    link: link.clone(),
-                    run_id: &run_id,
-                    keys: &keys,
-                    qty: 1,
-                    race_window: Duration::ZERO,
-                };
-                let attempt = strategy.buy(order).await;
+                let attempt = arena.buy(w, line).await;
                 tally.latencies.push(t.elapsed().as_micros() as u64);
                 tally.round_trips += u64::from(attempt.round_trips);
                 match attempt.result {
                     OutcomeResult::Reserved => {}
                     OutcomeResult::SoldOut => tally.sold_out += 1,
-                    OutcomeResult::Error => tally.errors += 1,
+                    OutcomeResult::Error | OutcomeResult::Unknown | OutcomeResult::GaveUp => {
+                        tally.errors += 1
+                    }
                 }
                 done.fetch_add(1, Ordering::Relaxed);
             }
@@ -123,21 +108,29 @@ pub async fn bench(
     let progress = (show_progress && std::io::stderr().is_terminal())
         .then(|| tokio::spawn(draw_progress(done.clone(), config.requests, started)));
     let mut total = Tally::default();
+    let mut panicked = 0;
     while let Some(t) = workers.join_next().await {
-        let t = t.expect("bench worker does not panic");
-        total.latencies.extend(t.latencies);
-        total.round_trips += t.round_trips;
-        total.sold_out += t.sold_out;
-        total.errors += t.errors;
+        match t {
+            Ok(t) => {
+                total.latencies.extend(t.latencies);
+                total.round_trips += t.round_trips;
+                total.sold_out += t.sold_out;
+                total.errors += t.errors;
+            }
+            Err(e) => {
+                panicked += 1;
+                tracing::error!(error = %e, "a bench worker panicked");
+            }
+        }
     }
     let elapsed = started.elapsed();
     if let Some(p) = progress {
         p.abort();
         eprintln!();
     }
-    drop(links);
-    if let Err(e) = shelf.clear().await {
-        tracing::warn!(error = %e, "could not remove the bench stock");
+    let arena = Arc::into_inner(arena).expect("every worker has ended");
+    if let Err(e) = arena.finish(backends, &run_id).await {
+        tracing::warn!(error = %e, "could not read back the bench stock");
     }
     let n = total.latencies.len() as u64;
     Ok(BenchReport {
@@ -147,6 +140,7 @@ pub async fn bench(
         connections: config.connections,
         errors: total.errors,
         sold_out: total.sold_out,
+        panicked_workers: panicked,
         round_trips_per_order: if n == 0 {
             0.0
         } else {

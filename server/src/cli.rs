@@ -14,11 +14,12 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Redis to use. Without it: redis://127.0.0.1:6379 if it answers, else a private redis-server.
-    #[arg(long, env = "REDIS_URL", global = true)]
+    /// (Its value is never printed: it may hold a password.)
+    #[arg(long, env = "REDIS_URL", global = true, hide_env_values = true)]
     pub redis_url: Option<String>,
     /// PostgreSQL for the `postgres` strategy [default: the local server]. Unreachable means
-    /// that strategy is listed as unavailable, nothing worse.
-    #[arg(long, env = "DATABASE_URL", global = true)]
+    /// that strategy is listed as unavailable, nothing worse. (Never printed.)
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     pub database_url: Option<String>,
 }
 
@@ -50,6 +51,11 @@ pub struct ServeArgs {
     /// Most WebSockets open at once; more get HTTP 503.
     #[arg(long, default_value_t = crate::app::DEFAULT_MAX_SOCKETS)]
     pub max_sockets: usize,
+    /// Another origin whose pages may open the WebSocket, e.g. `http://127.0.0.1:8080` for
+    /// `trunk serve`. Repeatable. Pages served by this server are always allowed; clients that
+    /// send no Origin (not browsers) are too.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
 }
 
 impl Default for ServeArgs {
@@ -59,6 +65,7 @@ impl Default for ServeArgs {
             assets: "dist".into(),
             max_runs: crate::app::DEFAULT_MAX_RUNS,
             max_sockets: crate::app::DEFAULT_MAX_SOCKETS,
+            allow_origins: Vec::new(),
         }
     }
 }
@@ -93,10 +100,10 @@ pub struct RaceArgs {
 }
 
 impl RaceArgs {
-    /// The same request a page would send, for `strategy`.
-    pub fn request(&self, strategy: &str) -> RunRequest {
+    /// The same request a page would send: with a strategy for `run`, without for `compare`.
+    pub fn request(&self, strategy: Option<&str>) -> RunRequest {
         RunRequest {
-            strategy: strategy.to_string(),
+            strategy: strategy.map(str::to_string),
             stock: self.stock,
             buyers: self.buyers,
             qty: self.qty,

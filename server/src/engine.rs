@@ -1,35 +1,59 @@
-//! Running one race: open the app servers' connections, put the stock on the shelf,
-//! release every buyer through a start gate, collect outcomes, read the stock back, clean up.
+//! Running one race: put the stock on the shelf, open the app servers' connections, release
+//! every buyer through a start gate, collect outcomes, read the stock back, clean up.
+//!
+//! [`Arena::set_up`] matches on the strategy's [`Backend`] once and pairs its typed buy
+//! function with connections of exactly that type; everything after (the race here, the
+//! closed loop in `bench`) only sees "buyer `n` on app server `k`".
 //!
 //! Buyers are tokio tasks in a [`JoinSet`]: tracked (the run waits for every one),
 //! bounded (at most `MAX_BUYERS` per run, and the server caps concurrent runs) and
-//! cancellable (a cancelled run skips buyers that have not started).
+//! cancellable (a cancelled run skips buyers that have not started). When a buyer finds the
+//! store unreachable, the run stops releasing buyers at once, so losing Redis ends a run in
+//! seconds whatever its arrival spread.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
 use oversold_protocol::{BuyerOutcome, RunConfig, RunSummary};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Mutex, mpsc, watch};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::backends::Backends;
+use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
-use crate::shelf::{Backends, Link, Shelf, ShelfError};
-use crate::store::RunKeys;
-use crate::strategy::{Attempt, Order, Strategy};
+use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
+use crate::store::{RedisConn, StockLayout, scripts};
+use crate::strategy::{
+    Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, RedisBuyer, Strategy,
+};
 use crate::summary::summarize;
 
-/// A buyer that has not heard back after this long gives up with an error. Request
+/// A buyer that has not heard back after this long is recorded as `unknown`. Request
 /// timeouts normally fire first; this is the backstop that guarantees a run ends.
 const BUYER_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Why a run could not produce a summary.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The store was unreachable before any buyer ran. Nothing was sold.
+    /// The store was unreachable (or refused) before any buyer ran. Nothing was sold.
     #[error("could not set the run up: {0}")]
     Setup(#[source] ShelfError),
-    /// Buyers ran, but the final stock could not be read back.
+    /// The store became unreachable mid-run: the run stopped releasing buyers. The outcomes
+    /// of the buyers that did run were delivered; no summary is invented from a lost store.
+    #[error(
+        "the store was lost mid-run ({why}); {ran} of {buyers} buyers ran before the run stopped"
+    )]
+    StoreLost {
+        /// The first buyer's error that showed it.
+        why: String,
+        /// Buyers that ran.
+        ran: usize,
+        /// Buyers planned.
+        buyers: u32,
+    },
+    /// Buyers ran, but the final stock could not be read back (or was not what it must be).
     #[error("the run's final stock could not be read back: {0}")]
     ReadBack(#[source] ShelfError),
 }
@@ -41,80 +65,261 @@ pub struct RunReport {
     pub summary: RunSummary,
     /// One entry per buyer that ran, in the order they finished.
     pub outcomes: Vec<BuyerOutcome>,
+    /// Requests the buyers' Redis connections really sent (0 for PostgreSQL), counted at the
+    /// connection: tests hold the outcomes' `round_trips` to it.
+    pub redis_requests: u64,
 }
 
 /// Where outcomes go as they happen. Unbounded on purpose: a buyer must never wait
 /// for a slow reader, and a run has at most `MAX_BUYERS` outcomes, so memory is bounded.
 pub type OutcomeSink = mpsc::UnboundedSender<BuyerOutcome>;
 
+/// One buyer's order, as the arena needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Line {
+    /// Units wanted.
+    pub qty: u32,
+    /// Simulated app work between a read and its write.
+    pub race_window: Duration,
+    /// The buyer's seeded random number.
+    pub ticket: u64,
+}
+
+type BuyFn = Arc<dyn Fn(u32, Line) -> BoxFuture<'static, Attempt> + Send + Sync>;
+
+/// A run's stock on its shelf, and its app servers' connections, ready for buyers.
+pub struct Arena {
+    shelf: Shelf,
+    buy: BuyFn,
+    redis_fleet: Vec<RedisConn>,
+    app_servers: u32,
+}
+
+impl Arena {
+    /// Put `stock` units on the shelf the strategy uses, prepare the strategy, and open
+    /// `app_servers` connections of the kind it needs. Cleans up after itself on failure.
+    ///
+    /// The one place a strategy's backend meets connections: each arm pairs the strategy's
+    /// typed buy function with connections of exactly its type.
+    pub async fn set_up(
+        backends: &Backends,
+        strategy: &'static Strategy,
+        run_id: &str,
+        stock: u32,
+        app_servers: u32,
+    ) -> Result<Arena, RunError> {
+        let setup = RunError::Setup;
+        let (shelf, wired) = match strategy.backend {
+            Backend::SharedRedis(s) => {
+                let mut shelf = RedisShelf::stock(backends, run_id, s.layout(), stock)
+                    .await
+                    .map_err(setup)?;
+                let wired = match preload(strategy, &mut shelf).await {
+                    Ok(()) => shared_redis(backends, s, &mut shelf, app_servers).await,
+                    Err(e) => Err(e),
+                };
+                (Shelf::Redis(shelf), wired)
+            }
+            Backend::ExclusiveRedis(s) => {
+                let mut shelf = RedisShelf::stock(backends, run_id, StockLayout::Counter, stock)
+                    .await
+                    .map_err(setup)?;
+                let wired = match preload(strategy, &mut shelf).await {
+                    Ok(()) => exclusive_redis(backends, s, &mut shelf, app_servers).await,
+                    Err(e) => Err(e),
+                };
+                (Shelf::Redis(shelf), wired)
+            }
+            Backend::Postgres(s) => {
+                let shelf = PgShelf::stock(backends, run_id, stock)
+                    .await
+                    .map_err(setup)?;
+                let wired = postgres(backends, s, &shelf, app_servers).await;
+                (Shelf::Postgres(shelf), wired)
+            }
+        };
+        match wired {
+            Ok((buy, redis_fleet)) => Ok(Arena {
+                shelf,
+                buy,
+                redis_fleet,
+                app_servers,
+            }),
+            Err(e) => {
+                let mut shelf = shelf;
+                let _ = shelf.clear().await;
+                Err(RunError::Setup(e))
+            }
+        }
+    }
+
+    /// Place one order on app server `app_server` (taken modulo the number of app servers).
+    pub fn buy(&self, app_server: u32, line: Line) -> BoxFuture<'static, Attempt> {
+        (self.buy)(app_server % self.app_servers, line)
+    }
+
+    /// Requests the buyers' Redis connections have sent so far (0 for PostgreSQL runs).
+    pub fn redis_requests_sent(&self) -> u64 {
+        self.redis_fleet.iter().map(RedisConn::requests_sent).sum()
+    }
+
+    /// Read the stock back and clear the shelf (even when the read failed; Redis keys' TTL
+    /// covers the case where clearing fails too).
+    pub async fn finish(mut self, backends: &Backends, run_id: &str) -> Result<i64, ShelfError> {
+        drop(self.buy);
+        let final_stock = self.shelf.read_back(backends).await;
+        if let Err(e) = self.shelf.clear().await {
+            tracing::warn!(run_id, error = %e, "could not delete the run's stock; Redis keys expire on their own");
+        }
+        final_stock
+    }
+}
+
+type Wired = Result<(BuyFn, Vec<RedisConn>), ShelfError>;
+
+/// `SCRIPT LOAD` the scripts the strategy says it runs, so its first buyers find them cached
+/// (a Function library is the strategy's own `prepare`'s business).
+async fn preload(strategy: &Strategy, shelf: &mut RedisShelf) -> Result<(), ShelfError> {
+    for name in strategy.about.scripts.iter() {
+        if let Some(file) = scripts::by_name(name).filter(|f| !f.is_library()) {
+            scripts::preload(&mut shelf.admin, file).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A pipelined connection per app server, cloned into each buyer.
+async fn shared_redis(
+    backends: &Backends,
+    strategy: &'static dyn RedisBuyer,
+    shelf: &mut RedisShelf,
+    app_servers: u32,
+) -> Wired {
+    strategy.prepare(&mut shelf.admin).await?;
+    let fleet = backends.redis.connect_fleet(app_servers).await?;
+    let (links, keys) = (Arc::new(fleet.clone()), Arc::new(shelf.keys.clone()));
+    let buy: BuyFn = Arc::new(move |app_server, line| {
+        let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
+        Box::pin(async move { strategy.buy(conn, order(&keys, line)).await })
+    });
+    Ok((buy, fleet))
+}
+
+/// A connection per app server that one buyer at a time locks.
+async fn exclusive_redis(
+    backends: &Backends,
+    strategy: &'static dyn ExclusiveRedisBuyer,
+    shelf: &mut RedisShelf,
+    app_servers: u32,
+) -> Wired {
+    let fleet = backends.redis.connect_fleet(app_servers).await?;
+    let links: Arc<Vec<Arc<Mutex<RedisConn>>>> = Arc::new(
+        fleet
+            .iter()
+            .map(|c| Arc::new(Mutex::new(c.clone())))
+            .collect(),
+    );
+    let keys = Arc::new(shelf.keys.clone());
+    let buy: BuyFn = Arc::new(move |app_server, line| {
+        let (link, keys) = (links[app_server as usize].clone(), keys.clone());
+        Box::pin(async move { strategy.buy(&link, order(&keys, line)).await })
+    });
+    Ok((buy, fleet))
+}
+
+/// A PostgreSQL connection per app server that one buyer at a time locks.
+async fn postgres(
+    backends: &Backends,
+    strategy: &'static dyn PostgresBuyer,
+    shelf: &PgShelf,
+    app_servers: u32,
+) -> Wired {
+    let db = backends
+        .postgres
+        .as_ref()
+        .map_err(|why| ShelfError::NoPostgres(why.clone()))?;
+    let conns = futures_util::future::try_join_all((0..app_servers).map(|_| db.connect())).await?;
+    let links: Arc<Vec<Arc<Mutex<PgConn>>>> =
+        Arc::new(conns.into_iter().map(|c| Arc::new(Mutex::new(c))).collect());
+    let row = Arc::new(shelf.row.clone());
+    let buy: BuyFn = Arc::new(move |app_server, line| {
+        let (link, row) = (links[app_server as usize].clone(), row.clone());
+        Box::pin(async move { strategy.buy(&link, order(&row, line)).await })
+    });
+    Ok((buy, Vec::new()))
+}
+
+fn order<S>(shelf: &S, line: Line) -> Order<'_, S> {
+    Order {
+        shelf,
+        qty: line.qty,
+        race_window: line.race_window,
+        ticket: line.ticket,
+    }
+}
+
 /// Run one race to completion (or cancellation). `config` must already be validated.
 pub async fn run(
     backends: &Backends,
-    strategy: Arc<dyn Strategy>,
+    strategy: &'static Strategy,
     config: &RunConfig,
     run_id: &str,
     sink: Option<OutcomeSink>,
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
-    let kind = strategy.link_kind();
-    let mut shelf = Shelf::stock(backends, kind, run_id, config.stock)
-        .await
-        .map_err(RunError::Setup)?;
-    let prepared = async {
-        if let Some(admin) = shelf.redis_conn() {
-            strategy.prepare(admin).await?;
-        }
-        Shelf::links(backends, kind, config.app_servers).await
-    };
-    let links = match prepared.await {
-        Ok(links) => links,
-        Err(e) => {
-            let _ = shelf.clear().await;
-            return Err(RunError::Setup(e));
-        }
-    };
-
-    let keys = Arc::new(shelf.keys());
-    let outcomes = race(&links, &keys, run_id, strategy, config, sink, cancel).await;
-    drop(links);
-
-    let final_stock = shelf.read_back(backends).await;
-    // Clean up even when the read failed; Redis keys' TTL covers the case where this fails too.
-    if let Err(e) = shelf.clear().await {
-        tracing::warn!(run_id, error = %e, "could not delete the run's stock; Redis keys expire on their own");
+    let race_config = &config.race;
+    let arena = Arena::set_up(
+        backends,
+        strategy,
+        run_id,
+        race_config.stock,
+        race_config.app_servers,
+    )
+    .await?;
+    let arena = Arc::new(arena);
+    let lost = Arc::new(std::sync::OnceLock::new());
+    let outcomes = race(&arena, config, sink, cancel, lost.clone()).await;
+    let arena = Arc::into_inner(arena).expect("every buyer task has ended");
+    let redis_requests = arena.redis_requests_sent();
+    let final_stock = arena.finish(backends, run_id).await;
+    if let Some(why) = lost.get() {
+        return Err(RunError::StoreLost {
+            why: String::clone(why),
+            ran: outcomes.len(),
+            buyers: race_config.buyers,
+        });
     }
     let final_stock = final_stock.map_err(RunError::ReadBack)?;
     Ok(RunReport {
         summary: summarize(config, &outcomes, final_stock),
         outcomes,
+        redis_requests,
     })
 }
 
-/// Release the buyers and wait for all of them.
+/// Release the buyers and wait for all of them. The first buyer that finds the store
+/// unreachable records why in `lost` and stops the release of the rest.
 async fn race(
-    links: &[Link],
-    keys: &Arc<RunKeys>,
-    run_id: &str,
-    strategy: Arc<dyn Strategy>,
+    arena: &Arc<Arena>,
     config: &RunConfig,
     sink: Option<OutcomeSink>,
     cancel: CancellationToken,
+    lost: Arc<std::sync::OnceLock<String>>,
 ) -> Vec<BuyerOutcome> {
     // The gate carries the instant it opened, so every offset is measured from one origin.
     let (open_gate, gate) = watch::channel(None::<Instant>);
-    let race_window = Duration::from_millis(u64::from(config.race_window_ms));
-    let run_id: Arc<str> = Arc::from(run_id);
+    let race_window = Duration::from_millis(u64::from(config.race.race_window_ms));
+    // Stops releasing buyers: cancelled by the caller, or by the first outage.
+    let stop = cancel.child_token();
     let mut buyers = JoinSet::new();
-    for plan in plan(config) {
+    for plan in plan(&config.race) {
         let buyer = Buyer {
             plan,
-            link: links[plan.app_server as usize].clone(),
-            keys: Arc::clone(keys),
-            run_id: Arc::clone(&run_id),
-            strategy: Arc::clone(&strategy),
+            arena: Arc::clone(arena),
             race_window,
             sink: sink.clone(),
-            cancel: cancel.clone(),
+            stop: stop.clone(),
+            lost: lost.clone(),
         };
         buyers.spawn(buyer.run(gate.clone()));
     }
@@ -122,11 +327,11 @@ async fn race(
     tokio::task::yield_now().await;
     open_gate.send_replace(Some(Instant::now()));
 
-    let mut outcomes = Vec::with_capacity(config.buyers as usize);
+    let mut outcomes = Vec::with_capacity(config.race.buyers as usize);
     while let Some(joined) = buyers.join_next().await {
         match joined {
             Ok(Some(outcome)) => outcomes.push(outcome),
-            Ok(None) => {} // skipped: the run was cancelled before this buyer arrived
+            Ok(None) => {} // skipped: the run stopped before this buyer arrived
             Err(e) => tracing::error!(error = %e, "a buyer task panicked"),
         }
     }
@@ -136,17 +341,16 @@ async fn race(
 /// One buyer task's inputs.
 struct Buyer {
     plan: BuyerPlan,
-    link: Link,
-    keys: Arc<RunKeys>,
-    run_id: Arc<str>,
-    strategy: Arc<dyn Strategy>,
+    arena: Arc<Arena>,
     race_window: Duration,
     sink: Option<OutcomeSink>,
-    cancel: CancellationToken,
+    stop: CancellationToken,
+    lost: Arc<std::sync::OnceLock<String>>,
 }
 
 impl Buyer {
-    /// Wait for the gate and the arrival time, place the order, report. `None` if cancelled first.
+    /// Wait for the gate and the arrival time, place the order, report. `None` if the run
+    /// stopped first.
     async fn run(self, mut gate: watch::Receiver<Option<Instant>>) -> Option<BuyerOutcome> {
         let opened = match gate.wait_for(Option::is_some).await {
             Ok(t) => t.expect("checked by wait_for"),
@@ -154,24 +358,28 @@ impl Buyer {
         };
         tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => return None,
+            _ = self.stop.cancelled() => return None,
             _ = tokio::time::sleep_until((opened + self.plan.arrival).into()) => {}
         }
         let started = Instant::now();
-        let order = Order {
-            link: self.link,
-            run_id: &self.run_id,
-            keys: &self.keys,
+        let line = Line {
             qty: self.plan.qty,
             race_window: self.race_window,
+            ticket: self.plan.ticket,
         };
-        let attempt =
-            tokio::time::timeout(BUYER_DEADLINE + self.race_window, self.strategy.buy(order))
-                .await
-                .unwrap_or_else(|_| {
-                    let why = format!("no answer within {} s", BUYER_DEADLINE.as_secs());
-                    Attempt::failed(why, None, 0)
-                });
+        let deadline = BUYER_DEADLINE + self.race_window;
+        let attempt = tokio::time::timeout(deadline, self.arena.buy(self.plan.app_server, line))
+            .await
+            .unwrap_or_else(|_| {
+                Attempt::timed_out(format!("no answer within {} s", deadline.as_secs()))
+            });
+        if attempt.outage {
+            let why = attempt.error.clone().unwrap_or_default();
+            if self.lost.set(why).is_ok() {
+                tracing::warn!("store unreachable mid-run: releasing no more buyers");
+            }
+            self.stop.cancel();
+        }
         let ended = Instant::now();
         let outcome = BuyerOutcome {
             buyer: self.plan.buyer,

@@ -2,14 +2,12 @@
 
 use std::fmt::Write as _;
 
-use std::sync::Arc;
-
 use oversold_protocol::{RunConfig, RunRequest, RunSummary};
 use tokio_util::sync::CancellationToken;
 
+use crate::backends::Backends;
 use crate::engine::{self, RunError};
-use crate::shelf::Backends;
-use crate::strategy::{self, Strategy};
+use crate::strategy::{self, REGISTRY, Strategy};
 
 /// Why a headless run did not produce a summary.
 #[derive(Debug, thiserror::Error)]
@@ -26,10 +24,9 @@ pub enum HeadlessError {
 pub fn resolve_strategy(
     backends: &Backends,
     name: &str,
-) -> Result<Arc<dyn Strategy>, HeadlessError> {
-    let strategies = strategy::registry();
-    let strategy = strategy::find(&strategies, name).ok_or_else(|| {
-        let names: Vec<_> = strategies.iter().map(|s| s.name()).collect();
+) -> Result<&'static Strategy, HeadlessError> {
+    let strategy = strategy::find(name).ok_or_else(|| {
+        let names: Vec<_> = REGISTRY.iter().map(|s| s.name()).collect();
         HeadlessError::Config(format!(
             "unknown strategy {name:?}; available: {}",
             names.join(", ")
@@ -75,13 +72,13 @@ pub async fn compare(
     let seed = race.seed.unwrap_or_else(rand::random);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    for strategy in strategy::registry() {
+    for strategy in REGISTRY {
         if let Some(why) = strategy.unavailable_reason(backends) {
             skipped.push((strategy.name().to_string(), why));
             continue;
         }
         let request = RunRequest {
-            strategy: strategy.name().into(),
+            strategy: Some(strategy.name().into()),
             seed: Some(seed),
             ..race.clone()
         };
@@ -94,14 +91,7 @@ pub async fn compare(
 pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
-        let _ = writeln!(
-            out,
-            "{}",
-            config
-                .describe()
-                .split_once(": ")
-                .map_or("", |(_, rest)| rest)
-        );
+        let _ = writeln!(out, "{}", config.race.describe());
     }
     let _ = writeln!(
         out,
@@ -160,7 +150,7 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
             i64::from(s.stock) - s.units_sold as i64
         );
     }
-    let rows: [(&str, String); 15] = [
+    let rows: [(&str, String); 19] = [
         ("stock", s.stock.to_string()),
         ("buyers", s.buyers.to_string()),
         ("orders accepted", s.orders_accepted.to_string()),
@@ -169,7 +159,11 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
         ("oversold units", s.oversold_units.to_string()),
         ("lost updates", s.lost_updates.to_string()),
         ("rejected (sold out)", s.rejected.to_string()),
+        ("refused, units left", s.false_sold_out.to_string()),
         ("errors", s.errors.to_string()),
+        ("unknown (in doubt)", s.unknown.to_string()),
+        ("units in doubt", s.in_doubt_units.to_string()),
+        ("gave up", s.gave_up.to_string()),
         ("duration", format!("{:.1} ms", s.duration_ms)),
         ("throughput", format!("{:.0} orders/s", s.throughput_per_s)),
         (

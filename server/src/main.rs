@@ -4,13 +4,12 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use oversold::app::{AppState, app};
+use oversold::app::AppState;
+use oversold::backends::Backends;
 use oversold::bench::{self, BenchConfig};
 use oversold::cli::{Cli, Command, ServeArgs};
 use oversold::pg::{self, PgDb};
-use oversold::shelf::Backends;
 use oversold::{headless, health, redis_source};
-use oversold_protocol::RedisState;
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -44,7 +43,7 @@ async fn main() -> anyhow::Result<()> {
         None => serve(source, backends, ServeArgs::default()).await,
         Some(Command::Serve(args)) => serve(source, backends, args).await,
         Some(Command::Run(args)) => {
-            let request = args.race.request(&args.strategy);
+            let request = args.race.request(Some(&args.strategy));
             let (config, summary) = headless::run_once(&backends, &request).await?;
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -54,7 +53,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Compare(args)) => {
-            let (results, skipped) = headless::compare(&backends, &args.race.request("")).await?;
+            let (results, skipped) = headless::compare(&backends, &args.race.request(None)).await?;
             if args.json {
                 let summaries: Vec<_> = results.iter().map(|(_, s)| s).collect();
                 println!("{}", serde_json::to_string_pretty(&summaries)?);
@@ -108,17 +107,18 @@ async fn serve(
     backends: Backends,
     args: ServeArgs,
 ) -> anyhow::Result<()> {
-    let initial = match source.store.ping().await {
-        Ok(()) => RedisState::Up,
-        Err(e) => {
-            tracing::warn!(error = %e, "Redis does not answer yet; runs will fail until it does");
-            RedisState::Down
-        }
-    };
-    let (health_tx, health_rx) = watch::channel(initial);
+    let first = health::check_once(&source.store).await;
+    if let Some(why) = &first.reason {
+        tracing::warn!(
+            reason = why,
+            "Redis does not answer yet; runs will fail until it does"
+        );
+    }
+    let (health_tx, health_rx) = watch::channel(first);
     let state = Arc::new(
         AppState::new(backends, health_rx, args.assets.clone(), args.max_runs)
-            .with_max_sockets(args.max_sockets),
+            .with_max_sockets(args.max_sockets)
+            .with_allowed_origins(args.allow_origins.clone()),
     );
     if !args.assets.join("index.html").exists() {
         tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");
@@ -135,14 +135,7 @@ async fn serve(
     let addr = listener.local_addr()?;
     // The one line scripts and tests read to find the port.
     println!("oversold listening on http://{addr}");
-    let shutdown = state.shutdown.clone();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            wait_for_signal().await;
-            tracing::info!("shutting down: cancelling runs");
-            shutdown.cancel();
-        })
-        .await?;
+    oversold::serve::serve(listener, state, wait_for_signal()).await?;
     let _ = monitor.await;
     drop(source); // stops a private redis-server, if we started one
     Ok(())

@@ -26,6 +26,8 @@ pub enum PgError {
         addr: String,
         /// Why.
         reason: String,
+        /// True when the server refused for lack of connection slots ("too many clients").
+        too_many_clients: bool,
     },
     /// A statement failed.
     #[error("{op} failed: {source}")]
@@ -43,6 +45,28 @@ impl PgError {
         move |source| PgError::Query { op, source }
     }
 
+    /// True when PostgreSQL refused for lack of connection slots: the run is refused as
+    /// `resource_exhausted`, not blamed on the strategy.
+    pub fn is_resource_exhausted(&self) -> bool {
+        matches!(
+            self,
+            PgError::Connect {
+                too_many_clients: true,
+                ..
+            }
+        )
+    }
+
+    /// True when PostgreSQL itself is unreachable (not one failed statement): the engine
+    /// stops a run early.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            PgError::Connect { .. } => true,
+            PgError::Query { source, .. } => source.is_closed(),
+            PgError::BadUrl(_) => false,
+        }
+    }
+
     /// A short message fit for one buyer's audit line.
     pub fn short(&self) -> String {
         match self {
@@ -58,6 +82,21 @@ impl PgError {
     }
 }
 
+/// Where one run's stock lives in PostgreSQL: its row in `oversold_stock`.
+#[derive(Debug, Clone)]
+pub struct StockRow {
+    run_id: String,
+}
+
+impl StockRow {
+    /// The row of the run `run_id`.
+    pub fn new(run_id: &str) -> Self {
+        StockRow {
+            run_id: run_id.to_string(),
+        }
+    }
+}
+
 /// A PostgreSQL database we can put stock in.
 #[derive(Debug, Clone)]
 pub struct PgDb {
@@ -65,10 +104,10 @@ pub struct PgDb {
     display: String,
 }
 
-/// One open connection; its background task ends when this is dropped.
+/// One open connection; its background task ends when this is dropped. Only this module
+/// sends statements on it.
 pub struct PgConn {
-    /// The client to send statements on.
-    pub client: Client,
+    client: Client,
     task: JoinHandle<()>,
 }
 
@@ -110,9 +149,12 @@ impl PgDb {
             .map_err(|_| PgError::Connect {
                 addr: self.display.clone(),
                 reason: "timed out".into(),
+                too_many_clients: false,
             })?
             .map_err(|e| PgError::Connect {
                 addr: self.display.clone(),
+                too_many_clients: e.code()
+                    == Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS),
                 reason: e.to_string(),
             })?;
         // The connection future drives the socket; it is tied to PgConn's lifetime.
@@ -141,20 +183,24 @@ fn describe(config: &tokio_postgres::Config) -> String {
 }
 
 /// Put `stock` units on the shelf for a run.
-pub async fn init_stock(c: &Client, run_id: &str, stock: u32) -> Result<(), PgError> {
-    c.execute(
-        "INSERT INTO oversold_stock (run_id, stock) VALUES ($1, $2)
+pub async fn init_stock(conn: &PgConn, row: &StockRow, stock: u32) -> Result<(), PgError> {
+    let run_id = &row.run_id;
+    conn.client
+        .execute(
+            "INSERT INTO oversold_stock (run_id, stock) VALUES ($1, $2)
          ON CONFLICT (run_id) DO UPDATE SET stock = EXCLUDED.stock",
-        &[&run_id, &i64::from(stock)],
-    )
-    .await
-    .map_err(PgError::query("INSERT stock"))?;
+            &[&run_id, &i64::from(stock)],
+        )
+        .await
+        .map_err(PgError::query("INSERT stock"))?;
     Ok(())
 }
 
 /// Read a run's stock (`None` if its row is gone).
-pub async fn read_stock(c: &Client, run_id: &str) -> Result<Option<i64>, PgError> {
-    let row = c
+pub async fn read_stock(conn: &PgConn, row: &StockRow) -> Result<Option<i64>, PgError> {
+    let run_id = &row.run_id;
+    let row = conn
+        .client
         .query_opt(
             "SELECT stock FROM oversold_stock WHERE run_id = $1",
             &[&run_id],
@@ -165,8 +211,10 @@ pub async fn read_stock(c: &Client, run_id: &str) -> Result<Option<i64>, PgError
 }
 
 /// Delete a run's row.
-pub async fn remove_run(c: &Client, run_id: &str) -> Result<(), PgError> {
-    c.execute("DELETE FROM oversold_stock WHERE run_id = $1", &[&run_id])
+pub async fn remove_run(conn: &PgConn, row: &StockRow) -> Result<(), PgError> {
+    let run_id = &row.run_id;
+    conn.client
+        .execute("DELETE FROM oversold_stock WHERE run_id = $1", &[&run_id])
         .await
         .map_err(PgError::query("DELETE stock"))?;
     Ok(())
@@ -179,31 +227,57 @@ pub struct RowLockReply {
     pub before: i64,
     /// The stock after, when units were taken.
     pub after: Option<i64>,
+    /// Statements sent: 4 with a sale (BEGIN, SELECT, UPDATE, COMMIT), 3 without
+    /// (BEGIN, SELECT, ROLLBACK).
+    pub round_trips: u32,
+}
+
+/// A row-lock transaction that failed, and the statements it had sent.
+#[derive(Debug)]
+pub struct RowLockFailed {
+    /// What went wrong.
+    pub error: PgError,
+    /// Statements sent, the failing one included.
+    pub round_trips: u32,
+    /// True when the failing statement was the `COMMIT`: the sale may or may not be durable.
+    pub in_doubt: bool,
 }
 
 /// `BEGIN; SELECT stock ... FOR UPDATE; (check in Rust); UPDATE; COMMIT`. The row lock holds
 /// every other buyer's SELECT until this COMMIT, so the check cannot go stale.
-/// Four round trips (five with a sale), plus `race_window` of app work while holding the lock.
+/// `race_window` of app work happens while holding the lock.
 pub async fn reserve_for_update(
-    c: &mut Client,
-    run_id: &str,
+    conn: &mut PgConn,
+    row: &StockRow,
     qty: u32,
     race_window: Duration,
-) -> Result<RowLockReply, PgError> {
-    let tx = c.transaction().await.map_err(PgError::query("BEGIN"))?;
+) -> Result<RowLockReply, RowLockFailed> {
+    let run_id = &row.run_id;
+    let mut sent = 0;
+    let mut step = |op: &'static str| {
+        sent += 1;
+        let round_trips = sent;
+        move |source| RowLockFailed {
+            error: PgError::Query { op, source },
+            round_trips,
+            in_doubt: op == "COMMIT",
+        }
+    };
+    let tx = conn.client.transaction().await.map_err(step("BEGIN"))?;
     let row = tx
         .query_opt(
             "SELECT stock FROM oversold_stock WHERE run_id = $1 FOR UPDATE",
             &[&run_id],
         )
         .await
-        .map_err(PgError::query("SELECT ... FOR UPDATE"))?;
+        .map_err(step("SELECT ... FOR UPDATE"))?;
     let before: i64 = row.map(|r| r.get(0)).unwrap_or(0);
     if before < i64::from(qty) {
-        tx.rollback().await.map_err(PgError::query("ROLLBACK"))?;
+        tx.rollback().await.map_err(step("ROLLBACK"))?;
         return Ok(RowLockReply {
             before,
             after: None,
+            round_trips: 3,
         });
     }
     if !race_window.is_zero() {
@@ -215,10 +289,11 @@ pub async fn reserve_for_update(
             &[&run_id, &i64::from(qty)],
         )
         .await
-        .map_err(PgError::query("UPDATE stock"))?;
-    tx.commit().await.map_err(PgError::query("COMMIT"))?;
+        .map_err(step("UPDATE stock"))?;
+    tx.commit().await.map_err(step("COMMIT"))?;
     Ok(RowLockReply {
         before,
         after: Some(row.get(0)),
+        round_trips: 4,
     })
 }

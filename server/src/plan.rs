@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use oversold_protocol::RunConfig;
+use oversold_protocol::RaceConfig;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -20,10 +20,14 @@ pub struct BuyerPlan {
     pub qty: u32,
     /// When the buyer arrives, after the start gate opens.
     pub arrival: Duration,
+    /// A seeded random number of the buyer's own, for strategies that choose at random
+    /// (which bucket to try first). Derived from the seed and the buyer number alone, so it
+    /// does not shift anyone's quantity or arrival.
+    pub ticket: u64,
 }
 
 /// Build the plan. Buyers are dealt to app servers round-robin, as a load balancer would.
-pub fn plan(config: &RunConfig) -> Vec<BuyerPlan> {
+pub fn plan(config: &RaceConfig) -> Vec<BuyerPlan> {
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let spread_us = u64::from(config.arrival_spread_ms) * 1_000;
     (0..config.buyers)
@@ -42,9 +46,20 @@ pub fn plan(config: &RunConfig) -> Vec<BuyerPlan> {
                 app_server: i % config.app_servers,
                 qty,
                 arrival: Duration::from_micros(arrival),
+                ticket: splitmix64(config.seed ^ u64::from(i + 1).wrapping_mul(GOLDEN)),
             }
         })
         .collect()
+}
+
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// One step of SplitMix64: a fast, well-mixed hash of a 64-bit number.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(GOLDEN);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -52,16 +67,15 @@ mod tests {
     use super::*;
     use oversold_protocol::RunRequest;
 
-    fn config(max_qty: Option<u32>, spread: u32, seed: u64) -> RunConfig {
+    fn config(max_qty: Option<u32>, spread: u32, seed: u64) -> RaceConfig {
         RunRequest {
-            strategy: "lua".into(),
             buyers: Some(200),
             max_qty,
             arrival_spread_ms: Some(spread),
             seed: Some(seed),
             ..Default::default()
         }
-        .validate(0)
+        .validate_compare(0)
         .unwrap()
     }
 

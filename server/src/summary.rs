@@ -5,12 +5,21 @@ use oversold_protocol::{BuyerOutcome, LatencySummary, OutcomeResult, RunConfig, 
 /// Tally `outcomes`. `final_stock` is what Redis holds after the run.
 pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64) -> RunSummary {
     let count = |r: OutcomeResult| outcomes.iter().filter(|o| o.result == r).count() as u32;
-    let units_sold: u64 = outcomes
+    let units = |r: OutcomeResult| -> u64 {
+        outcomes
+            .iter()
+            .filter(|o| o.result == r)
+            .map(|o| u64::from(o.qty))
+            .sum()
+    };
+    let units_sold = units(OutcomeResult::Reserved);
+    let stock = u64::from(config.race.stock);
+    // Units never come back during a race, so a refusal for `qty` while even the final stock
+    // still held `qty` was refused with the units on the shelf.
+    let false_sold_out = outcomes
         .iter()
-        .filter(|o| o.result == OutcomeResult::Reserved)
-        .map(|o| u64::from(o.qty))
-        .sum();
-    let stock = u64::from(config.stock);
+        .filter(|o| o.result == OutcomeResult::SoldOut && i64::from(o.qty) <= final_stock)
+        .count() as u32;
     let duration_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(0);
     let duration_ms = duration_us as f64 / 1_000.0;
     let throughput_per_s = if duration_us == 0 {
@@ -20,21 +29,25 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
     };
     RunSummary {
         strategy: config.strategy.clone(),
-        stock: config.stock,
-        buyers: config.buyers,
+        stock: config.race.stock,
+        buyers: config.race.buyers,
         orders_accepted: count(OutcomeResult::Reserved),
         units_sold,
         final_stock,
         oversold_units: units_sold.saturating_sub(stock),
-        lost_updates: final_stock - (i64::from(config.stock) - units_sold as i64),
+        lost_updates: final_stock - (i64::from(config.race.stock) - units_sold as i64),
         rejected: count(OutcomeResult::SoldOut),
         errors: count(OutcomeResult::Error),
+        unknown: count(OutcomeResult::Unknown),
+        gave_up: count(OutcomeResult::GaveUp),
+        in_doubt_units: units(OutcomeResult::Unknown),
+        false_sold_out,
         duration_ms,
         throughput_per_s,
         latency: latency(outcomes.iter().map(|o| o.latency_us).collect()),
         round_trips: outcomes.iter().map(|o| u64::from(o.round_trips)).sum(),
         retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
-        cancelled: outcomes.len() < config.buyers as usize,
+        cancelled: outcomes.len() < config.race.buyers as usize,
     }
 }
 

@@ -15,13 +15,15 @@
 //! that (a long GC pause, a network stall) would lose the lock while still working, and the
 //! section would no longer be exclusive. Lua or WATCH have no such timing assumption.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
 
-use super::{Attempt, Order, Strategy};
-use crate::store;
+use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
+use crate::store::{RedisConn, RunKeys, lock, stock};
 
 /// How long the lock lives beyond the race window. Far longer than GET plus DECRBY.
 pub const LOCK_TTL: Duration = Duration::from_millis(2000);
@@ -35,34 +37,83 @@ const BACKOFF_START: Duration = Duration::from_millis(1);
 const BACKOFF_CAP: Duration = Duration::from_millis(40);
 
 /// The lock-per-SKU strategy.
-pub struct Lock;
+pub const STRATEGY: Strategy = Strategy {
+    about: StrategyAbout {
+        name: text("lock"),
+        label: text("Lock per SKU (SET NX PX)"),
+        short_label: text("Lock"),
+        description: text(
+            "Takes a Redis lock (SET NX PX), reads, checks and decrements, then releases it by token: buyers queue for the lock.",
+        ),
+        unsafe_by_design: false,
+        category: Category::Lock,
+        featured: false,
+        scripts: Cow::Borrowed(&[text("release_lock.lua")]),
+        explanation: Explanation {
+            title: text("Why a lock per SKU cannot oversell (while the holder is quick)"),
+            how: text(
+                "Each buyer takes a lock with SET lock token NX PX, then does the naive GET, check, DECRBY, then releases the lock \
+                 with release_lock.lua.",
+            ),
+            why: text(
+                "Only one buyer can create the lock key, so only the holder reads and writes, and the gap between read and write \
+                 no longer matters. The release script deletes the lock only if it still holds this buyer's token, so an expired \
+                 holder cannot free someone else's lock.",
+            ),
+            cost: text(
+                "Every buyer of the SKU queues behind one holder, and waiters poll: each failed SET NX is another round trip and a \
+                 retry. And it assumes no holder stalls longer than the lock's expiry.",
+            ),
+            steps: Cow::Borrowed(&[
+                step(
+                    "buyer #7",
+                    "SET lock t7 NX PX → OK",
+                    "holds the lock",
+                    Tone::A,
+                ),
+                step(
+                    "buyer #12",
+                    "SET lock t12 NX PX → nil",
+                    "busy: waits, tries again",
+                    Tone::B,
+                ),
+                step(
+                    "buyer #7",
+                    "GET → 1 · DECRBY → 0",
+                    "sold the last unit",
+                    Tone::A,
+                ),
+                step(
+                    "buyer #7",
+                    "EVALSHA release_lock t7 → 1",
+                    "lets go",
+                    Tone::A,
+                ),
+                step(
+                    "buyer #12",
+                    "SET lock t12 NX PX → OK · GET → 0",
+                    "sold out",
+                    Tone::B,
+                ),
+            ]),
+        },
+    },
+    backend: Backend::SharedRedis(&Lock),
+};
 
-impl Strategy for Lock {
-    fn name(&self) -> &'static str {
-        "lock"
-    }
-    fn label(&self) -> &'static str {
-        "Lock per SKU (SET NX PX)"
-    }
-    fn description(&self) -> &'static str {
-        "Takes a Redis lock (SET NX PX), reads, checks and decrements, then releases it by token: buyers queue for the lock."
-    }
+struct Lock;
 
-    fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt> {
+impl RedisBuyer for Lock {
+    fn buy<'a>(&'a self, mut conn: RedisConn, order: Order<'a, RunKeys>) -> BoxFuture<'a, Attempt> {
         async move {
-            let mut conn = match order.shared_redis() {
-                Ok(c) => c,
-                Err(a) => return a,
-            };
             let Order {
-                run_id,
-                keys,
+                shelf: keys,
                 qty,
                 race_window,
                 ..
             } = order;
             // Unique per attempt, so a release can never match another buyer's lock.
-            let token = format!("{run_id}:{:016x}", rand::random::<u64>());
+            let token = format!("{:016x}", rand::random::<u64>());
             let ttl = LOCK_TTL + race_window;
 
             let started = Instant::now();
@@ -70,11 +121,11 @@ impl Strategy for Lock {
             let mut retries = 0;
             loop {
                 round_trips += 1;
-                match store::try_lock(&mut conn, keys, &token, ttl).await {
+                match lock::try_lock(&mut conn, keys, &token, ttl).await {
                     Ok(true) => break,
                     Ok(false) => {}
                     Err(e) => {
-                        return Attempt::failed(e.short(), None, round_trips).with_retries(retries);
+                        return Attempt::read_failed(&e, None, round_trips).with_retries(retries);
                     }
                 }
                 if started.elapsed() >= MAX_WAIT {
@@ -82,7 +133,7 @@ impl Strategy for Lock {
                         "gave up waiting for the lock after {} s ({round_trips} tries)",
                         MAX_WAIT.as_secs()
                     );
-                    return Attempt::failed(why, None, round_trips).with_retries(retries);
+                    return Attempt::gave_up(why, round_trips).with_retries(retries);
                 }
                 tokio::time::sleep(backoff(retries)).await;
                 retries += 1;
@@ -90,10 +141,10 @@ impl Strategy for Lock {
 
             // Held: from here on nobody else reads or writes the stock.
             round_trips += 1;
-            let observed = store::read_stock(&mut conn, keys).await;
+            let observed = stock::get(&mut conn, keys).await;
             let read_at = Instant::now();
             let attempt = match observed {
-                Err(e) => Attempt::failed(e.short(), None, round_trips),
+                Err(e) => Attempt::read_failed(&e, None, round_trips),
                 Ok(v) if v.unwrap_or(0) < i64::from(qty) => {
                     Attempt::sold_out(Some(v.unwrap_or(0)), round_trips)
                 }
@@ -103,23 +154,28 @@ impl Strategy for Lock {
                         tokio::time::sleep(race_window).await;
                     }
                     round_trips += 1;
-                    match store::decr_by(&mut conn, keys, qty).await {
+                    match stock::decr_by(&mut conn, keys, qty).await {
                         Ok(after) => Attempt::reserved(Some(observed), after, round_trips),
-                        Err(e) => Attempt::failed(e.short(), Some(observed), round_trips),
+                        Err(e) => Attempt::write_failed(&e, Some(observed), round_trips),
                     }
                 }
             };
 
-            round_trips += 1;
-            match store::release_lock(&mut conn, keys, &token).await {
-                Ok(true) => {}
-                // The sale (if any) stands; the lock simply expired under us.
-                Ok(false) => tracing::warn!(
-                    run_id,
-                    "lock expired before release: the critical section outlived its TTL"
-                ),
+            match lock::release(&mut conn, keys, &token).await {
+                Ok(released) => {
+                    round_trips += released.round_trips;
+                    // The sale (if any) stands; the lock simply expired under us.
+                    if !released.reply {
+                        tracing::warn!(
+                            "lock expired before release: the critical section outlived its TTL"
+                        );
+                    }
+                }
                 // It expires on its own after `ttl`.
-                Err(e) => tracing::warn!(run_id, error = %e, "could not release the lock"),
+                Err(f) => {
+                    round_trips += f.round_trips;
+                    tracing::warn!(error = %f.error, "could not release the lock");
+                }
             }
             Attempt {
                 round_trips,

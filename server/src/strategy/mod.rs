@@ -1,19 +1,26 @@
-//! The ways a buyer can try to take stock. One file per strategy, all behind [`Strategy`].
+//! The ways a buyer can try to take stock. One file per strategy; [`REGISTRY`] lists them.
 //!
-//! Adding a strategy is one new file in this folder plus one line in [`registry`].
+//! A strategy is one `const` [`Strategy`]: its self-description ([`StrategyAbout`]: every word
+//! the page shows about it, sent in `hello`) and its [`Backend`]: which kind of connection
+//! its buyers need, with a buy function typed for exactly that connection. The engine opens
+//! the right connections by matching on the backend once, so a strategy can never be handed
+//! the wrong kind of link.
+//!
+//! Adding a strategy is one new file in this folder plus one line in [`REGISTRY`].
 //! The files repeat small steps on purpose (naive and naive_set both GET, check, write):
 //! each one reads top to bottom on its own, which is what a workshop student needs.
-//! A strategy decides *how* a buyer talks to Redis; the engine decides *when*
-//! (gate, arrival time) and *over which connection*.
+//! A strategy decides *how* a buyer talks to the store; the engine decides *when* (gate,
+//! arrival time) and *over which connection*.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use oversold_protocol::{OutcomeResult, StrategyInfo};
+use oversold_protocol::{OutcomeResult, StrategyAbout, StrategyInfo};
+use tokio::sync::Mutex;
 
-use crate::shelf::{Backends, Link, LinkKind};
-use crate::store::{Conn, RunKeys};
+use crate::backends::Backends;
+use crate::pg::{PgConn, PgError, StockRow};
+use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
 mod decr_compensate;
 mod function;
@@ -22,39 +29,138 @@ mod lua;
 mod naive;
 mod naive_set;
 mod postgres;
+mod sharded;
 mod watch;
 
-/// The strategies this server offers, in the order the page lists them.
-pub fn registry() -> Vec<Arc<dyn Strategy>> {
-    vec![
-        Arc::new(naive::Naive),
-        Arc::new(naive_set::NaiveSet),
-        Arc::new(lua::Lua),
-        Arc::new(decr_compensate::DecrCompensate),
-        Arc::new(watch::Watch),
-        Arc::new(lock::Lock),
-        Arc::new(function::Function),
-        Arc::new(postgres::Postgres),
-    ]
-}
+/// Every strategy this server offers, in the order the page lists them.
+pub static REGISTRY: [&Strategy; 9] = [
+    &naive::STRATEGY,
+    &naive_set::STRATEGY,
+    &lua::STRATEGY,
+    &decr_compensate::STRATEGY,
+    &watch::STRATEGY,
+    &lock::STRATEGY,
+    &function::STRATEGY,
+    &sharded::STRATEGY,
+    &postgres::STRATEGY,
+];
 
 /// Find a strategy by its wire name.
-pub fn find(strategies: &[Arc<dyn Strategy>], name: &str) -> Option<Arc<dyn Strategy>> {
-    strategies.iter().find(|s| s.name() == name).cloned()
+pub fn find(name: &str) -> Option<&'static Strategy> {
+    REGISTRY.iter().copied().find(|s| s.name() == name)
 }
 
-/// Everything one buyer needs to place its order.
-pub struct Order<'a> {
-    /// This buyer's app server link, of the strategy's [`Strategy::link_kind`].
-    pub link: Link,
-    /// The run's id (the PostgreSQL row key).
-    pub run_id: &'a str,
-    /// The run's Redis keys.
-    pub keys: &'a RunKeys,
+/// One way of buying: what it says about itself, and how its buyers reach the stock.
+pub struct Strategy {
+    /// Every word the page shows about it.
+    pub about: StrategyAbout,
+    /// Its buyers' kind of connection, and its buy function for that kind.
+    pub backend: Backend,
+}
+
+/// Which connections a strategy's buyers need, each with a buy function typed for it.
+#[derive(Clone, Copy)]
+pub enum Backend {
+    /// A multiplexed Redis connection per app server, shared by every buyer on it: requests
+    /// from many buyers are pipelined. Right for single commands and scripts.
+    SharedRedis(&'static dyn RedisBuyer),
+    /// A Redis connection per app server that one buyer holds at a time. `WATCH` state
+    /// belongs to a connection, so two buyers' transactions must never interleave on one.
+    ExclusiveRedis(&'static dyn ExclusiveRedisBuyer),
+    /// A PostgreSQL connection per app server, one buyer at a time (a transaction owns it).
+    Postgres(&'static dyn PostgresBuyer),
+}
+
+impl Strategy {
+    /// The wire name, e.g. `"naive"`.
+    pub fn name(&self) -> &str {
+        &self.about.name
+    }
+
+    /// True when its buyers talk to Redis (so a Redis outage stops it).
+    pub fn uses_redis(&self) -> bool {
+        !matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// Why this strategy cannot run with these stores, if it cannot.
+    pub fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
+        match self.backend {
+            Backend::Postgres(_) => backends.postgres.as_ref().err().cloned(),
+            Backend::SharedRedis(_) | Backend::ExclusiveRedis(_) => None,
+        }
+    }
+
+    /// The `hello` entry for this strategy.
+    pub fn info(&self, backends: &Backends) -> StrategyInfo {
+        let unavailable_reason = self.unavailable_reason(backends);
+        StrategyInfo {
+            about: self.about.clone(),
+            available: unavailable_reason.is_none(),
+            unavailable_reason,
+        }
+    }
+}
+
+/// Why a strategy's one-off preparation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// Redis could not be reached, or refused a command.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Redis answered, but the strategy cannot run on it (say, a foreign Function library).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A strategy whose buyers share their app server's pipelined Redis connection.
+pub trait RedisBuyer: Sync {
+    /// How the run's stock is kept (default: one counter).
+    fn layout(&self) -> StockLayout {
+        StockLayout::Counter
+    }
+    /// One-off work before the buyers start, on the run's admin connection (e.g. loading a
+    /// Function library). Default: nothing.
+    fn prepare<'a>(&'a self, _admin: &'a mut RedisConn) -> BoxFuture<'a, Result<(), PrepareError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+    /// Place one order. Must not panic on store errors: report them in the [`Attempt`].
+    ///
+    /// Boxed so strategies can be `&'static dyn` trait objects in one registry; one
+    /// allocation per buyer is noise next to a network round trip.
+    fn buy<'a>(&'a self, conn: RedisConn, order: Order<'a, RunKeys>) -> BoxFuture<'a, Attempt>;
+}
+
+/// A strategy whose buyers each hold their app server's Redis connection for an attempt.
+pub trait ExclusiveRedisBuyer: Sync {
+    /// Place one order; lock `conn` for as long as the connection's state is yours.
+    fn buy<'a>(
+        &'a self,
+        conn: &'a Mutex<RedisConn>,
+        order: Order<'a, RunKeys>,
+    ) -> BoxFuture<'a, Attempt>;
+}
+
+/// A strategy whose buyers run PostgreSQL transactions on their app server's connection.
+pub trait PostgresBuyer: Sync {
+    /// Place one order; lock `conn` for the whole transaction.
+    fn buy<'a>(
+        &'a self,
+        conn: &'a Mutex<PgConn>,
+        order: Order<'a, StockRow>,
+    ) -> BoxFuture<'a, Attempt>;
+}
+
+/// Everything one buyer needs to place its order, besides its connection.
+pub struct Order<'a, Shelf> {
+    /// Where the run's stock is: its Redis keys, or its PostgreSQL row.
+    pub shelf: &'a Shelf,
     /// Units wanted.
     pub qty: u32,
     /// Simulated application work between a read and the write that depends on it.
     pub race_window: Duration,
+    /// A seeded random number of this buyer's own (same seed, same tickets), for strategies
+    /// that pick something at random, like which bucket to try first.
+    pub ticket: u64,
 }
 
 /// What a strategy reports for one buyer; the engine adds timing and identity.
@@ -62,58 +168,101 @@ pub struct Order<'a> {
 pub struct Attempt {
     /// How it ended.
     pub result: OutcomeResult,
-    /// The stock the strategy read before deciding, if it read one.
+    /// The stock the strategy read (or its atomic command saw) before deciding, if any.
     pub observed_stock: Option<i64>,
     /// The stock right after this buyer's write, if it wrote.
     pub stock_after: Option<i64>,
-    /// Requests sent to Redis.
+    /// Requests sent to the store (a script call or a MULTI/EXEC pipeline counts as one).
     pub round_trips: u32,
     /// Attempts beyond the first.
     pub retries: u32,
-    /// Set when `result` is `Error`.
+    /// Why, when `result` is not `reserved` or `sold_out`.
     pub error: Option<String>,
     /// When the app got its read of the stock back (strategies that read, then decide in
     /// the app). The page draws it: with `naive`, every read lands before the first write.
     pub read_at: Option<Instant>,
+    /// True when the failure means the store is unreachable: the engine stops the run.
+    pub outage: bool,
 }
 
 impl Attempt {
-    /// A failed attempt after `round_trips` requests; `why` is one short line.
-    pub fn failed(why: impl Into<String>, observed_stock: Option<i64>, round_trips: u32) -> Self {
+    fn new(result: OutcomeResult, observed_stock: Option<i64>, round_trips: u32) -> Self {
         Attempt {
-            result: OutcomeResult::Error,
-            observed_stock,
-            stock_after: None,
-            round_trips,
-            retries: 0,
-            error: Some(why.into()),
-            read_at: None,
-        }
-    }
-
-    /// Refused for lack of stock.
-    pub fn sold_out(observed_stock: Option<i64>, round_trips: u32) -> Self {
-        Attempt {
-            result: OutcomeResult::SoldOut,
+            result,
             observed_stock,
             stock_after: None,
             round_trips,
             retries: 0,
             error: None,
             read_at: None,
+            outage: false,
         }
     }
 
     /// Units taken.
     pub fn reserved(observed_stock: Option<i64>, stock_after: i64, round_trips: u32) -> Self {
         Attempt {
-            result: OutcomeResult::Reserved,
-            observed_stock,
             stock_after: Some(stock_after),
-            round_trips,
-            retries: 0,
-            error: None,
-            read_at: None,
+            ..Self::new(OutcomeResult::Reserved, observed_stock, round_trips)
+        }
+    }
+
+    /// Refused for lack of stock.
+    pub fn sold_out(observed_stock: Option<i64>, round_trips: u32) -> Self {
+        Self::new(OutcomeResult::SoldOut, observed_stock, round_trips)
+    }
+
+    /// A command that changes nothing (a read, a lock try) failed: the order took nothing.
+    pub fn read_failed(e: &StoreError, observed_stock: Option<i64>, round_trips: u32) -> Self {
+        Attempt {
+            error: Some(e.short()),
+            outage: e.is_outage(),
+            ..Self::new(OutcomeResult::Error, observed_stock, round_trips)
+        }
+    }
+
+    /// The write failed. If it was sent and never answered it may have been applied: the
+    /// outcome is `unknown` and its units are in doubt; otherwise nothing was taken.
+    pub fn write_failed(e: &StoreError, observed_stock: Option<i64>, round_trips: u32) -> Self {
+        let result = if e.in_doubt() {
+            OutcomeResult::Unknown
+        } else {
+            OutcomeResult::Error
+        };
+        Attempt {
+            error: Some(e.short()),
+            outage: e.is_outage(),
+            ..Self::new(result, observed_stock, round_trips)
+        }
+    }
+
+    /// A PostgreSQL statement failed; `in_doubt` when it was the COMMIT.
+    pub fn postgres_failed(e: &PgError, in_doubt: bool, round_trips: u32) -> Self {
+        let result = if in_doubt {
+            OutcomeResult::Unknown
+        } else {
+            OutcomeResult::Error
+        };
+        Attempt {
+            error: Some(e.short()),
+            outage: e.is_outage(),
+            ..Self::new(result, None, round_trips)
+        }
+    }
+
+    /// The buyer stopped waiting for its turn and took nothing; `why` is one short line.
+    pub fn gave_up(why: impl Into<String>, round_trips: u32) -> Self {
+        Attempt {
+            error: Some(why.into()),
+            ..Self::new(OutcomeResult::GaveUp, None, round_trips)
+        }
+    }
+
+    /// The engine's own failure for a buyer (its deadline passed with no answer).
+    pub fn timed_out(why: impl Into<String>) -> Self {
+        Attempt {
+            error: Some(why.into()),
+            ..Self::new(OutcomeResult::Unknown, None, 0)
         }
     }
 
@@ -130,68 +279,43 @@ impl Attempt {
     }
 }
 
-impl Order<'_> {
-    /// The shared Redis connection, for [`LinkKind::SharedRedis`] strategies.
-    pub fn shared_redis(&self) -> Result<Conn, Attempt> {
-        match &self.link {
-            Link::Redis(c) => Ok(c.clone()),
-            _ => Err(Attempt::failed(
-                "internal: strategy got the wrong kind of link",
-                None,
-                0,
-            )),
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
 
-/// One way of buying. Implementations hold no per-run state; anything a run needs
-/// travels in [`Order`].
-pub trait Strategy: Send + Sync + 'static {
-    /// Wire name, e.g. `"naive"`.
-    fn name(&self) -> &'static str;
-    /// Button label.
-    fn label(&self) -> &'static str;
-    /// One line on what it does.
-    fn description(&self) -> &'static str;
-    /// True for the strategies that exist to show the bug.
-    fn unsafe_by_design(&self) -> bool {
-        false
-    }
-    /// How buyers reach the shelf (default: a shared, pipelined Redis connection).
-    fn link_kind(&self) -> LinkKind {
-        LinkKind::SharedRedis
-    }
-    /// Why this strategy cannot run with these backends, if it cannot.
-    fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
-        match (self.link_kind(), &backends.postgres) {
-            (LinkKind::Postgres, Err(why)) => Some(why.clone()),
-            _ => None,
+    #[test]
+    fn names_and_labels_are_unique_and_self_consistent() {
+        let names: HashSet<&str> = REGISTRY.iter().map(|s| s.name()).collect();
+        assert_eq!(names.len(), REGISTRY.len());
+        let labels: HashSet<&str> = REGISTRY.iter().map(|s| &*s.about.label).collect();
+        assert_eq!(labels.len(), REGISTRY.len());
+        for s in REGISTRY {
+            let e = &s.about.explanation;
+            assert!(!e.title.is_empty() && !e.how.is_empty() && !e.why.is_empty());
+            assert!(e.steps.len() >= 2, "{} needs an interleaving", s.name());
+            assert!(!s.about.short_label.is_empty());
+            assert!(find(s.name()).is_some());
         }
+        assert!(find("nope").is_none());
+        let featured: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|s| s.about.featured)
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(featured, ["naive", "lua"]);
     }
-    /// One-off work before the buyers start, on the run's admin Redis connection
-    /// (e.g. `FUNCTION LOAD`). Default: nothing.
-    fn prepare<'a>(
-        &'a self,
-        _admin: &'a mut Conn,
-    ) -> BoxFuture<'a, Result<(), crate::store::StoreError>> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-    /// Place one order. Must not panic on store errors: report them in the [`Attempt`].
-    ///
-    /// Boxed so strategies can sit in one `Vec<Arc<dyn Strategy>>`; one allocation per
-    /// buyer is noise next to a network round trip.
-    fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt>;
 
-    /// The `hello` entry for this strategy.
-    fn info(&self, backends: &Backends) -> StrategyInfo {
-        let unavailable_reason = self.unavailable_reason(backends);
-        StrategyInfo {
-            name: self.name().into(),
-            label: self.label().into(),
-            description: self.description().into(),
-            unsafe_by_design: self.unsafe_by_design(),
-            available: unavailable_reason.is_none(),
-            unavailable_reason,
+    #[test]
+    fn every_script_a_strategy_names_is_one_the_server_runs() {
+        let files: HashSet<&str> = crate::store::scripts::all()
+            .iter()
+            .map(|f| f.file)
+            .collect();
+        for s in REGISTRY {
+            for script in s.about.scripts.iter() {
+                assert!(files.contains(&**script), "{} names {script}", s.name());
+            }
         }
     }
 }

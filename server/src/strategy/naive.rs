@@ -3,59 +3,85 @@
 //! Each command is atomic on its own. The bug is the gap: every buyer whose GET lands
 //! before the last unit's DECRBY sees stock, passes the check, and decrements anyway.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
 
-use super::{Attempt, Order, Strategy};
-use crate::store;
+use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
+use crate::store::{RedisConn, RunKeys, stock};
 
 /// The check-then-write strategy.
-pub struct Naive;
+pub const STRATEGY: Strategy = Strategy {
+    about: StrategyAbout {
+        name: text("naive"),
+        label: text("Naive (GET, then DECRBY)"),
+        short_label: text("Naive"),
+        description: text(
+            "Reads the stock, checks it in the app, then decrements: another buyer can act in between.",
+        ),
+        unsafe_by_design: true,
+        category: Category::CheckThenWrite,
+        featured: true,
+        scripts: Cow::Borrowed(&[]),
+        explanation: Explanation {
+            title: text("Why check-then-write oversells"),
+            how: text(
+                "Each buyer sends GET stock, decides in the app whether the number is big enough, then sends DECRBY stock qty.",
+            ),
+            why: text(
+                "Redis runs each command whole, but nothing ties the two together. Between one buyer's GET and its DECRBY, \
+                 the other buyers' commands run. With one unit left, fifty buyers can all read 1, all decide yes, and all \
+                 decrement: the check was true when it was made and false when the write landed. The counter sinks below zero.",
+            ),
+            cost: text(
+                "Two round trips per order, and a gap between them that any amount of app work makes wider.",
+            ),
+            steps: Cow::Borrowed(&[
+                step("buyer #7", "GET stock → 1", "looks fine", Tone::A),
+                step("buyer #12", "GET stock → 1", "looks fine too", Tone::B),
+                step(
+                    "buyer #7",
+                    "DECRBY stock 1 → 0",
+                    "sold the last unit",
+                    Tone::A,
+                ),
+                step(
+                    "buyer #12",
+                    "DECRBY stock 1 → -1",
+                    "sold a unit that does not exist",
+                    Tone::Bad,
+                ),
+            ]),
+        },
+    },
+    backend: Backend::SharedRedis(&Naive),
+};
 
-impl Strategy for Naive {
-    fn name(&self) -> &'static str {
-        "naive"
-    }
-    fn label(&self) -> &'static str {
-        "Naive (GET, then DECRBY)"
-    }
-    fn description(&self) -> &'static str {
-        "Reads the stock, checks it in the app, then decrements: another buyer can act in between."
-    }
-    fn unsafe_by_design(&self) -> bool {
-        true
-    }
+struct Naive;
 
-    fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt> {
+impl RedisBuyer for Naive {
+    fn buy<'a>(&'a self, mut conn: RedisConn, order: Order<'a, RunKeys>) -> BoxFuture<'a, Attempt> {
         async move {
-            let mut conn = match order.shared_redis() {
-                Ok(c) => c,
-                Err(a) => return a,
-            };
-            let Order {
-                keys,
-                qty,
-                race_window,
-                ..
-            } = order;
-            let observed = match store::read_stock(&mut conn, keys).await {
+            let keys = order.shelf;
+            let observed = match stock::get(&mut conn, keys).await {
                 Ok(v) => v.unwrap_or(0),
-                Err(e) => return Attempt::failed(e.short(), None, 1),
+                Err(e) => return Attempt::read_failed(&e, None, 1),
             };
             let read_at = Instant::now();
-            if observed < i64::from(qty) {
+            if observed < i64::from(order.qty) {
                 return Attempt::sold_out(Some(observed), 1).with_read_at(read_at);
             }
             // The app "does work" here (validates the cart, prices it...). Even at zero the
             // gap exists: other buyers' GETs are already queued ahead of this DECRBY.
-            if !race_window.is_zero() {
-                tokio::time::sleep(race_window).await;
+            if !order.race_window.is_zero() {
+                tokio::time::sleep(order.race_window).await;
             }
-            match store::decr_by(&mut conn, keys, qty).await {
+            match stock::decr_by(&mut conn, keys, order.qty).await {
                 Ok(after) => Attempt::reserved(Some(observed), after, 2),
-                Err(e) => Attempt::failed(e.short(), Some(observed), 2),
+                Err(e) => Attempt::write_failed(&e, Some(observed), 2),
             }
             .with_read_at(read_at)
         }

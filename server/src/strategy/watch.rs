@@ -8,19 +8,21 @@
 //! costs three more round trips.
 //!
 //! WATCH state belongs to a connection, so this strategy uses
-//! [`LinkKind::ExclusiveRedis`]: a buyer holds its app server's connection for one attempt
+//! [`Backend::ExclusiveRedis`]: a buyer holds its app server's connection for one attempt
 //! (WATCH to EXEC) and lets go between attempts so the other buyers on that app server get
 //! a turn. Requests per attempt: WATCH, GET, then either UNWATCH (sold out) or one
 //! pipelined MULTI/DECRBY/EXEC (counted as one round trip).
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use tokio::sync::Mutex;
 
-use super::{Attempt, Order, Strategy};
-use crate::shelf::{Link, LinkKind};
-use crate::store;
+use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
+use crate::store::{RedisConn, RunKeys, stock};
 
 /// Attempts before a buyer gives up. Every discarded EXEC means another buyer's
 /// decrement landed, so a buyer can only lose as many times as there were sales in
@@ -32,29 +34,69 @@ pub const MAX_ATTEMPTS: u32 = 50;
 const MAX_BACKOFF: Duration = Duration::from_millis(2);
 
 /// The optimistic transaction strategy.
-pub struct Watch;
+pub const STRATEGY: Strategy = Strategy {
+    about: StrategyAbout {
+        name: text("watch"),
+        label: text("WATCH / MULTI / EXEC"),
+        short_label: text("WATCH"),
+        description: text(
+            "Watches the stock, reads and checks it, then decrements in MULTI/EXEC; retries when another write got in first.",
+        ),
+        unsafe_by_design: false,
+        category: Category::Optimistic,
+        featured: false,
+        scripts: Cow::Borrowed(&[]),
+        explanation: Explanation {
+            title: text("Why WATCH / MULTI / EXEC cannot oversell"),
+            how: text(
+                "Each buyer WATCHes the stock key, reads it, checks it in the app, then sends DECRBY inside MULTI/EXEC.",
+            ),
+            why: text(
+                "If anyone wrote the key after the WATCH, Redis throws the transaction away and EXEC answers nil. A decision made \
+                 on a stale read can never commit: the buyer starts over with a fresh read. Nothing is locked while the app thinks.",
+            ),
+            cost: text(
+                "Under contention most attempts are discarded, and each retry is more round trips. A buyer that keeps losing \
+                 gives up after 50 attempts (the audit trail shows it as gave up).",
+            ),
+            steps: Cow::Borrowed(&[
+                step("buyer #7", "WATCH stock · GET → 1", "looks fine", Tone::A),
+                step(
+                    "buyer #12",
+                    "WATCH stock · GET → 1",
+                    "looks fine too",
+                    Tone::B,
+                ),
+                step(
+                    "buyer #7",
+                    "MULTI · DECRBY · EXEC → [0]",
+                    "committed",
+                    Tone::A,
+                ),
+                step(
+                    "buyer #12",
+                    "MULTI · DECRBY · EXEC → nil",
+                    "stock changed: discarded, retry",
+                    Tone::B,
+                ),
+                step("buyer #12", "WATCH stock · GET → 0", "sold out", Tone::B),
+            ]),
+        },
+    },
+    backend: Backend::ExclusiveRedis(&Watch),
+};
 
-impl Strategy for Watch {
-    fn name(&self) -> &'static str {
-        "watch"
-    }
-    fn label(&self) -> &'static str {
-        "WATCH / MULTI / EXEC"
-    }
-    fn description(&self) -> &'static str {
-        "Watches the stock, reads and checks it, then decrements in MULTI/EXEC; retries when another write got in first."
-    }
-    fn link_kind(&self) -> LinkKind {
-        LinkKind::ExclusiveRedis
-    }
+struct Watch;
 
-    fn buy<'a>(&'a self, order: Order<'a>) -> BoxFuture<'a, Attempt> {
+impl ExclusiveRedisBuyer for Watch {
+    fn buy<'a>(
+        &'a self,
+        link: &'a Mutex<RedisConn>,
+        order: Order<'a, RunKeys>,
+    ) -> BoxFuture<'a, Attempt> {
         async move {
-            let Link::RedisExclusive(link) = &order.link else {
-                return Attempt::failed("internal: watch strategy got the wrong kind of link", None, 0);
-            };
             let Order {
-                keys,
+                shelf: keys,
                 qty,
                 race_window,
                 ..
@@ -68,24 +110,23 @@ impl Strategy for Watch {
                 // Held from WATCH to EXEC; dropped at the end of each attempt.
                 let mut conn = link.lock().await;
                 round_trips += 1;
-                if let Err(e) = store::watch_stock(&mut conn, keys).await {
-                    return Attempt::failed(e.short(), None, round_trips).with_retries(attempt);
+                if let Err(e) = stock::watch(&mut conn, keys).await {
+                    return Attempt::read_failed(&e, None, round_trips).with_retries(attempt);
                 }
                 round_trips += 1;
-                let observed = match store::read_stock(&mut conn, keys).await {
+                let observed = match stock::get(&mut conn, keys).await {
                     Ok(v) => v.unwrap_or(0),
                     Err(e) => {
-                        return Attempt::failed(e.short(), None, round_trips)
-                            .with_retries(attempt);
+                        return Attempt::read_failed(&e, None, round_trips).with_retries(attempt);
                     }
                 };
                 let read_at = Instant::now();
                 if observed < i64::from(qty) {
                     // Leave the connection clean for the next buyer on this app server.
                     round_trips += 1;
-                    return match store::unwatch(&mut conn).await {
+                    return match stock::unwatch(&mut conn).await {
                         Ok(()) => Attempt::sold_out(Some(observed), round_trips),
-                        Err(e) => Attempt::failed(e.short(), Some(observed), round_trips),
+                        Err(e) => Attempt::read_failed(&e, Some(observed), round_trips),
                     }
                     .with_retries(attempt)
                     .with_read_at(read_at);
@@ -94,7 +135,7 @@ impl Strategy for Watch {
                     tokio::time::sleep(race_window).await;
                 }
                 round_trips += 1;
-                match store::exec_decr_by(&mut conn, keys, qty).await {
+                match stock::exec_decr_by(&mut conn, keys, qty).await {
                     Ok(Some(after)) => {
                         return Attempt::reserved(Some(observed), after, round_trips)
                             .with_retries(attempt)
@@ -104,17 +145,15 @@ impl Strategy for Watch {
                     // already cleared the watch, so the connection is clean.
                     Ok(None) => {}
                     Err(e) => {
-                        return Attempt::failed(e.short(), Some(observed), round_trips)
+                        return Attempt::write_failed(&e, Some(observed), round_trips)
                             .with_retries(attempt);
                     }
                 }
             }
-            Attempt::failed(
+            Attempt::gave_up(
                 format!(
-                    "gave up after {} optimistic retries ({MAX_ATTEMPTS} attempts): the stock kept changing",
-                    MAX_ATTEMPTS - 1
+                    "gave up after {MAX_ATTEMPTS} attempts: another buyer's write landed first every time"
                 ),
-                None,
                 round_trips,
             )
             .with_retries(MAX_ATTEMPTS - 1)

@@ -1,10 +1,13 @@
 //! Turning a client's text frame into a typed request, or into the precise error frame.
 //!
-//! Parsing happens in steps (JSON, then `type`, then fields, then ranges) so each kind
-//! of mistake gets its own code. Nothing here touches Redis.
+//! Parsing happens in steps (JSON, then `type`, then each config field's presence and JSON
+//! type, then ranges) so each kind of mistake gets its own code, decided from what the frame
+//! holds, never from the wording of a library's error message. Nothing here touches Redis.
 
-use oversold_protocol::{ClientMessage, ConfigError, ErrorCode, RunConfig, WireError};
-use serde_json::Value;
+use oversold_protocol::{
+    ClientMessage, ConfigError, ErrorCode, RaceConfig, RunConfig, RunRequest, WireError,
+};
+use serde_json::{Map, Value};
 
 /// The `type`s a client may send.
 const KNOWN_TYPES: [&str; 3] = ["start_run", "start_compare", "cancel_run"];
@@ -28,8 +31,8 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
             "expected a JSON object with a \"type\" field",
         ));
     };
-    match object.get("type").and_then(Value::as_str) {
-        Some(t) if KNOWN_TYPES.contains(&t) => {}
+    let kind = match object.get("type").and_then(Value::as_str) {
+        Some(t) if KNOWN_TYPES.contains(&t) => t,
         Some(t) => {
             return Err(wire_error(
                 ErrorCode::UnknownType,
@@ -42,34 +45,104 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
                 format!("missing string field \"type\"; expected one of {KNOWN_TYPES:?}"),
             ));
         }
-    }
-    serde_json::from_value(value).map_err(|e| {
-        let message = e.to_string();
-        // serde's messages are precise; only the code needs choosing.
-        let code = if message.starts_with("missing field") {
-            ErrorCode::MissingField
-        } else if message.starts_with("invalid value: integer") {
-            ErrorCode::OutOfRange
-        } else {
-            ErrorCode::BadMessage
+    };
+    for key in object.keys() {
+        let allowed = match kind {
+            "cancel_run" => key == "type",
+            _ => key == "type" || key == "config",
         };
-        wire_error(code, message)
-    })
+        if !allowed {
+            return Err(wire_error(
+                ErrorCode::BadMessage,
+                format!("unknown field {key:?} in {kind}"),
+            ));
+        }
+    }
+    if kind != "cancel_run" {
+        match object.get("config") {
+            None => {
+                return Err(wire_error(
+                    ErrorCode::MissingField,
+                    format!("{kind} needs a \"config\" object"),
+                ));
+            }
+            Some(Value::Object(config)) => check_config(config)?,
+            Some(_) => {
+                return Err(wire_error(
+                    ErrorCode::BadMessage,
+                    "\"config\" must be a JSON object",
+                ));
+            }
+        }
+    }
+    // Every shape the enum could refuse was refused above with its own code; what is left is
+    // a mismatch between these checks and the protocol types, reported as such.
+    serde_json::from_value(value).map_err(|e| wire_error(ErrorCode::BadMessage, e.to_string()))
+}
+
+/// Each config field: known, and of the right JSON type. A negative number is out of range
+/// (every knob starts at 0 or 1); a fraction, a string or a number too big for the field is
+/// a bad message.
+fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
+    for (field, value) in config {
+        if !RunRequest::FIELDS.contains(&field.as_str()) {
+            return Err(wire_error(
+                ErrorCode::BadMessage,
+                format!(
+                    "unknown config field {field:?}; expected one of {:?}",
+                    RunRequest::FIELDS
+                ),
+            ));
+        }
+        let fits = match (field.as_str(), value) {
+            ("strategy", Value::String(_)) => true,
+            ("strategy", _) => false,
+            ("seed", v) => v.as_u64().is_some(),
+            (_, v) => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        };
+        if fits {
+            continue;
+        }
+        if value.as_i64().is_some_and(|n| n < 0) {
+            return Err(wire_error(
+                ErrorCode::OutOfRange,
+                format!("{field} = {value} is out of range: it cannot be negative"),
+            ));
+        }
+        let expected = match field.as_str() {
+            "strategy" => "a string",
+            "seed" => "a whole number from 0 to 2^64-1",
+            _ => "a whole number from 0 to 4294967295",
+        };
+        return Err(wire_error(
+            ErrorCode::BadMessage,
+            format!("config.{field} must be {expected}, got {value}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Map a range check failure to its error frame.
 pub fn config_error(e: &ConfigError) -> WireError {
     let code = match e {
         ConfigError::MissingStrategy => ErrorCode::MissingField,
+        ConfigError::StrategyNotAllowed => ErrorCode::BadMessage,
         ConfigError::OutOfRange { .. } => ErrorCode::OutOfRange,
     };
     wire_error(code, e.to_string())
 }
 
-/// Check ranges and fill defaults, picking a fresh seed when none was given.
-pub fn validate(request: &oversold_protocol::RunRequest) -> Result<RunConfig, WireError> {
+/// `start_run`: check ranges and fill defaults, picking a fresh seed when none was given.
+pub fn validate_run(request: &RunRequest) -> Result<RunConfig, WireError> {
     request
         .validate(rand::random())
+        .map_err(|e| config_error(&e))
+}
+
+/// `start_compare`: the same, without a strategy.
+pub fn validate_compare(request: &RunRequest) -> Result<RaceConfig, WireError> {
+    request
+        .validate_compare(rand::random())
         .map_err(|e| config_error(&e))
 }
 
@@ -86,21 +159,42 @@ mod tests {
         assert_eq!(code("{nope"), ErrorCode::BadJson);
         assert_eq!(code("[1,2]"), ErrorCode::BadJson);
         assert_eq!(code(r#"{"type":"launch"}"#), ErrorCode::UnknownType);
+        assert_eq!(code(r#"{"type":7}"#), ErrorCode::UnknownType);
         assert_eq!(code(r#"{"config":{}}"#), ErrorCode::UnknownType);
         assert_eq!(code(r#"{"type":"start_run"}"#), ErrorCode::MissingField);
-        // An empty config parses (compare needs no strategy); the range check refuses it.
+        assert_eq!(
+            code(r#"{"type":"start_run","config":3}"#),
+            ErrorCode::BadMessage
+        );
+        assert_eq!(
+            code(r#"{"type":"start_run","config":{},"extra":1}"#),
+            ErrorCode::BadMessage
+        );
+        assert_eq!(
+            code(r#"{"type":"cancel_run","config":{}}"#),
+            ErrorCode::BadMessage
+        );
+        // An empty config parses (compare needs no strategy); the range check refuses a run.
         let ClientMessage::StartRun { config } =
             parse(r#"{"type":"start_run","config":{}}"#).unwrap()
         else {
             panic!("start_run")
         };
-        assert_eq!(validate(&config).unwrap_err().code, ErrorCode::MissingField);
+        assert_eq!(
+            validate_run(&config).unwrap_err().code,
+            ErrorCode::MissingField
+        );
         assert_eq!(
             code(r#"{"type":"start_run","config":{"strategy":"lua","buyers":-3}}"#),
             ErrorCode::OutOfRange
         );
+        for bad in [r#""ten""#, "2.5", "4294967296", "null", "[1]"] {
+            let frame =
+                format!(r#"{{"type":"start_run","config":{{"strategy":"lua","buyers":{bad}}}}}"#);
+            assert_eq!(code(&frame), ErrorCode::BadMessage, "{bad}");
+        }
         assert_eq!(
-            code(r#"{"type":"start_run","config":{"strategy":"lua","buyers":"ten"}}"#),
+            code(r#"{"type":"start_run","config":{"strategy":7}}"#),
             ErrorCode::BadMessage
         );
         assert_eq!(
@@ -110,13 +204,32 @@ mod tests {
     }
 
     #[test]
+    fn a_compare_names_no_strategy() {
+        let ClientMessage::StartCompare { config } =
+            parse(r#"{"type":"start_compare","config":{"strategy":"lua"}}"#).unwrap()
+        else {
+            panic!("start_compare")
+        };
+        assert_eq!(
+            validate_compare(&config).unwrap_err().code,
+            ErrorCode::BadMessage
+        );
+        let ClientMessage::StartCompare { config } =
+            parse(r#"{"type":"start_compare","config":{"stock":4}}"#).unwrap()
+        else {
+            panic!("start_compare")
+        };
+        assert_eq!(validate_compare(&config).unwrap().stock, 4);
+    }
+
+    #[test]
     fn valid_frames_parse() {
         assert_eq!(
             parse(r#"{"type":"cancel_run"}"#).unwrap(),
             ClientMessage::CancelRun
         );
         assert!(matches!(
-            parse(r#"{"type":"start_run","config":{"strategy":"naive","stock":3}}"#).unwrap(),
+            parse(r#"{"type":"start_run","config":{"strategy":"naive","stock":3,"seed":18446744073709551615}}"#).unwrap(),
             ClientMessage::StartRun { .. }
         ));
     }

@@ -1,45 +1,65 @@
 //! The `/ws` WebSocket: one session per socket, at most one run in flight per session.
 //!
 //! Split as in axum's examples: a send task owns the socket's sink and drains a bounded
-//! queue of [`ServerMessage`]s; the session loop reads frames, watches Redis health and
-//! the run in flight. A run is its own task (engine + batcher) so a slow reader never
-//! stalls the buyers, and closing the socket cancels the run, which still cleans up.
+//! queue; the session loop reads frames, watches Redis health and the job in flight. A job
+//! (one run, or a comparison) is its own task (engine + batcher, in [`job`]) so a slow
+//! reader never stalls the buyers, and closing the socket cancels the job, which still
+//! cleans up.
+//!
+//! # Layout
+//! - this file: the upgrade (origin and socket caps), the session loop, the send task.
+//! - [`inbound`]: frame parsing and error codes; [`job`]: admission and the run task.
+//! - [`batcher`]: outcome batching; [`rate`]: the per-socket token bucket;
+//!   [`origin`]: which pages may open a socket.
 
 mod batcher;
 pub mod inbound;
+pub mod job;
+pub mod origin;
 mod rate;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use oversold_protocol::{
-    ClientMessage, ErrorCode, RedisState, RunConfig, RunRequest, RunSummary, ServerMessage,
-    WireError,
-};
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
-use crate::engine::{self, RunError};
-use crate::shelf::{LinkKind, ShelfError};
-use crate::strategy::{self, Strategy};
 use inbound::wire_error;
+use job::Job;
 
 /// Largest frame a client may send. A start_run is a few hundred bytes.
 const MAX_FRAME_BYTES: usize = 16 * 1024;
 /// Frames queued for the socket before producers wait.
 const OUTBOUND_QUEUE: usize = 64;
 /// Longest one frame may take to go out before the client is deemed gone.
-const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the server pings; a client that has sent nothing (not even a pong) for two of
+/// these is gone (a laptop that slept, a phone that lost the network) and is closed.
+const PING_EVERY: Duration = Duration::from_secs(20);
+/// A socket with no run in flight and no frame from its client for this long is closed, so
+/// forgotten tabs do not hold socket slots forever. The page reconnects by itself.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// `GET /ws`.
-pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -> Response {
+pub async fn upgrade(
+    ws: WebSocketUpgrade,
+    headers: HeaderMap,
+    State(state): State<Arc<AppState>>,
+) -> Response {
     // Refuse before upgrading, with a status a browser and a load balancer understand.
+    if let Err(why) = origin::check(&headers, &state.allowed_origins) {
+        tracing::info!(%why, "refused a WebSocket from another origin");
+        return (StatusCode::FORBIDDEN, why).into_response();
+    }
     let Ok(slot) = state.socket_slots.clone().try_acquire_owned() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -55,96 +75,65 @@ pub async fn upgrade(ws: WebSocketUpgrade, State(state): State<Arc<AppState>>) -
         })
 }
 
-/// The run (or comparison) this session has in flight.
+/// The job this session has in flight.
 struct InFlight {
     /// Its run id, or its compare id.
     id: String,
     cancel: CancellationToken,
 }
 
-/// Work admitted for one socket: a single race, or a comparison of several.
-struct Job {
-    /// Set for a comparison.
-    compare_id: Option<String>,
-    /// The races to run, in order.
-    races: Vec<(Arc<dyn Strategy>, RunConfig)>,
-    /// Held for the whole job: one slot of the server's run cap.
-    permit: OwnedSemaphorePermit,
-}
-
 async fn session(socket: WebSocket, state: Arc<AppState>) {
-    let (mut sink, mut stream) = socket.split();
-    let (outbound, mut queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
+    let (sink, mut stream) = socket.split();
+    let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
+    let mut writer = tokio::spawn(send_task(sink, queue));
 
-    // The send task: the only writer of the socket. A client that stops reading would
-    // otherwise block it forever, then the queue, then the run task, which would keep its
-    // run slot: after SEND_TIMEOUT on one frame the socket is given up instead.
-    let mut writer = tokio::spawn(async move {
-        while let Some(msg) = queue.recv().await {
-            let text = serde_json::to_string(&msg).expect("protocol types always serialize");
-            let frame = Message::Text(Utf8Bytes::from(text));
-            match tokio::time::timeout(SEND_TIMEOUT, sink.send(frame)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => break,
-                Err(_) => {
-                    tracing::warn!("client stopped reading; closing its socket");
-                    return;
-                }
-            }
-        }
-        let _ = sink.close().await;
-    });
-
-    let _ = outbound.send(ServerMessage::Hello(state.hello())).await;
-    let mut redis_state = state.redis_state.clone();
-    redis_state.mark_unchanged();
+    let _ = frames.send(ServerMessage::Hello(state.hello())).await;
+    let mut health = state.health.clone();
+    health.mark_unchanged();
     let mut limiter = rate::Limiter::default();
-    let mut runs: JoinSet<()> = JoinSet::new();
+    let mut jobs: JoinSet<()> = JoinSet::new();
     let mut in_flight: Option<InFlight> = None;
+    let mut last_heard = Instant::now();
+    let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
 
     loop {
         tokio::select! {
             frame = stream.next() => {
-                let text = match frame {
-                    Some(Ok(Message::Text(t))) => t,
-                    Some(Ok(Message::Binary(_))) => {
-                        send_error(&outbound, wire_error(ErrorCode::BadJson, "binary frames are not supported; send JSON text")).await;
-                        continue;
-                    }
-                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                let frame = match frame {
                     Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                    Some(Ok(frame)) => frame,
                 };
+                last_heard = Instant::now();
+                // Every frame counts, whatever its kind: pings and binary frames cost the
+                // server work too.
                 if !limiter.allow() {
                     if limiter.should_report() {
-                        send_error(&outbound, wire_error(ErrorCode::RateLimited, "too many frames; slow down")).await;
+                        send_error(&frames, wire_error(ErrorCode::RateLimited, "too many frames; slow down")).await;
                     }
                     continue;
                 }
-                match inbound::parse(&text) {
-                    Err(e) => send_error(&outbound, e).await,
-                    Ok(ClientMessage::CancelRun) => match &in_flight {
-                        Some(run) => run.cancel.cancel(),
-                        None => send_error(&outbound, wire_error(ErrorCode::NoRunInProgress, "there is no run in flight to cancel")).await,
-                    },
-                    Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. }) if in_flight.is_some() => {
-                        let mut e = wire_error(ErrorCode::RunInProgress, "this connection already has a run in flight; wait for run_finished or send cancel_run");
-                        e.run_id = in_flight.as_ref().map(|run| run.id.clone());
-                        send_error(&outbound, e).await;
+                let text = match frame {
+                    Message::Text(t) => t,
+                    Message::Binary(_) => {
+                        send_error(&frames, wire_error(ErrorCode::BadJson, "binary frames are not supported; send JSON text")).await;
+                        continue;
                     }
-                    Ok(ClientMessage::StartRun { config: request }) => match admit_run(&state, &request) {
-                        Err(e) => send_error(&outbound, e).await,
-                        Ok(job) => in_flight = Some(start(&state, &mut runs, job, &outbound)),
-                    },
-                    Ok(ClientMessage::StartCompare { config: request }) => match admit_compare(&state, &request) {
-                        Err(e) => send_error(&outbound, e).await,
-                        Ok(job) => in_flight = Some(start(&state, &mut runs, job, &outbound)),
-                    },
-                }
+                    _ => continue, // ping (answered by the library) or pong
+                };
+                handle(&state, &text, &frames, &mut jobs, &mut in_flight).await;
             }
-            Some(_) = runs.join_next() => in_flight = None,
-            Ok(()) = redis_state.changed() => {
-                let redis = *redis_state.borrow_and_update();
-                let _ = outbound.send(ServerMessage::RedisStatus { redis }).await;
+            Some(_) = jobs.join_next() => in_flight = None,
+            Ok(()) = health.changed() => {
+                let redis = health.borrow_and_update().state;
+                let _ = frames.send(ServerMessage::RedisStatus { redis }).await;
+            }
+            // The send task pings every PING_EVERY; a live client answers with a pong.
+            _ = liveness.tick() => {
+                let silent = last_heard.elapsed();
+                if silent >= 2 * PING_EVERY || (in_flight.is_none() && silent >= IDLE_TIMEOUT) {
+                    tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
+                    break;
+                }
             }
             // The writer gave up (or the socket broke): nothing more can reach the client.
             _ = &mut writer => break,
@@ -152,242 +141,112 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
         }
     }
 
-    // The socket is gone (or the server is stopping): stop the run, but let it clean up.
-    if let Some(run) = &in_flight {
-        run.cancel.cancel();
+    // The socket is gone (or the server is stopping): stop the job, but let it clean up.
+    if let Some(job) = &in_flight {
+        job.cancel.cancel();
     }
     // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
-    while runs.join_next().await.is_some() {}
-    drop(outbound);
+    while jobs.join_next().await.is_some() {}
+    drop(frames);
     if !writer.is_finished() {
         let _ = writer.await;
     }
 }
 
-/// Check a start_run completely before anything touches Redis.
-fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
-    let config = inbound::validate(request)?;
-    let Some(strategy) = strategy::find(&state.strategies, &config.strategy) else {
-        let names: Vec<_> = state.strategies.iter().map(|s| s.name()).collect();
-        return Err(wire_error(
-            ErrorCode::UnknownStrategy,
-            format!(
-                "unknown strategy {:?}; available: {}",
-                config.strategy,
-                names.join(", ")
-            ),
-        ));
+/// One text frame from the client.
+async fn handle(
+    state: &Arc<AppState>,
+    text: &str,
+    frames: &mpsc::Sender<ServerMessage>,
+    jobs: &mut JoinSet<()>,
+    in_flight: &mut Option<InFlight>,
+) {
+    let admitted = match inbound::parse(text) {
+        Err(e) => Err(e),
+        Ok(ClientMessage::CancelRun) => {
+            match in_flight {
+                Some(job) => job.cancel.cancel(),
+                None => {
+                    let e = wire_error(
+                        ErrorCode::NoRunInProgress,
+                        "there is no run in flight to cancel",
+                    );
+                    send_error(frames, e).await;
+                }
+            }
+            return;
+        }
+        Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
+            if in_flight.is_some() =>
+        {
+            let mut e = wire_error(
+                ErrorCode::RunInProgress,
+                "this connection already has a run in flight; wait for its end or send cancel_run",
+            );
+            e.run_id = in_flight.as_ref().map(|job| job.id.clone());
+            Err(e)
+        }
+        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, &config),
+        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, &config),
     };
-    let info = strategy.info(&state.backends);
-    if !info.available {
-        return Err(wire_error(
-            ErrorCode::StrategyUnavailable,
-            format!(
-                "strategy {:?} is unavailable here: {}",
-                info.name,
-                info.unavailable_reason.unwrap_or_default()
-            ),
-        ));
+    match admitted {
+        Err(e) => send_error(frames, e).await,
+        Ok(job) => *in_flight = Some(start(state, jobs, job, frames)),
     }
-    if strategy.link_kind() != LinkKind::Postgres {
-        check_redis(state)?;
-    }
-    Ok(Job {
-        compare_id: None,
-        races: vec![(strategy, config)],
-        permit: take_slot(state)?,
-    })
-}
-
-/// Check a start_compare: the config once, then every strategy that can run here.
-fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
-    // The name is a placeholder: each race gets its own below.
-    let shared = inbound::validate(&RunRequest {
-        strategy: "compare".into(),
-        ..request.clone()
-    })?;
-    check_redis(state)?;
-    let races = state
-        .strategies
-        .iter()
-        .filter(|s| s.unavailable_reason(&state.backends).is_none())
-        .map(|s| {
-            (
-                s.clone(),
-                RunConfig {
-                    strategy: s.name().into(),
-                    ..shared.clone()
-                },
-            )
-        })
-        .collect();
-    Ok(Job {
-        compare_id: Some(new_id("c")),
-        races,
-        permit: take_slot(state)?,
-    })
-}
-
-fn check_redis(state: &AppState) -> Result<(), WireError> {
-    if *state.redis_state.borrow() == RedisState::Down {
-        return Err(wire_error(
-            ErrorCode::RedisUnavailable,
-            "Redis is not answering right now; the run was not started (the page is told when it is back)",
-        ));
-    }
-    Ok(())
-}
-
-fn take_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
-    state.run_slots.clone().try_acquire_owned().map_err(|_| {
-        wire_error(
-            ErrorCode::Busy,
-            format!(
-                "the server is running its maximum of {} races; try again in a moment",
-                state.max_runs
-            ),
-        )
-    })
 }
 
 /// Spawn an admitted job on the session's task set.
 fn start(
     state: &Arc<AppState>,
-    runs: &mut JoinSet<()>,
+    jobs: &mut JoinSet<()>,
     job: Job,
-    outbound: &mpsc::Sender<ServerMessage>,
+    frames: &mpsc::Sender<ServerMessage>,
 ) -> InFlight {
     let cancel = state.shutdown.child_token();
-    let id = job.compare_id.clone().unwrap_or_else(|| new_id("r"));
-    runs.spawn(job_task(
+    let run_id = job::new_id("r");
+    let id = job.id(&run_id);
+    jobs.spawn(job::run_job(
         state.clone(),
         job,
-        id.clone(),
-        outbound.clone(),
+        run_id,
+        frames.clone(),
         cancel.clone(),
     ));
     InFlight { id, cancel }
 }
 
-/// Run a job's races one after another; a comparison is framed by its own messages.
-async fn job_task(
-    state: Arc<AppState>,
-    job: Job,
-    id: String,
-    outbound: mpsc::Sender<ServerMessage>,
-    cancel: CancellationToken,
+/// The send task: the only writer of the socket. A client that stops reading would
+/// otherwise block it forever, then the queue, then the job, which would keep its run slot:
+/// after [`SEND_TIMEOUT`] on one frame the socket is given up instead. It also pings every
+/// [`PING_EVERY`], so a live client always has something to answer.
+async fn send_task(
+    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
+    mut queue: mpsc::Receiver<ServerMessage>,
 ) {
-    let Job {
-        compare_id,
-        races,
-        permit: _permit,
-    } = job;
-    if let (Some(compare_id), Some((_, config))) = (&compare_id, races.first()) {
-        let strategies = races.iter().map(|(s, _)| s.name().to_string()).collect();
-        let started = ServerMessage::CompareStarted {
-            compare_id: compare_id.clone(),
-            strategies,
-            config: config.clone(),
+    let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
+    loop {
+        let frame = tokio::select! {
+            msg = queue.recv() => match msg {
+                Some(msg) => {
+                    let text = serde_json::to_string(&msg).expect("protocol types always serialize");
+                    Message::Text(Utf8Bytes::from(text))
+                }
+                None => break,
+            },
+            _ = ping.tick() => Message::Ping(Default::default()),
         };
-        let _ = outbound.send(started).await;
-    }
-    let mut summaries = Vec::new();
-    for (strategy, config) in races {
-        if cancel.is_cancelled() {
-            break;
-        }
-        // A single run uses the job's id; each race of a comparison gets its own.
-        let run_id = if compare_id.is_some() {
-            new_id("r")
-        } else {
-            id.clone()
-        };
-        if let Some(summary) =
-            run_task(&state, strategy, config, run_id, &outbound, cancel.clone()).await
-        {
-            summaries.push(summary);
+        match tokio::time::timeout(SEND_TIMEOUT, sink.send(frame)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => break,
+            Err(_) => {
+                tracing::warn!("client stopped reading; closing its socket");
+                return;
+            }
         }
     }
-    if let Some(compare_id) = compare_id {
-        let _ = outbound
-            .send(ServerMessage::CompareFinished {
-                compare_id,
-                summaries,
-            })
-            .await;
-    }
+    let _ = sink.close().await;
 }
 
-/// One run: announce it, race while batching outcomes out, then the summary (or the error).
-async fn run_task(
-    state: &AppState,
-    strategy: Arc<dyn Strategy>,
-    config: RunConfig,
-    run_id: String,
-    outbound: &mpsc::Sender<ServerMessage>,
-    cancel: CancellationToken,
-) -> Option<RunSummary> {
-    tracing::info!(run_id, config = %config.describe(), "run started");
-    let _ = outbound
-        .send(ServerMessage::RunStarted {
-            run_id: run_id.clone(),
-            config: config.clone(),
-        })
-        .await;
-    let (sink, outcomes) = mpsc::unbounded_channel();
-    let (result, _) = tokio::join!(
-        engine::run(
-            &state.backends,
-            strategy,
-            &config,
-            &run_id,
-            Some(sink),
-            cancel
-        ),
-        batcher::forward(run_id.clone(), outcomes, outbound.clone()),
-    );
-    let (msg, summary) = match result {
-        Ok(report) => {
-            let s = &report.summary;
-            tracing::info!(
-                run_id,
-                sold = s.units_sold,
-                oversold = s.oversold_units,
-                final_stock = s.final_stock,
-                errors = s.errors,
-                ms = s.duration_ms,
-                "run finished"
-            );
-            let msg = ServerMessage::RunFinished {
-                run_id,
-                summary: report.summary.clone(),
-            };
-            (msg, Some(report.summary))
-        }
-        Err(e) => {
-            tracing::warn!(run_id, error = %e, "run failed");
-            let code = match e {
-                RunError::Setup(ShelfError::Redis(_)) => ErrorCode::RedisUnavailable,
-                RunError::Setup(_) => ErrorCode::StrategyUnavailable,
-                RunError::ReadBack(_) => ErrorCode::RunFailed,
-            };
-            let msg = ServerMessage::Error(WireError {
-                code,
-                message: e.to_string(),
-                run_id: Some(run_id),
-            });
-            (msg, None)
-        }
-    };
-    let _ = outbound.send(msg).await;
-    summary
-}
-
-async fn send_error(outbound: &mpsc::Sender<ServerMessage>, e: WireError) {
-    let _ = outbound.send(ServerMessage::Error(e)).await;
-}
-
-/// `r-` (or another prefix) and 12 hex digits: unique enough per server, and a valid hash tag.
-fn new_id(prefix: &str) -> String {
-    format!("{prefix}-{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff)
+async fn send_error(frames: &mpsc::Sender<ServerMessage>, e: WireError) {
+    let _ = frames.send(ServerMessage::Error(e)).await;
 }

@@ -1,5 +1,4 @@
 //! Test harness: a private redis-server per test, and the real app on a real port.
-#![allow(dead_code, missing_docs)]
 
 pub mod checks;
 
@@ -9,11 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use oversold::app::{AppState, app};
+use oversold::app::AppState;
+use oversold::backends::Backends;
 use oversold::private_redis::PrivateRedis;
-use oversold::shelf::Backends;
-use oversold::store::{Conn, Store};
-use oversold_protocol::{RedisState, ServerMessage};
+use oversold::store::{RedisConn, Store};
+use oversold_protocol::ServerMessage;
+use redis::aio::MultiplexedConnection;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
@@ -40,8 +40,7 @@ impl TestRedis {
 
     /// Redis and the machine's PostgreSQL (`DATABASE_URL`, else the local default).
     pub async fn backends_with_postgres(&self) -> Backends {
-        let url =
-            std::env::var("DATABASE_URL").unwrap_or_else(|_| oversold::pg::DEFAULT_URL.into());
+        let url = pg_url();
         let pg = oversold::pg::PgDb::open(&url)
             .await
             .unwrap_or_else(|e| panic!("these tests need PostgreSQL ({url}): {e}"));
@@ -51,8 +50,19 @@ impl TestRedis {
         }
     }
 
-    pub async fn conn(&self) -> Conn {
+    /// A connection through the store module, as the server's own code uses.
+    pub async fn conn(&self) -> RedisConn {
         self.store.connect().await.expect("connect to test redis")
+    }
+
+    /// A plain redis-crate connection, for what only a test does (KEYS, INFO, DEBUG, CLIENT
+    /// PAUSE, CONFIG): the store module offers no such commands on purpose.
+    pub async fn raw(&self) -> MultiplexedConnection {
+        redis::Client::open(self.server.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect to test redis")
     }
 
     /// Kill it, as an outage would.
@@ -101,20 +111,34 @@ impl TestServer {
         assets: PathBuf,
         max_sockets: usize,
     ) -> Self {
-        let store = backends.redis.clone();
-        let initial = if store.ping().await.is_ok() {
-            RedisState::Up
-        } else {
-            RedisState::Down
-        };
-        let (tx, rx) = watch::channel(initial);
-        let state =
-            Arc::new(AppState::new(backends, rx, assets, max_runs).with_max_sockets(max_sockets));
+        let state = AppState::new(
+            backends.clone(),
+            watch::channel(oversold::health::Health::up()).1,
+            assets,
+            max_runs,
+        )
+        .with_max_sockets(max_sockets);
+        Self::serve(state).await
+    }
+
+    /// Serve `state` exactly as `oversold serve` does (same function), with its own health
+    /// monitor, on a free port.
+    pub async fn serve(state: AppState) -> Self {
+        let store = state.backends.redis.clone();
+        let (tx, rx) = watch::channel(oversold::health::check_once(&store).await);
+        let state = Arc::new(AppState {
+            health: rx,
+            ..state
+        });
         tokio::spawn(oversold::health::monitor(store, tx, state.shutdown.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let router = app(state.clone());
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        let stop = state.shutdown.clone();
+        tokio::spawn(oversold::serve::serve(
+            listener,
+            state.clone(),
+            async move { stop.cancelled().await },
+        ));
         TestServer { addr, state }
     }
 
@@ -227,7 +251,26 @@ impl Client {
                         config,
                         outcomes,
                         batches,
+                        cancelled: false,
                         summary: Ok(summary),
+                    };
+                }
+                ServerMessage::RunCancelled {
+                    run_id: id,
+                    summary,
+                } => {
+                    assert_eq!(id, run_id);
+                    return RunSeen {
+                        run_id,
+                        config,
+                        outcomes,
+                        batches,
+                        cancelled: true,
+                        summary: summary.ok_or_else(|| oversold_protocol::WireError {
+                            code: oversold_protocol::ErrorCode::RunFailed,
+                            message: "cancelled, and the stock could not be read back".into(),
+                            run_id: None,
+                        }),
                     };
                 }
                 ServerMessage::Error(e) => {
@@ -237,6 +280,7 @@ impl Client {
                         config,
                         outcomes,
                         batches,
+                        cancelled: false,
                         summary: Err(e),
                     };
                 }
@@ -251,12 +295,14 @@ pub struct RunSeen {
     pub config: oversold_protocol::RunConfig,
     pub outcomes: Vec<oversold_protocol::BuyerOutcome>,
     pub batches: usize,
+    /// Ended with `run_cancelled` (then `summary` is its optional summary).
+    pub cancelled: bool,
     pub summary: Result<oversold_protocol::RunSummary, oversold_protocol::WireError>,
 }
 
 /// The reply `reserve.lua` (or its Function twin) should give.
-pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::ReserveReply {
-    oversold::store::ReserveReply {
+pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::stock::ReserveReply {
+    oversold::store::stock::ReserveReply {
         reserved,
         before,
         after,
@@ -264,7 +310,7 @@ pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::Reserv
 }
 
 /// Keys under our prefix (tests check runs clean up after themselves).
-pub async fn run_keys(conn: &mut Conn) -> Vec<String> {
+pub async fn run_keys(conn: &mut MultiplexedConnection) -> Vec<String> {
     redis::cmd("KEYS")
         .arg("oversold:*")
         .query_async(conn)
@@ -273,7 +319,7 @@ pub async fn run_keys(conn: &mut Conn) -> Vec<String> {
 }
 
 /// Calls Redis received for `command` since the last `CONFIG RESETSTAT`.
-pub async fn calls(conn: &mut Conn, command: &str) -> u64 {
+pub async fn calls(conn: &mut MultiplexedConnection, command: &str) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(conn)
@@ -285,4 +331,20 @@ pub async fn calls(conn: &mut Conn, command: &str) -> u64 {
         .and_then(|rest| rest.split(',').next())
         .map(|n| n.parse().unwrap())
         .unwrap_or(0)
+}
+
+/// The PostgreSQL URL the tests use (`DATABASE_URL`, else the local default).
+pub fn pg_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| oversold::pg::DEFAULT_URL.into())
+}
+
+/// Run a `SELECT count(*) ...` on the test database, on a connection of the test's own.
+pub async fn pg_count(sql: &str) -> i64 {
+    let (client, connection) = tokio_postgres::connect(&pg_url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    let task = tokio::spawn(connection);
+    let n = client.query_one(sql, &[]).await.unwrap().get(0);
+    task.abort();
+    n
 }

@@ -3,14 +3,12 @@
 //! For `lua`: never oversells, sells exactly what a serial order would, one outcome per buyer.
 //! For `naive`: oversells with the default settings nearly every time (measured, then bounded).
 
-mod common;
-
-use common::TestRedis;
-use common::checks::{
+use crate::common::TestRedis;
+use crate::common::checks::{
     assert_one_outcome_per_buyer, assert_serializable, random_config, serial_replay, strategy,
 };
+use oversold::backends::Backends;
 use oversold::engine;
-use oversold::shelf::Backends;
 use oversold_protocol::RunRequest;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -26,7 +24,7 @@ async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) 
         let run_id = format!("inv-{name}-{i}");
         let report = engine::run(
             backends,
-            safe.clone(),
+            safe,
             &config,
             &run_id,
             None,
@@ -38,15 +36,21 @@ async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) 
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(s.errors, 0, "{config:?}");
         assert_eq!(s.oversold_units, 0, "{name} oversold: {config:?} {s:?}");
-        assert!(s.units_sold <= u64::from(config.stock));
-        assert_eq!(s.final_stock, i64::from(config.stock) - s.units_sold as i64);
+        assert!(s.units_sold <= u64::from(config.race.stock));
+        assert_eq!(
+            s.final_stock,
+            i64::from(config.race.stock) - s.units_sold as i64
+        );
         assert!(s.final_stock >= 0);
         assert_eq!(s.lost_updates, 0);
-        assert_eq!(s.orders_accepted + s.rejected, config.buyers);
+        assert_eq!(s.orders_accepted + s.rejected, config.race.buyers);
         assert_serializable(&config, &report.outcomes, s.final_stock);
         // With one unit per order, a serial order sells min(stock, buyers).
-        if config.max_qty.is_none() && config.qty == 1 {
-            assert_eq!(s.units_sold, u64::from(config.stock.min(config.buyers)));
+        if config.race.max_qty.is_none() && config.race.qty == 1 {
+            assert_eq!(
+                s.units_sold,
+                u64::from(config.race.stock.min(config.race.buyers))
+            );
         }
         if s.rejected > 0 {
             sold_out_runs += 1;
@@ -63,9 +67,9 @@ async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) 
 async fn lua_never_oversells_over_200_seeded_random_runs() {
     let redis = TestRedis::start();
     never_oversells(&redis.backends(), "lua", 0x0005_01d0_2026, 200).await;
-    let mut conn = redis.conn().await;
+    let mut conn = redis.raw().await;
     assert!(
-        common::run_keys(&mut conn).await.is_empty(),
+        crate::common::run_keys(&mut conn).await.is_empty(),
         "runs left keys behind"
     );
 }
@@ -76,16 +80,10 @@ async fn postgres_never_oversells_over_40_seeded_random_runs() {
     let redis = TestRedis::start();
     let backends = redis.backends_with_postgres().await;
     never_oversells(&backends, "postgres", 0x0005_01d0_0015, 40).await;
-    let db = backends.postgres.as_ref().unwrap().connect().await.unwrap();
-    let left: i64 = db
-        .client
-        .query_one(
-            "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-%'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let left = crate::common::pg_count(
+        "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-%'",
+    )
+    .await;
     assert_eq!(left, 0, "postgres runs left rows behind");
 }
 
@@ -93,7 +91,7 @@ async fn postgres_never_oversells_over_40_seeded_random_runs() {
 async fn lua_sells_exactly_the_stock_with_10000_buyers() {
     let redis = TestRedis::start();
     let config = RunRequest {
-        strategy: "lua".into(),
+        strategy: Some("lua".into()),
         stock: Some(2500),
         buyers: Some(10_000),
         max_qty: Some(2),
@@ -128,7 +126,7 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
     let mut total_sold = 0;
     for seed in 0..runs {
         let config = RunRequest {
-            strategy: "naive".into(),
+            strategy: Some("naive".into()),
             seed: Some(seed),
             ..Default::default()
         }
@@ -136,7 +134,7 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
         .unwrap();
         let report = engine::run(
             &redis.backends(),
-            naive.clone(),
+            naive,
             &config,
             &format!("naive-{seed}"),
             None,
@@ -176,7 +174,7 @@ async fn naive_oversells_with_the_defaults_nearly_every_run() {
 async fn same_seed_same_schedule() {
     let redis = TestRedis::start();
     let config = RunRequest {
-        strategy: "lua".into(),
+        strategy: Some("lua".into()),
         buyers: Some(40),
         max_qty: Some(3),
         arrival_spread_ms: Some(5),

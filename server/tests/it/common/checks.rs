@@ -1,8 +1,4 @@
 //! Checks shared by the randomized race tests: configs, one outcome per buyer, serial replay.
-#![allow(dead_code)]
-
-use std::collections::HashSet;
-use std::sync::Arc;
 
 use oversold::strategy::{self, Strategy};
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
@@ -10,8 +6,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The strategy called `name`.
-pub fn strategy(name: &str) -> Arc<dyn Strategy> {
-    strategy::find(&strategy::registry(), name).expect("strategy exists")
+pub fn strategy(name: &str) -> &'static Strategy {
+    strategy::find(name).expect("strategy exists")
 }
 
 /// A random but reproducible config in the ranges the issue asks for.
@@ -22,7 +18,7 @@ pub fn random_config(rng: &mut ChaCha8Rng, strategy: &str) -> RunConfig {
         _ => (None, Some(rng.random_range(2..=3))),
     };
     RunRequest {
-        strategy: strategy.into(),
+        strategy: Some(strategy.into()),
         stock: Some(rng.random_range(0..=40)),
         buyers: Some(rng.random_range(1..=300)),
         qty,
@@ -57,7 +53,7 @@ pub fn serial_replay(
             o.result == OutcomeResult::Reserved,
         )
     });
-    let mut shelf = i64::from(config.stock);
+    let mut shelf = i64::from(config.race.stock);
     for o in ordered {
         let seen = o
             .observed_stock
@@ -101,7 +97,9 @@ pub fn assert_serializable(config: &RunConfig, outcomes: &[BuyerOutcome], final_
 }
 
 pub fn assert_one_outcome_per_buyer(config: &RunConfig, outcomes: &[BuyerOutcome]) {
-    assert_eq!(outcomes.len(), config.buyers as usize);
-    let ids: HashSet<u32> = outcomes.iter().map(|o| o.buyer).collect();
-    assert_eq!(ids, (1..=config.buyers).collect::<HashSet<_>>());
+    // Sorted, not deduplicated: a buyer reported twice must fail this, not vanish into a set.
+    let mut ids: Vec<u32> = outcomes.iter().map(|o| o.buyer).collect();
+    ids.sort_unstable();
+    let expected: Vec<u32> = (1..=config.race.buyers).collect();
+    assert_eq!(ids, expected, "one outcome per buyer, each buyer once");
 }

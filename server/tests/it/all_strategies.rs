@@ -1,21 +1,19 @@
 //! The randomized invariant test of `invariants.rs`, run for every strategy that claims to be
 //! safe, plus a measurement of how reliably `naive_set` loses updates.
 //!
-//! Each safe strategy gets 40 to 60 seeded random configurations (280 runs in all): it never
+//! Each safe strategy gets 40 to 60 seeded random configurations (340 runs in all): it never
 //! oversells, the counter matches the orders, every buyer gets exactly one outcome. Where
 //! a strategy's `observed_stock` is a read taken atomically with its write (`lua`,
 //! `function`, `watch`, `lock`), some serial order of the buyers must explain the run.
 //! `decr_compensate` reports the value its DECRBY saw instead of a read, so it gets a
-//! weaker, adapted check.
+//! weaker, adapted check; `sharded` is serial per bucket, and its refusals that left units
+//! behind must be exactly what the summary counts as `false_sold_out`.
 
-mod common;
-
-use std::sync::Arc;
-
-use common::TestRedis;
-use common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
+use crate::common::TestRedis;
+use crate::common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
 use oversold::engine::{self, RunReport};
 use oversold::strategy::Strategy;
+
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -44,7 +42,7 @@ fn check_decr_compensate(config: &RunConfig, outcomes: &[BuyerOutcome], final_st
                 assert!(seen < qty, "refused although its DECRBY fit: {o:?}");
                 assert_eq!(o.round_trips, 2, "{o:?}");
             }
-            OutcomeResult::Error => panic!("decr_compensate error: {o:?}"),
+            _ => panic!("decr_compensate failed a buyer: {o:?}"),
         }
     }
     let reserved: Vec<i64> = outcomes
@@ -52,12 +50,15 @@ fn check_decr_compensate(config: &RunConfig, outcomes: &[BuyerOutcome], final_st
         .filter(|o| o.result == OutcomeResult::Reserved)
         .map(|o| o.stock_after.unwrap())
         .collect();
-    if config.max_qty.is_none() && config.qty == 1 {
+    if config.race.max_qty.is_none() && config.race.qty == 1 {
         let mut got = reserved.clone();
         got.sort_unstable_by(|a, b| b.cmp(a));
-        let want: Vec<i64> = (final_stock..i64::from(config.stock)).rev().collect();
+        let want: Vec<i64> = (final_stock..i64::from(config.race.stock)).rev().collect();
         assert_eq!(got, want, "{config:?}");
-        assert_eq!(reserved.len() as u32, config.stock.min(config.buyers));
+        assert_eq!(
+            reserved.len() as u32,
+            config.race.stock.min(config.race.buyers)
+        );
     }
     let smallest_refused = outcomes
         .iter()
@@ -67,10 +68,10 @@ fn check_decr_compensate(config: &RunConfig, outcomes: &[BuyerOutcome], final_st
     smallest_refused.is_some_and(|q| final_stock >= q)
 }
 
-async fn run(redis: &TestRedis, s: &Arc<dyn Strategy>, config: &RunConfig, id: &str) -> RunReport {
+async fn run(redis: &TestRedis, s: &'static Strategy, config: &RunConfig, id: &str) -> RunReport {
     engine::run(
         &redis.backends(),
-        s.clone(),
+        s,
         config,
         id,
         None,
@@ -83,61 +84,83 @@ async fn run(redis: &TestRedis, s: &Arc<dyn Strategy>, config: &RunConfig, id: &
 /// `runs` seeded random runs of `name`, with every invariant that applies to it.
 async fn never_oversells(name: &str, seed: u64, runs: u32) {
     let redis = TestRedis::start();
-    let mut conn = redis.conn().await;
+    let mut conn = redis.raw().await;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let s = strategy(name);
     let (mut sold_out_runs, mut gave_up, mut undersold_runs) = (0, 0, 0);
     for i in 0..runs {
         let config = random_config(&mut rng, name);
-        let report = run(&redis, &s, &config, &format!("{name}-{i}")).await;
+        let report = run(&redis, s, &config, &format!("{name}-{i}")).await;
         let sum = &report.summary;
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(sum.oversold_units, 0, "{name} oversold: {config:?} {sum:?}");
-        assert!(sum.units_sold <= u64::from(config.stock));
+        assert!(sum.units_sold <= u64::from(config.race.stock));
         assert_eq!(
             sum.final_stock,
-            i64::from(config.stock) - sum.units_sold as i64
+            i64::from(config.race.stock) - sum.units_sold as i64
         );
         assert!(sum.final_stock >= 0);
         assert_eq!(sum.lost_updates, 0);
         assert_eq!(
-            sum.orders_accepted + sum.rejected + sum.errors,
-            config.buyers
+            sum.orders_accepted + sum.rejected + sum.gave_up,
+            config.race.buyers,
+            "{sum:?}"
+        );
+        assert_eq!(
+            (sum.errors, sum.unknown, sum.in_doubt_units),
+            (0, 0, 0),
+            "{sum:?}"
         );
 
-        // The only errors allowed are the bounded strategies giving up; they took nothing.
-        let errors: Vec<&BuyerOutcome> = report
+        // The only other ending allowed is a bounded strategy giving up: it took nothing.
+        let gave: Vec<&BuyerOutcome> = report
             .outcomes
             .iter()
-            .filter(|o| o.result == OutcomeResult::Error)
+            .filter(|o| o.result == OutcomeResult::GaveUp)
             .collect();
-        for o in &errors {
-            let why = o.error.as_deref().unwrap_or_default();
-            let allowed = match name {
-                "watch" => why.starts_with("gave up after"),
-                "lock" => why.starts_with("gave up waiting for the lock"),
-                _ => false,
-            };
-            assert!(allowed, "{name} error: {o:?} in {config:?}");
+        for o in &gave {
+            assert!(
+                matches!(name, "watch" | "lock"),
+                "{name} gave up: {o:?} in {config:?}"
+            );
             assert_eq!(o.stock_after, None);
         }
-        gave_up += errors.len();
+        gave_up += gave.len();
 
         if name == "decr_compensate" {
             if check_decr_compensate(&config, &report.outcomes, sum.final_stock) {
+                undersold_runs += 1;
+            }
+        } else if name == "sharded" {
+            // Each bucket is serial on its own; together they can refuse while units remain,
+            // and the summary counts exactly those refusals.
+            let left_behind = report
+                .outcomes
+                .iter()
+                .filter(|o| {
+                    o.result == OutcomeResult::SoldOut && i64::from(o.qty) <= sum.final_stock
+                })
+                .count() as u32;
+            assert_eq!(sum.false_sold_out, left_behind);
+            if sum.false_sold_out > 0 {
                 undersold_runs += 1;
             }
         } else {
             let served: Vec<&BuyerOutcome> = report
                 .outcomes
                 .iter()
-                .filter(|o| o.result != OutcomeResult::Error)
+                .filter(|o| o.result != OutcomeResult::GaveUp)
                 .collect();
             if let Err(e) = serial_replay(&config, &served, sum.final_stock) {
                 panic!("{name} not serializable: {e}; {config:?}");
             }
-            if errors.is_empty() && config.max_qty.is_none() && config.qty == 1 {
-                assert_eq!(sum.units_sold, u64::from(config.stock.min(config.buyers)));
+            // A serial order never refuses a buyer whose units are still there at the end.
+            assert_eq!(sum.false_sold_out, 0, "{name}: {sum:?}");
+            if gave.is_empty() && config.race.max_qty.is_none() && config.race.qty == 1 {
+                assert_eq!(
+                    sum.units_sold,
+                    u64::from(config.race.stock.min(config.race.buyers))
+                );
             }
         }
         if sum.rejected > 0 {
@@ -154,7 +177,7 @@ async fn never_oversells(name: &str, seed: u64, runs: u32) {
         "only {sold_out_runs} runs ran out of stock"
     );
     assert!(
-        common::run_keys(&mut conn).await.is_empty(),
+        crate::common::run_keys(&mut conn).await.is_empty(),
         "runs left keys behind"
     );
 }
@@ -185,6 +208,11 @@ async fn decr_compensate_never_oversells() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_never_oversells() {
+    never_oversells("sharded", 0x0a11_0006, 60).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn naive_set_loses_updates_with_the_defaults_nearly_every_run() {
     let redis = TestRedis::start();
     let s = strategy("naive_set");
@@ -192,13 +220,13 @@ async fn naive_set_loses_updates_with_the_defaults_nearly_every_run() {
     let (mut lost_runs, mut total_accepted, mut total_lost) = (0, 0, 0);
     for seed in 0..runs {
         let config = RunRequest {
-            strategy: "naive_set".into(),
+            strategy: Some("naive_set".into()),
             seed: Some(seed),
             ..Default::default()
         }
         .validate(0)
         .unwrap();
-        let report = run(&redis, &s, &config, &format!("naive-set-{seed}")).await;
+        let report = run(&redis, s, &config, &format!("naive-set-{seed}")).await;
         let sum = &report.summary;
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(sum.errors, 0);
@@ -206,7 +234,7 @@ async fn naive_set_loses_updates_with_the_defaults_nearly_every_run() {
         // counter itself never goes negative, so a check on it alone sees nothing wrong.
         assert!(sum.final_stock >= 0, "{sum:?}");
         assert_eq!(sum.oversold_units, sum.units_sold.saturating_sub(10));
-        if sum.orders_accepted > config.stock && sum.lost_updates != 0 {
+        if sum.orders_accepted > config.race.stock && sum.lost_updates != 0 {
             lost_runs += 1;
         }
         total_accepted += sum.orders_accepted;

@@ -1,6 +1,5 @@
-//! HTTP routes with `oneshot`: health up and down, and the page-not-built hint.
-
-mod common;
+//! HTTP routes with `oneshot`: health up and down (from the monitor, at no cost to Redis),
+//! and the page-not-built hint.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,20 +8,24 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use oversold::app::{AppState, app};
-use oversold::shelf::Backends;
+use oversold::backends::Backends;
+use oversold::health::{self, Health};
 use oversold::store::Store;
-use oversold_protocol::RedisState;
 use tokio::sync::watch;
 use tower::ServiceExt;
 
-fn state(store: Store, assets: PathBuf) -> Arc<AppState> {
-    let (_tx, rx) = watch::channel(RedisState::Up);
+fn state_with(store: Store, assets: PathBuf, health: Health) -> Arc<AppState> {
+    let (_tx, rx) = watch::channel(health);
     Arc::new(AppState::new(
         Backends::redis_only(store, "not used"),
         rx,
         assets,
         8,
     ))
+}
+
+fn state(store: Store, assets: PathBuf) -> Arc<AppState> {
+    state_with(store, assets, Health::up())
 }
 
 async fn get(state: Arc<AppState>, path: &str) -> (StatusCode, String) {
@@ -37,7 +40,7 @@ async fn get(state: Arc<AppState>, path: &str) -> (StatusCode, String) {
 
 #[tokio::test]
 async fn healthz_reports_redis_up() {
-    let redis = common::TestRedis::start();
+    let redis = crate::common::TestRedis::start();
     let (status, body) = get(state(redis.store.clone(), "dist".into()), "/healthz").await;
     assert_eq!(status, StatusCode::OK);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -46,13 +49,66 @@ async fn healthz_reports_redis_up() {
 }
 
 #[tokio::test]
-async fn healthz_is_503_when_redis_is_down() {
+async fn healthz_is_503_with_the_reason_when_redis_is_down() {
     let port = oversold::private_redis::free_port();
     let store = Store::open(&format!("redis://127.0.0.1:{port}")).unwrap();
-    let (status, body) = get(state(store, "dist".into()), "/healthz").await;
+    let seen = health::check_once(&store).await;
+    let (status, body) = get(state_with(store, "dist".into(), seen), "/healthz").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["redis"], "down");
+    assert_eq!(v["reason"], "connection refused");
+}
+
+#[tokio::test]
+async fn healthz_says_when_redis_wants_a_password() {
+    let redis = crate::common::TestRedis::start();
+    let mut raw = redis.raw().await;
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("requirepass")
+        .arg("s3cret")
+        .query_async::<()>(&mut raw)
+        .await
+        .unwrap();
+    let seen = health::check_once(&redis.store).await;
+    let (status, body) = get(
+        state_with(redis.store.clone(), "dist".into(), seen),
+        "/healthz",
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(body.contains("authentication failed"), "{body}");
+    assert!(!body.contains("s3cret"));
+}
+
+#[tokio::test]
+async fn healthz_costs_redis_nothing() {
+    // It answers from the health monitor's last reading: a thousand polls open no connection
+    // and send no command (a load balancer polling it used to leave sockets in TIME_WAIT).
+    let redis = crate::common::TestRedis::start();
+    let mut raw = redis.raw().await;
+    let before = connections_received(&mut raw).await;
+    let state = state(redis.store.clone(), "dist".into());
+    for _ in 0..1000 {
+        let (status, _) = get(state.clone(), "/healthz").await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    assert_eq!(connections_received(&mut raw).await, before);
+}
+
+async fn connections_received(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(raw)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]

@@ -1,0 +1,146 @@
+//! The Lua files under `lua/`, embedded at compile time, and how a script is called.
+//!
+//! A script is sent as `EVALSHA` (only its SHA1 travels). When Redis answers `NOSCRIPT`
+//! (after `SCRIPT FLUSH`, a restart, a failover), the same call is sent again as `EVAL` with
+//! the whole body: that runs it and caches it, and no flush can refuse it. (The redis crate's
+//! own `Script` answers `NOSCRIPT` with `SCRIPT LOAD` then `EVALSHA`, and a flush landing
+//! between those two fails the buyer.)
+
+use std::sync::OnceLock;
+
+use redis::{FromRedisValue, ToRedisArgs};
+
+use super::{RedisConn, StoreError};
+
+/// One Lua file: its name under `lua/`, its text (byte for byte what Redis runs and what the
+/// page shows), and its SHA1 for `EVALSHA`.
+pub struct LuaFile {
+    /// The file name, e.g. `reserve.lua`.
+    pub file: &'static str,
+    /// The source text.
+    pub source: &'static str,
+    sha: OnceLock<String>,
+}
+
+impl LuaFile {
+    const fn new(file: &'static str, source: &'static str) -> Self {
+        LuaFile {
+            file,
+            source,
+            sha: OnceLock::new(),
+        }
+    }
+
+    /// True for a Function library (loaded with `FUNCTION LOAD`, not `SCRIPT LOAD`).
+    pub fn is_library(&self) -> bool {
+        self.source.starts_with("#!lua")
+    }
+
+    /// The SHA1 Redis knows the script by.
+    pub fn sha(&self) -> &str {
+        self.sha
+            .get_or_init(|| redis::Script::new(self.source).get_hash().to_string())
+    }
+}
+
+/// `lua/reserve.lua`: check the stock and take `qty` units in one step.
+pub static RESERVE: LuaFile = LuaFile::new("reserve.lua", include_str!("../../../lua/reserve.lua"));
+/// `lua/release_lock.lua`: delete the lock only if it still holds our token.
+pub static RELEASE_LOCK: LuaFile = LuaFile::new(
+    "release_lock.lua",
+    include_str!("../../../lua/release_lock.lua"),
+);
+/// `lua/reserve_function.lua`: the reserve contract as a Redis Function library.
+pub static RESERVE_FUNCTION: LuaFile = LuaFile::new(
+    "reserve_function.lua",
+    include_str!("../../../lua/reserve_function.lua"),
+);
+
+/// Every Lua file the server runs, for the `hello` frame and the contract tests.
+pub fn all() -> [&'static LuaFile; 3] {
+    [&RESERVE, &RELEASE_LOCK, &RESERVE_FUNCTION]
+}
+
+/// The Lua file called `file`, if the server has one.
+pub fn by_name(file: &str) -> Option<&'static LuaFile> {
+    all().into_iter().find(|f| f.file == file)
+}
+
+/// `SCRIPT LOAD` a script, so the first `EVALSHA` of a run finds it cached. (Not needed for
+/// correctness: [`call`] falls back to `EVAL`. It keeps the first buyers' latency and round
+/// trips the same as everyone else's.)
+pub async fn preload(conn: &mut RedisConn, script: &LuaFile) -> Result<(), StoreError> {
+    conn.query::<String>(
+        "SCRIPT LOAD",
+        redis::cmd("SCRIPT").arg("LOAD").arg(script.source),
+    )
+    .await
+    .map(drop)
+}
+
+/// A script's reply, and the requests it took: 1, or 2 when Redis had lost the script.
+pub struct Called<T> {
+    /// The decoded reply.
+    pub reply: T,
+    /// Requests sent (`EVALSHA`, plus `EVAL` after a `NOSCRIPT`).
+    pub round_trips: u32,
+}
+
+/// A script call that failed, and the requests it took before failing.
+#[derive(Debug)]
+pub struct CallFailed {
+    /// What went wrong.
+    pub error: StoreError,
+    /// Requests sent before it went wrong.
+    pub round_trips: u32,
+}
+
+/// Run `script` on `keys` with `args`: `EVALSHA`, and on `NOSCRIPT` the same call as `EVAL`.
+pub async fn call<T: FromRedisValue>(
+    conn: &mut RedisConn,
+    op: &'static str,
+    script: &LuaFile,
+    keys: &[&str],
+    args: impl ToRedisArgs,
+) -> Result<Called<T>, CallFailed> {
+    let by_sha = eval_cmd("EVALSHA", script.sha(), keys, &args);
+    match conn.query(op, &by_sha).await {
+        Ok(reply) => {
+            return Ok(Called {
+                reply,
+                round_trips: 1,
+            });
+        }
+        Err(e) if e.reply_code() == Some("NOSCRIPT") => {}
+        Err(error) => {
+            return Err(CallFailed {
+                error,
+                round_trips: 1,
+            });
+        }
+    }
+    let by_body = eval_cmd("EVAL", script.source, keys, &args);
+    match conn.query(op, &by_body).await {
+        Ok(reply) => Ok(Called {
+            reply,
+            round_trips: 2,
+        }),
+        Err(error) => Err(CallFailed {
+            error,
+            round_trips: 2,
+        }),
+    }
+}
+
+fn eval_cmd(verb: &str, script: &str, keys: &[&str], args: &impl ToRedisArgs) -> redis::Cmd {
+    let mut cmd = redis::cmd(verb);
+    cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
+    cmd
+}
+
+/// `SCRIPT FLUSH`: drop the server's script cache, as an operator (or a restart) would.
+/// Tests and the fault suite use it to prove the atomic strategies never fail because of it.
+pub async fn flush_cache(conn: &mut RedisConn) -> Result<(), StoreError> {
+    conn.query("SCRIPT FLUSH", redis::cmd("SCRIPT").arg("FLUSH"))
+        .await
+}

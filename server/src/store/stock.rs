@@ -1,0 +1,205 @@
+//! The stock itself: putting it on the shelf, reading it back, clearing it, and the plain
+//! commands buyers send to it (`GET`, `DECRBY`, `INCRBY`, `SET`, `WATCH`/`MULTI`/`EXEC`, and
+//! `reserve.lua`).
+
+use super::keys::RUN_KEY_TTL_SECS;
+use super::scripts::{self, CallFailed, Called};
+use super::{RedisConn, RunKeys, StockLayout, StoreError};
+
+/// Put `stock` units on the shelf: `SET key n EX ttl` for the counter, or for each bucket in
+/// one transaction (so no buyer ever sees half a shelf).
+pub async fn init(conn: &mut RedisConn, keys: &RunKeys, stock: u32) -> Result<(), StoreError> {
+    if keys.layout() == StockLayout::Counter {
+        let cmd = redis::cmd("SET")
+            .arg(&keys.stock)
+            .arg(stock)
+            .arg("EX")
+            .arg(RUN_KEY_TTL_SECS)
+            .to_owned();
+        return conn.query("SET stock", &cmd).await;
+    }
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    for (key, units) in keys.stock_keys().iter().zip(keys.layout().split(stock)) {
+        pipe.cmd("SET")
+            .arg(key)
+            .arg(units)
+            .arg("EX")
+            .arg(RUN_KEY_TTL_SECS)
+            .ignore();
+    }
+    conn.pipeline("SET stock", &pipe).await
+}
+
+/// What the stock keys held when read back after a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// Every counter was there; this is their sum.
+    Units(i64),
+    /// A counter was gone: Redis restarted, flushed or evicted it mid-run. No number read
+    /// now would be the run's result.
+    Missing(String),
+    /// A counter held something that is not an integer.
+    NotInteger {
+        /// Which key.
+        key: String,
+        /// What it held.
+        raw: String,
+    },
+}
+
+/// Read every stock counter back in one round trip (a `GET` per counter, pipelined).
+/// A key that now holds another type fails with Redis's `WRONGTYPE` error.
+pub async fn read_back(conn: &mut RedisConn, keys: &RunKeys) -> Result<Reading, StoreError> {
+    let names = keys.stock_keys();
+    let mut pipe = redis::pipe();
+    for key in &names {
+        pipe.cmd("GET").arg(key);
+    }
+    let values: Vec<Option<String>> = conn.pipeline("GET stock (read back)", &pipe).await?;
+    let mut total: i64 = 0;
+    for (key, value) in names.into_iter().zip(values) {
+        let Some(raw) = value else {
+            return Ok(Reading::Missing(key));
+        };
+        match raw.parse::<i64>() {
+            Ok(n) => total += n,
+            Err(_) => return Ok(Reading::NotInteger { key, raw }),
+        }
+    }
+    Ok(Reading::Units(total))
+}
+
+/// Delete every key of a run. Only ever named keys: nothing global is flushed.
+pub async fn remove_run(conn: &mut RedisConn, keys: &RunKeys) -> Result<(), StoreError> {
+    conn.query("DEL run keys", redis::cmd("DEL").arg(keys.all()))
+        .await
+}
+
+/// `GET` the stock counter; a missing key reads as `None`.
+pub async fn get(conn: &mut RedisConn, keys: &RunKeys) -> Result<Option<i64>, StoreError> {
+    conn.query("GET stock", redis::cmd("GET").arg(&keys.stock))
+        .await
+}
+
+/// `DECRBY` the stock counter; returns the value after.
+pub async fn decr_by(conn: &mut RedisConn, keys: &RunKeys, qty: u32) -> Result<i64, StoreError> {
+    conn.query(
+        "DECRBY stock",
+        redis::cmd("DECRBY").arg(&keys.stock).arg(qty),
+    )
+    .await
+}
+
+/// `INCRBY` the stock counter; returns the value after.
+pub async fn incr_by(conn: &mut RedisConn, keys: &RunKeys, qty: u32) -> Result<i64, StoreError> {
+    conn.query(
+        "INCRBY stock",
+        redis::cmd("INCRBY").arg(&keys.stock).arg(qty),
+    )
+    .await
+}
+
+/// `SET` the stock counter to `value`, keeping the key's TTL (`SET key value KEEPTTL`).
+/// An unconditional overwrite: the `naive_set` strategy uses it to show a lost update.
+pub async fn overwrite(conn: &mut RedisConn, keys: &RunKeys, value: i64) -> Result<(), StoreError> {
+    let cmd = redis::cmd("SET")
+        .arg(&keys.stock)
+        .arg(value)
+        .arg("KEEPTTL")
+        .to_owned();
+    conn.query("SET stock KEEPTTL", &cmd).await
+}
+
+/// `WATCH` the stock counter on this connection: the next `EXEC` on it is discarded if
+/// anyone writes the key in between. Only meaningful on a connection one buyer holds.
+pub async fn watch(conn: &mut RedisConn, keys: &RunKeys) -> Result<(), StoreError> {
+    conn.query("WATCH stock", redis::cmd("WATCH").arg(&keys.stock))
+        .await
+}
+
+/// `UNWATCH`: forget every key this connection watches.
+pub async fn unwatch(conn: &mut RedisConn) -> Result<(), StoreError> {
+    conn.query("UNWATCH", &redis::cmd("UNWATCH")).await
+}
+
+/// `MULTI`, `DECRBY stock qty`, `EXEC`, sent as one pipeline (one round trip). `Some(stock
+/// after)` when the transaction ran; `None` when `EXEC` answered nil because a watched key
+/// changed.
+pub async fn exec_decr_by(
+    conn: &mut RedisConn,
+    keys: &RunKeys,
+    qty: u32,
+) -> Result<Option<i64>, StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.atomic().cmd("DECRBY").arg(&keys.stock).arg(qty);
+    let ran: Option<(i64,)> = conn.pipeline("MULTI/DECRBY/EXEC", &pipe).await?;
+    Ok(ran.map(|(after,)| after))
+}
+
+/// What `reserve.lua` (or the `oversold_v2_reserve` function) answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReserveReply {
+    /// True when the units were taken.
+    pub reserved: bool,
+    /// The stock the script read.
+    pub before: i64,
+    /// The stock after (equal to `before` when nothing was taken).
+    pub after: i64,
+}
+
+/// Decode the `{flag, before, after}` reply shared by `reserve.lua` and the function.
+pub(super) fn reserve_reply(op: &'static str, reply: &[i64]) -> Result<ReserveReply, StoreError> {
+    match *reply {
+        [flag @ (0 | 1), before, after] => Ok(ReserveReply {
+            reserved: flag == 1,
+            before,
+            after,
+        }),
+        _ => Err(StoreError::Unexpected {
+            op,
+            detail: format!("{reply:?}"),
+        }),
+    }
+}
+
+/// Run `reserve.lua` on the counter `key` for `qty` units.
+pub async fn reserve(
+    conn: &mut RedisConn,
+    key: &str,
+    qty: u32,
+) -> Result<Called<ReserveReply>, CallFailed> {
+    reserve_raw(conn, key, &qty.to_string()).await
+}
+
+/// Run `reserve.lua` with a raw `qty` argument. Takes a string so the contract tests can send
+/// what a buggy client might (`"0"`, `"2.5"`, `"0x10"`); buyers call [`reserve`].
+pub async fn reserve_raw(
+    conn: &mut RedisConn,
+    key: &str,
+    qty: &str,
+) -> Result<Called<ReserveReply>, CallFailed> {
+    let called: Called<Vec<i64>> =
+        scripts::call(conn, "reserve.lua", &scripts::RESERVE, &[key], qty).await?;
+    let round_trips = called.round_trips;
+    match reserve_reply("reserve.lua", &called.reply) {
+        Ok(reply) => Ok(Called { reply, round_trips }),
+        Err(error) => Err(CallFailed { error, round_trips }),
+    }
+}
+
+/// Write a raw value into `key` (contract and fault tests use it to plant bad data).
+pub async fn set_raw(conn: &mut RedisConn, key: &str, raw: &str) -> Result<(), StoreError> {
+    let cmd = redis::cmd("SET")
+        .arg(key)
+        .arg(raw)
+        .arg("EX")
+        .arg(RUN_KEY_TTL_SECS)
+        .to_owned();
+    conn.query("SET (raw)", &cmd).await
+}
+
+/// Does this key exist? (Tests check a run cleaned up after itself.)
+pub async fn key_exists(conn: &mut RedisConn, key: &str) -> Result<bool, StoreError> {
+    conn.query("EXISTS", redis::cmd("EXISTS").arg(key)).await
+}
