@@ -38,6 +38,7 @@ async fn hello_then_a_full_lua_run() {
         .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
         .await;
     let run = client.collect_run().await;
+    assert!(!run.cancelled);
     assert!(run.run_id.starts_with("r-"));
     assert_eq!(
         (
