@@ -86,11 +86,17 @@ pub struct Line {
 }
 
 type BuyFn = Arc<dyn Fn(u32, Line) -> BoxFuture<'static, Attempt> + Send + Sync>;
+/// Answers "does the store still answer a fresh connection?"
+type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// How long the outage probe waits for a fresh connection to answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A run's stock on its shelf, and its app servers' connections, ready for buyers.
 pub struct Arena {
     shelf: Shelf,
     buy: BuyFn,
+    probe: ProbeFn,
     redis_fleet: Vec<RedisConn>,
     app_servers: u32,
 }
@@ -140,6 +146,7 @@ impl Arena {
         };
         match wired {
             Ok((buy, redis_fleet)) => Ok(Arena {
+                probe: probe_for(backends, &shelf),
                 shelf,
                 buy,
                 redis_fleet,
@@ -156,6 +163,13 @@ impl Arena {
     /// Place one order on app server `app_server` (taken modulo the number of app servers).
     pub fn buy(&self, app_server: u32, line: Line) -> BoxFuture<'static, Attempt> {
         (self.buy)(app_server % self.app_servers, line)
+    }
+
+    /// True when a fresh connection to the run's store answers within a second. A buyer whose
+    /// connection broke does not mean the store is gone (one app server's connection can be
+    /// killed); this tells the two apart.
+    pub async fn store_answers(&self) -> bool {
+        (self.probe)().await
     }
 
     /// Requests the buyers' Redis connections have sent so far (0 for PostgreSQL runs).
@@ -177,6 +191,36 @@ impl Arena {
 
 type Wired = Result<(BuyFn, Vec<RedisConn>), ShelfError>;
 
+fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
+    match shelf {
+        Shelf::Redis(_) => {
+            let store = backends.redis.clone();
+            Box::new(move || {
+                let store = store.clone();
+                Box::pin(async move {
+                    matches!(
+                        tokio::time::timeout(PROBE_TIMEOUT, store.ping()).await,
+                        Ok(Ok(()))
+                    )
+                })
+            })
+        }
+        Shelf::Postgres(_) => {
+            let db = backends.postgres.clone().ok();
+            Box::new(move || {
+                let db = db.clone();
+                Box::pin(async move {
+                    let Some(db) = db else { return false };
+                    matches!(
+                        tokio::time::timeout(PROBE_TIMEOUT, db.connect()).await,
+                        Ok(Ok(_))
+                    )
+                })
+            })
+        }
+    }
+}
+
 /// `SCRIPT LOAD` the scripts the strategy says it runs, so its first buyers find them cached
 /// (a Function library is the strategy's own `prepare`'s business).
 async fn preload(strategy: &Strategy, shelf: &mut RedisShelf) -> Result<(), ShelfError> {
@@ -196,7 +240,10 @@ async fn shared_redis(
     app_servers: u32,
 ) -> Wired {
     strategy.prepare(&mut shelf.admin).await?;
-    let fleet = backends.redis.connect_fleet(app_servers).await?;
+    let fleet = backends
+        .redis
+        .connect_fleet(shelf.run_id(), app_servers)
+        .await?;
     let (links, keys) = (Arc::new(fleet.clone()), Arc::new(shelf.keys.clone()));
     let buy: BuyFn = Arc::new(move |app_server, line| {
         let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
@@ -212,7 +259,10 @@ async fn exclusive_redis(
     shelf: &mut RedisShelf,
     app_servers: u32,
 ) -> Wired {
-    let fleet = backends.redis.connect_fleet(app_servers).await?;
+    let fleet = backends
+        .redis
+        .connect_fleet(shelf.run_id(), app_servers)
+        .await?;
     let links: Arc<Vec<Arc<Mutex<RedisConn>>>> = Arc::new(
         fleet
             .iter()
@@ -297,8 +347,10 @@ pub async fn run(
     })
 }
 
-/// Release the buyers and wait for all of them. The first buyer that finds the store
-/// unreachable records why in `lost` and stops the release of the rest.
+/// Release the buyers and wait for all of them. When a buyer reports its connection lost,
+/// the arena probes the store with a fresh connection: if that fails too, the store is gone,
+/// `lost` records why, and no more buyers are released. (If it answers, only that app
+/// server's connection died; its buyers fail, the others go on.)
 async fn race(
     arena: &Arc<Arena>,
     config: &RunConfig,
@@ -309,8 +361,9 @@ async fn race(
     // The gate carries the instant it opened, so every offset is measured from one origin.
     let (open_gate, gate) = watch::channel(None::<Instant>);
     let race_window = Duration::from_millis(u64::from(config.race.race_window_ms));
-    // Stops releasing buyers: cancelled by the caller, or by the first outage.
+    // Stops releasing buyers: cancelled by the caller, or by an outage.
     let stop = cancel.child_token();
+    let (outage, mut outages) = mpsc::unbounded_channel::<String>();
     let mut buyers = JoinSet::new();
     for plan in plan(&config.race) {
         let buyer = Buyer {
@@ -319,7 +372,7 @@ async fn race(
             race_window,
             sink: sink.clone(),
             stop: stop.clone(),
-            lost: lost.clone(),
+            outage: outage.clone(),
         };
         buyers.spawn(buyer.run(gate.clone()));
     }
@@ -327,12 +380,29 @@ async fn race(
     tokio::task::yield_now().await;
     open_gate.send_replace(Some(Instant::now()));
 
+    drop(outage);
     let mut outcomes = Vec::with_capacity(config.race.buyers as usize);
-    while let Some(joined) = buyers.join_next().await {
-        match joined {
-            Ok(Some(outcome)) => outcomes.push(outcome),
-            Ok(None) => {} // skipped: the run stopped before this buyer arrived
-            Err(e) => tracing::error!(error = %e, "a buyer task panicked"),
+    let mut last_probe: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            joined = buyers.join_next() => match joined {
+                Some(Ok(Some(outcome))) => outcomes.push(outcome),
+                Some(Ok(None)) => {} // skipped: the run stopped before this buyer arrived
+                Some(Err(e)) => tracing::error!(error = %e, "a buyer task panicked"),
+                None => break,
+            },
+            Some(why) = outages.recv(), if lost.get().is_none() => {
+                // Many buyers report the same broken connection at once: probe at most
+                // every PROBE_TIMEOUT.
+                if last_probe.is_some_and(|t| t.elapsed() < PROBE_TIMEOUT) {
+                    continue;
+                }
+                last_probe = Some(Instant::now());
+                if !arena.store_answers().await && lost.set(why).is_ok() {
+                    tracing::warn!("store unreachable mid-run: releasing no more buyers");
+                    stop.cancel();
+                }
+            }
         }
     }
     outcomes
@@ -345,7 +415,7 @@ struct Buyer {
     race_window: Duration,
     sink: Option<OutcomeSink>,
     stop: CancellationToken,
-    lost: Arc<std::sync::OnceLock<String>>,
+    outage: mpsc::UnboundedSender<String>,
 }
 
 impl Buyer {
@@ -374,11 +444,7 @@ impl Buyer {
                 Attempt::timed_out(format!("no answer within {} s", deadline.as_secs()))
             });
         if attempt.outage {
-            let why = attempt.error.clone().unwrap_or_default();
-            if self.lost.set(why).is_ok() {
-                tracing::warn!("store unreachable mid-run: releasing no more buyers");
-            }
-            self.stop.cancel();
+            let _ = self.outage.send(attempt.error.clone().unwrap_or_default());
         }
         let ended = Instant::now();
         let outcome = BuyerOutcome {

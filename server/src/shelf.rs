@@ -39,6 +39,7 @@ pub enum ShelfError {
 
 /// A run's stock in Redis, and the admin connection that put it there.
 pub struct RedisShelf {
+    run_id: String,
     /// The admin connection (separate from the buyers').
     pub admin: RedisConn,
     /// The run's keys.
@@ -61,10 +62,22 @@ impl RedisShelf {
         layout: StockLayout,
         stock: u32,
     ) -> Result<RedisShelf, ShelfError> {
-        let mut admin = backends.redis.connect().await?;
+        let mut admin = backends
+            .redis
+            .connect_named(&format!("oversold:{run_id}:admin"))
+            .await?;
         let keys = RunKeys::with_layout(run_id, layout);
         stock::init(&mut admin, &keys, stock).await?;
-        Ok(RedisShelf { admin, keys })
+        Ok(RedisShelf {
+            run_id: run_id.to_string(),
+            admin,
+            keys,
+        })
+    }
+
+    /// The run this shelf belongs to.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 }
 
@@ -99,7 +112,7 @@ impl Shelf {
     /// broke (a Redis that restarted answers again, and then says the key is gone).
     pub async fn read_back(&mut self, backends: &Backends) -> Result<i64, ShelfError> {
         match self {
-            Shelf::Redis(RedisShelf { admin, keys }) => {
+            Shelf::Redis(RedisShelf { admin, keys, .. }) => {
                 let reading = match stock::read_back(admin, keys).await {
                     Ok(r) => r,
                     Err(first) => {
@@ -123,7 +136,9 @@ impl Shelf {
     /// Delete the run's stock (Redis keys also expire by TTL if this never runs).
     pub async fn clear(&mut self) -> Result<(), ShelfError> {
         match self {
-            Shelf::Redis(RedisShelf { admin, keys }) => Ok(stock::remove_run(admin, keys).await?),
+            Shelf::Redis(RedisShelf { admin, keys, .. }) => {
+                Ok(stock::remove_run(admin, keys).await?)
+            }
             Shelf::Postgres(PgShelf { admin, row }) => Ok(pg::remove_run(admin, row).await?),
         }
     }

@@ -243,10 +243,28 @@ impl Store {
         ping(&mut conn).await
     }
 
-    /// Open `n` separate connections, concurrently.
-    pub async fn connect_fleet(&self, n: u32) -> Result<Vec<RedisConn>, StoreError> {
-        let attempts = (0..n).map(|_| self.connect());
-        futures_util::future::try_join_all(attempts).await
+    /// Open one connection and name it (`CLIENT SETNAME`), so `CLIENT LIST` on the Redis
+    /// side shows which run and app server it belongs to. The naming request is setup, not
+    /// a buyer's, so it is not counted in [`RedisConn::requests_sent`].
+    pub async fn connect_named(&self, name: &str) -> Result<RedisConn, StoreError> {
+        let mut conn = self.connect().await?;
+        redis::cmd("CLIENT")
+            .arg("SETNAME")
+            .arg(name)
+            .query_async::<()>(&mut conn.inner)
+            .await
+            .map_err(|source| StoreError::Command {
+                op: "CLIENT SETNAME",
+                source,
+            })?;
+        Ok(conn)
+    }
+
+    /// Open the `n` app servers' connections of run `run_id`, concurrently, named
+    /// `oversold:{run_id}:app-{k}`.
+    pub async fn connect_fleet(&self, run_id: &str, n: u32) -> Result<Vec<RedisConn>, StoreError> {
+        let names: Vec<String> = (0..n).map(|k| app_server_name(run_id, k)).collect();
+        futures_util::future::try_join_all(names.iter().map(|name| self.connect_named(name))).await
     }
 }
 
@@ -313,6 +331,11 @@ impl RedisConn {
             StoreError::Command { op, source }
         })
     }
+}
+
+/// The `CLIENT SETNAME` of run `run_id`'s app server `k`.
+pub fn app_server_name(run_id: &str, k: u32) -> String {
+    format!("oversold:{run_id}:app-{k}")
 }
 
 /// `PING`, expecting `PONG`.
