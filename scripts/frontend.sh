@@ -30,26 +30,8 @@ done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-say() {
-  if [ -t 1 ]; then printf '\033[1m==> %s\033[0m\n' "$*"; else printf '==> %s\n' "$*"; fi
-}
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-apt_updated=0
-apt_install() {
-  if ! command -v apt-get >/dev/null; then
-    echo "frontend.sh: need $* but apt-get is not available; install it by hand" >&2
-    exit 1
-  fi
-  if [ "$apt_updated" -eq 0 ]; then
-    as_root apt-get update -qq
-    apt_updated=1
-  fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
-}
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 # --- Rust --------------------------------------------------------------------------------------
 if ! command -v cargo >/dev/null || ! command -v rustup >/dev/null; then
@@ -59,12 +41,8 @@ fi
 # cargo install compiles C code in some dependencies.
 command -v cc >/dev/null || apt_install build-essential pkg-config
 
-if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  say "wasm32-unknown-unknown target: present"
-else
-  say "adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown
-fi
+# rust-toolchain.toml names the wasm target, so rustup adds it on first use; this only reports.
+say "rust: $(rustc --version); wasm32 target: $(rustup target list --installed | grep -c wasm32-unknown-unknown) installed"
 
 if command -v trunk >/dev/null && trunk --version | grep -q "^$TRUNK_MINOR"; then
   say "trunk: $(trunk --version)"

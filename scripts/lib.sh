@@ -1,7 +1,9 @@
 # Shared helpers for scripts/*.sh: install a Debian package only when its command is missing.
 # Sourced, not run.
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+say() {
+  if [ -t 1 ]; then printf '\033[1m==> %s\033[0m\n' "$*"; else printf '==> %s\n' "$*"; fi
+}
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

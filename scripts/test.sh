@@ -27,15 +27,15 @@ command -v cc >/dev/null || apt_install build-essential pkg-config
 say "formatting"
 cargo fmt --all -- --check
 
+say "clippy, every crate and target on the host, then the page for wasm32 (warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p oversold-frontend -p oversold-protocol --target wasm32-unknown-unknown --locked -- -D warnings
+
 say "server and protocol tests (each test starts its own redis-server)"
 cargo test --locked
 
 say "frontend model tests (host)"
 cargo test -p oversold-frontend --locked
-
-say "the protocol crate builds for wasm32"
-rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-cargo check -p oversold-protocol --target wasm32-unknown-unknown --locked
 
 if [ "$browser" -eq 1 ]; then
   scripts/frontend.sh --browser
