@@ -5,7 +5,7 @@
 //! history), updated once per frame, so 10,000 buyers cost a few dozen updates, not 10,000.
 
 use leptos::prelude::*;
-use oversold_protocol::{ErrorCode, Hello, RedisState, ServerMessage, StrategyInfo};
+use oversold_protocol::{Hello, RedisState, ServerMessage, StrategyInfo};
 
 use crate::model::compare::CompareModel;
 use crate::model::controls::Knobs;
@@ -117,6 +117,12 @@ impl Session {
                     _ => {}
                 });
             }
+            ServerMessage::RunCancelled { run_id, summary } => {
+                self.run.update(|run| match run {
+                    Some(run) if run.run_id == run_id => run.cancel(summary),
+                    _ => {}
+                });
+            }
             ServerMessage::RunFinished { run_id, summary } => {
                 let label = self.label_of(&summary.strategy);
                 self.history.update(|h| {
@@ -158,9 +164,9 @@ impl Session {
                 _ => {}
             }),
             ServerMessage::Error(err) => {
-                if err.code == ErrorCode::RunFailed {
-                    self.run.update(|run| match (run, &err.run_id) {
-                        (Some(run), Some(id)) if &run.run_id == id => run.fail(err.message.clone()),
+                if let Some(id) = &err.run_id {
+                    self.run.update(|run| match run {
+                        Some(run) if &run.run_id == id => run.fail(err.message.clone()),
                         _ => {}
                     });
                 } else {
@@ -218,8 +224,8 @@ impl Session {
     pub fn label_of(&self, strategy: &str) -> String {
         self.hello.with_untracked(|h| {
             h.as_ref()
-                .and_then(|h| h.strategies.iter().find(|s| s.name == strategy))
-                .map(|s| s.label.clone())
+                .and_then(|h| h.strategies.iter().find(|s| s.about.name == strategy))
+                .map(|s| s.about.label.to_string())
                 .unwrap_or_else(|| strategy.to_string())
         })
     }

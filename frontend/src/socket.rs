@@ -118,7 +118,7 @@ impl Socket {
 
     /// Ask for a run of `strategy` with the form's knobs.
     pub fn start_run(&self, strategy: &str) {
-        let config = self.session.knobs.get_untracked().request(strategy);
+        let config = self.session.knobs.get_untracked().run_request(strategy);
         if self.send(&ClientMessage::StartRun { config }) {
             self.session.pending.set(Some(strategy.to_string()));
         } else {
@@ -131,8 +131,7 @@ impl Socket {
 
     /// Race every available strategy with the form's knobs, one after another, same seed.
     pub fn start_compare(&self) {
-        // The server ignores the strategy of a comparison.
-        let config = self.session.knobs.get_untracked().request("");
+        let config = self.session.knobs.get_untracked().compare_request();
         if self.send(&ClientMessage::StartCompare { config }) {
             self.session.pending.set(Some(COMPARE.to_string()));
         } else {

@@ -28,7 +28,7 @@ pub fn Counters() -> impl IntoView {
     let stock = move || {
         session
             .run
-            .with(|r| r.as_ref().map(|r| r.config.stock))
+            .with(|r| r.as_ref().map(|r| r.config.race.stock))
             .unwrap_or_else(|| session.knobs.with(|k| k.stock))
     };
     let source = move || {

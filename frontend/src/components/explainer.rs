@@ -16,7 +16,13 @@ pub fn Explainer() -> impl IntoView {
         let listed: Vec<(String, String, bool)> = session
             .strategies()
             .into_iter()
-            .map(|s| (s.name, short_label(&s.label), s.unsafe_by_design))
+            .map(|s| {
+                (
+                    s.about.name.into_owned(),
+                    short_label(&s.about.label),
+                    s.about.unsafe_by_design,
+                )
+            })
             .collect();
         if listed.is_empty() {
             explain::ALL

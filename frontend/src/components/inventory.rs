@@ -14,7 +14,7 @@ pub fn Inventory() -> impl IntoView {
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
         session.run.with(|r| match r {
-            Some(r) => tiles::layout(r.config.stock, r.units_sold, |u| r.buyer_for_unit(u)),
+            Some(r) => tiles::layout(r.config.race.stock, r.units_sold, |u| r.buyer_for_unit(u)),
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
         })
     });

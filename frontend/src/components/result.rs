@@ -11,7 +11,11 @@ use crate::session::Session;
 pub fn ResultLine() -> impl IntoView {
     let session = expect_context::<Session>();
     let parts = move || {
-        let order: Vec<String> = session.strategies().into_iter().map(|s| s.name).collect();
+        let order: Vec<String> = session
+            .strategies()
+            .into_iter()
+            .map(|s| s.about.name.into_owned())
+            .collect();
         session.history.with(|h| result_parts(h, &order))
     };
     // Past two strategies (after a comparison) one line per strategy reads better than a run-on.

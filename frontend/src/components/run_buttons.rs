@@ -23,7 +23,7 @@ pub fn RunButtons() -> impl IntoView {
         session
             .strategies()
             .into_iter()
-            .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.name))
+            .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.about.name))
             .collect::<Vec<_>>()
     };
     view! {
@@ -34,8 +34,8 @@ pub fn RunButtons() -> impl IntoView {
         <Show when=move || !others().is_empty()>
             <div class="run-buttons more">
                 <span class="more-label">"More strategies:"</span>
-                <For each=others key=|s: &StrategyInfo| s.name.clone() let:s>
-                    <RunButton name=s.name.clone() fallback_label=s.label.clone() primary=false/>
+                <For each=others key=|s: &StrategyInfo| s.about.name.to_string() let:s>
+                    <RunButton name=s.about.name.to_string() fallback_label=s.about.label.to_string() primary=false/>
                 </For>
             </div>
         </Show>
@@ -65,13 +65,13 @@ fn RunButton(
         name.with_value(|name| {
             session.hello.with(|h| {
                 h.as_ref()
-                    .and_then(|h| h.strategies.iter().find(|s| &s.name == name).cloned())
+                    .and_then(|h| h.strategies.iter().find(|s| s.about.name == *name).cloned())
             })
         })
     };
     let label = move || {
         info()
-            .map(|s| s.label)
+            .map(|s| s.about.label.into_owned())
             .unwrap_or_else(|| fallback_label.get_value())
     };
     let description = move || match info() {
@@ -80,10 +80,10 @@ fn RunButton(
             unavailable_reason,
             ..
         }) => unavailable_reason.unwrap_or_else(|| "Not available on this server".into()),
-        Some(s) => s.description,
+        Some(s) => s.about.description.into_owned(),
         None => String::new(),
     };
-    let is_unsafe = move || info().is_some_and(|s| s.unsafe_by_design);
+    let is_unsafe = move || info().is_some_and(|s| s.about.unsafe_by_design);
     // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
     let unavailable = move || {
         info().filter(|s| !s.available).map(|s| {
@@ -100,7 +100,7 @@ fn RunButton(
             session.run.with(|r| {
                 r.as_ref()
                     .filter(|r| r.is_running() && &r.config.strategy == name)
-                    .map(|r| (r.finished_buyers(), r.config.buyers))
+                    .map(|r| (r.finished_buyers(), r.config.race.buyers))
             })
         })
     };
@@ -224,7 +224,7 @@ fn RunStatus() -> impl IntoView {
                 Phase::Interrupted => format!(
                     "The connection dropped mid-run: these are the {} of {} outcomes that arrived.",
                     thousands(r.finished_buyers() as i64),
-                    thousands(r.config.buyers.into())
+                    thousands(r.config.race.buyers.into())
                 ),
                 Phase::Failed(why) => format!("The run failed: {why}"),
                 _ => describe(r, &session.label_of(&r.config.strategy)),
@@ -242,7 +242,7 @@ fn RunStatus() -> impl IntoView {
     let seed = move || {
         session
             .run
-            .with(|r| r.as_ref().map(|r| format!("seed {}", r.config.seed)))
+            .with(|r| r.as_ref().map(|r| format!("seed {}", r.config.race.seed)))
     };
     let running = move || {
         session
@@ -266,7 +266,7 @@ fn RunStatus() -> impl IntoView {
 
 /// One line about the current run, e.g. `Naive (GET, then DECRBY) · 50 buyers · 10 in stock · …`.
 fn describe(run: &RunModel, label: &str) -> String {
-    let c = &run.config;
+    let c = &run.config.race;
     let qty = match c.max_qty {
         Some(m) => format!("1 to {m} units each"),
         None if c.qty == 1 => "1 unit each".to_string(),

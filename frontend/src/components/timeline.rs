@@ -59,7 +59,7 @@ pub fn Timeline() -> impl IntoView {
         if stale.get_value() {
             stale.set_value(false);
             let fresh = session.run.with_untracked(|r| match r {
-                Some(r) => Layout::new(&r.rows, r.config.stock, order, zoom.get_untracked()),
+                Some(r) => Layout::new(&r.rows, r.config.race.stock, order, zoom.get_untracked()),
                 None => Layout::default(),
             });
             layout.set_value(fresh);
@@ -98,7 +98,7 @@ pub fn Timeline() -> impl IntoView {
     let summary = Memo::new(move |_| {
         session.run.with(|r| match r {
             Some(r) => {
-                let race = timeline::race(&r.rows, r.config.stock);
+                let race = timeline::race(&r.rows, r.config.race.stock);
                 let window = race
                     .zoom_end_us()
                     .map(|end| (end, race.last_end_us, timeline::hidden(&r.rows, end)));

@@ -113,6 +113,14 @@ pub fn describe(row: &AuditRow) -> String {
             "failed: {}",
             o.error.as_deref().unwrap_or("no reason given")
         ),
+        Mark::Unknown => format!(
+            "ordered {units}, never answered: in doubt ({})",
+            o.error.as_deref().unwrap_or("no reason given")
+        ),
+        Mark::GaveUp => format!(
+            "gave up waiting, took nothing ({})",
+            o.error.as_deref().unwrap_or("no reason given")
+        ),
     }
 }
 
@@ -134,7 +142,7 @@ pub fn effort(o: &BuyerOutcome) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::run::RunModel;
-    use crate::model::run::tests::{config, outcome};
+    use crate::model::fixtures::{config, outcome};
     use oversold_protocol::OutcomeResult;
 
     fn sample() -> RunModel {

@@ -61,7 +61,7 @@ pub fn record(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::summary;
 
     fn entry(id: &str, strategy: &str, label: &str, s: RunSummary) -> HistoryEntry {
         HistoryEntry {

@@ -10,6 +10,8 @@ pub mod chart;
 pub mod compare;
 pub mod controls;
 pub mod explain;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod history;
 pub mod run;
 pub mod scoreboard;

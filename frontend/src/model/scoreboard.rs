@@ -60,11 +60,11 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
     let rows: Vec<ScoreRow> = summaries
         .iter()
         .map(|s| {
-            let info = infos.iter().find(|i| i.name == s.strategy);
+            let info = infos.iter().find(|i| i.about.name == s.strategy);
             ScoreRow {
                 strategy: s.strategy.clone(),
-                label: info.map_or_else(|| s.strategy.clone(), |i| short_label(&i.label)),
-                unsafe_by_design: info.is_some_and(|i| i.unsafe_by_design),
+                label: info.map_or_else(|| s.strategy.clone(), |i| short_label(&i.about.label)),
+                unsafe_by_design: info.is_some_and(|i| i.about.unsafe_by_design),
                 kind: kind(s),
                 summary: s.clone(),
                 trips_per_order: if s.buyers == 0 {
@@ -152,19 +152,9 @@ pub fn stock_pct(board: &Scoreboard) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::{strategies, summary};
     use oversold_protocol::LatencySummary;
 
-    fn info(name: &str, label: &str, unsafe_by_design: bool) -> StrategyInfo {
-        StrategyInfo {
-            name: name.into(),
-            label: label.into(),
-            description: String::new(),
-            unsafe_by_design,
-            available: true,
-            unavailable_reason: None,
-        }
-    }
 
     fn race(name: &str, sold: u64, final_stock: i64, lost: i64, p50: u64, p99: u64) -> RunSummary {
         let mut s = summary(10, sold, final_stock);
@@ -180,12 +170,7 @@ mod tests {
     }
 
     fn sample() -> Scoreboard {
-        let infos = [
-            info("naive", "Naive (GET, then DECRBY)", true),
-            info("naive_set", "Lost update (GET, then SET)", true),
-            info("lua", "Atomic (Lua script)", false),
-            info("watch", "WATCH / MULTI / EXEC", false),
-        ];
+        let infos = strategies();
         let mut lua = race("lua", 10, 0, 0, 200, 900);
         lua.throughput_per_s = 9_000.0;
         let mut watch = race("watch", 10, 0, 0, 2_000, 40_000);

@@ -117,6 +117,10 @@ pub struct Hidden {
     pub reserved: u32,
     /// Of those, failed.
     pub errors: u32,
+    /// Of those, never answered (in doubt).
+    pub unknown: u32,
+    /// Of those, gave up waiting.
+    pub gave_up: u32,
 }
 
 impl Hidden {
@@ -127,6 +131,8 @@ impl Hidden {
             Mark::Oversold => self.oversold += 1,
             Mark::SoldOut => self.refused += 1,
             Mark::Error => self.errors += 1,
+            Mark::Unknown => self.unknown += 1,
+            Mark::GaveUp => self.gave_up += 1,
         }
     }
 }
@@ -542,7 +548,7 @@ impl Geometry {
 mod tests {
     use super::*;
     use crate::model::run::RunModel;
-    use crate::model::run::tests::{config, outcome};
+    use crate::model::fixtures::{config, outcome};
     use oversold_protocol::{BuyerOutcome, OutcomeResult};
 
     /// A naive race: everyone arrives at 0 and reads at 100..; writes answer at 1000 + 10·b.

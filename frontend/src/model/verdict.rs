@@ -91,7 +91,7 @@ pub fn expected_stock(s: &RunSummary) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::summary;
 
     #[test]
     fn classifies_worst_first() {
