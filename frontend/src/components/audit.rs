@@ -33,13 +33,12 @@ pub fn AuditTrail() -> impl IntoView {
     // 10,000 rows three times per batch would be waste.
     let indices = Memo::new(move |_| {
         let f = filter.get();
-        session.run.with(|r| {
-            r.as_ref()
-                .map(|r| audit::filter_indices(&r.rows, f))
+        session.with_run(|r| {
+            r.map(|r| audit::filter_indices(&r.rows, f))
                 .unwrap_or_default()
         })
     });
-    let total = move || session.run.with(|r| r.as_ref().map_or(0, |r| r.rows.len()));
+    let total = move || session.with_run(|r| r.map_or(0, |r| r.rows.len()));
     let shown = move || indices.with(Vec::len);
     let range = move || {
         audit::visible_range(
@@ -52,7 +51,7 @@ pub fn AuditTrail() -> impl IntoView {
     };
     let window = move || {
         let range = range();
-        session.run.with(|r| {
+        session.with_run(|r| {
             let Some(r) = r else { return Vec::new() };
             indices.with(|ix| {
                 ix[range.clone()]
@@ -76,7 +75,7 @@ pub fn AuditTrail() -> impl IntoView {
     // A new run or a new filter resumes following, whatever the visitor scrolled to before.
     Effect::new(move |_| {
         let _ = filter.get();
-        let _ = session.run.with(|r| r.as_ref().map(|r| r.run_id.clone()));
+        let _ = session.with_run(|r| r.map(|r| r.run_id.clone()));
         follow.set(true);
     });
 

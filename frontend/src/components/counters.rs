@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::model::history::short_label;
 use crate::model::run::Counters as Tally;
+use crate::model::strategies;
 use crate::model::verdict;
 use crate::session::Session;
 
@@ -17,7 +17,7 @@ pub fn Counters() -> impl IntoView {
     let session = expect_context::<Session>();
     // Before any run, show the stock the form would start with.
     let tally = move || {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) => r.counters(),
             None => Tally {
                 stock_remaining: session.knobs.with(|k| i64::from(k.stock)),
@@ -27,12 +27,11 @@ pub fn Counters() -> impl IntoView {
     };
     let stock = move || {
         session
-            .run
-            .with(|r| r.as_ref().map(|r| r.config.race.stock))
+            .with_run(|r| r.map(|r| r.config.race.stock))
             .unwrap_or_else(|| session.knobs.with(|k| k.stock))
     };
     let source = move || {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) if r.summary().is_some() => "read back from Redis",
             Some(r) if r.is_running() => "live: the last write seen",
             Some(_) => "from outcomes received",
@@ -42,17 +41,16 @@ pub fn Counters() -> impl IntoView {
     let errors = move || tally().errors;
     // The counter can look healthy after a lost update: say what it should have read.
     let should_be = move || {
-        session.run.with(|r| {
-            r.as_ref()
-                .and_then(|r| r.summary())
+        session.with_run(|r| {
+            r.and_then(|r| r.summary())
                 .filter(|s| s.lost_updates != 0)
                 .map(|s| format!("should read {}", verdict::expected_stock(s)))
         })
     };
     let verdict = move || {
-        session.run.with(|r| {
-            r.as_ref().and_then(|r| r.summary()).map(|s| {
-                let who = short_label(&session.label_of(&s.strategy));
+        session.page.with(|p| {
+            p.run.as_ref().and_then(|r| r.summary()).map(|s| {
+                let who = strategies::short_label(p.strategies(), &s.strategy);
                 (verdict::sentence(s, &who), verdict::kind(s))
             })
         })

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::model::explain::{self, Explanation};
-use crate::model::history::short_label;
+use crate::model::page::PageState;
 use crate::session::Session;
 
 /// The explanation panel. It follows the run on screen until the visitor picks a strategy.
@@ -13,17 +13,18 @@ pub fn Explainer() -> impl IntoView {
     let session = expect_context::<Session>();
     // Chips for what the server offers, falling back to every explanation before `hello`.
     let chips = move || {
-        let listed: Vec<(String, String, bool)> = session
-            .strategies()
-            .into_iter()
-            .map(|s| {
-                (
-                    s.about.name.into_owned(),
-                    short_label(&s.about.label),
-                    s.about.unsafe_by_design,
-                )
-            })
-            .collect();
+        let listed: Vec<(String, String, bool)> = session.page.with(|p| {
+            p.strategies()
+                .iter()
+                .map(|s| {
+                    (
+                        s.about.name.to_string(),
+                        s.about.short_label.to_string(),
+                        s.about.unsafe_by_design,
+                    )
+                })
+                .collect()
+        });
         if listed.is_empty() {
             explain::ALL
                 .iter()
@@ -33,7 +34,8 @@ pub fn Explainer() -> impl IntoView {
             listed
         }
     };
-    let current = move || explain::explain(&session.explained());
+    let explained = move || session.page.with(PageState::explained).unwrap_or_default();
+    let current = move || explain::explain(&explained());
     view! {
         <section class="panel explainer" aria-label="Why it happens" data-testid="explainer">
             <div class="tabs" role="tablist" aria-label="Strategy to explain">
@@ -41,7 +43,7 @@ pub fn Explainer() -> impl IntoView {
                     {
                         let (name, label, is_unsafe) = chip;
                         let name = StoredValue::new(name);
-                        let on = move || name.with_value(|n| *n == session.explained());
+                        let on = move || name.with_value(|n| *n == explained());
                         view! {
                             <button
                                 class="filter"
@@ -50,7 +52,7 @@ pub fn Explainer() -> impl IntoView {
                                 class:on=on
                                 aria-selected=move || on().to_string()
                                 data-testid=format!("explain-{}", name.get_value())
-                                on:click=move |_| session.focus.set(Some(name.get_value()))
+                                on:click=move |_| session.page.update(|p| p.focus = Some(name.get_value()))
                             >
                                 {label}
                             </button>

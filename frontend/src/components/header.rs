@@ -60,7 +60,7 @@ fn LinkChip() -> impl IntoView {
 #[component]
 fn RedisChip() -> impl IntoView {
     let session = expect_context::<Session>();
-    let state = move || match (session.link.get(), session.redis.get()) {
+    let state = move || match (session.link.get(), session.page.with(|p| p.redis)) {
         // Behind a dead socket we do not know; saying "up" would be a guess.
         (Link::Open, Some(RedisState::Up)) => "up",
         (Link::Open, Some(RedisState::Down)) => "down",

@@ -16,7 +16,7 @@ pub fn History() -> impl IntoView {
             <div class="panel-head">
                 <h2>"Recent runs"</h2>
             </div>
-            <Show when=move || session.history.with(Vec::is_empty)>
+            <Show when=move || session.page.with(|p| p.history.is_empty())>
                 <p class="muted">"Finished runs land here, newest first."</p>
             </Show>
             <div class="table-wrap">
@@ -35,7 +35,7 @@ pub fn History() -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        <For each=move || session.history.get() key=|e| e.run_id.clone() let:entry>
+                        <For each=move || session.page.with(|p| p.history.clone()) key=|e| e.run_id.clone() let:entry>
                             <HistoryRow entry=entry/>
                         </For>
                     </tbody>

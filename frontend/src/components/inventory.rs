@@ -13,7 +13,7 @@ pub fn Inventory() -> impl IntoView {
     // A Memo because several parts of the view read the same layout, and laying out hundreds of
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) => tiles::layout(r.config.race.stock, r.units_sold, |u| r.buyer_for_unit(u)),
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
         })

@@ -11,12 +11,10 @@ use crate::session::Session;
 pub fn ResultLine() -> impl IntoView {
     let session = expect_context::<Session>();
     let parts = move || {
-        let order: Vec<String> = session
-            .strategies()
-            .into_iter()
-            .map(|s| s.about.name.into_owned())
-            .collect();
-        session.history.with(|h| result_parts(h, &order))
+        session.page.with(|p| {
+            let order: Vec<&str> = p.strategies().iter().map(|s| &*s.about.name).collect();
+            result_parts(&p.history, &order)
+        })
     };
     // Past two strategies (after a comparison) one line per strategy reads better than a run-on.
     // (A closure, not inline: a `>` in an attribute would end the tag in `view!`.)

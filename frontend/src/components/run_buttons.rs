@@ -4,9 +4,11 @@
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
+use crate::model::page::{PageState, Pending};
 use crate::model::run::{Phase, RunModel};
+use crate::model::strategies;
 use crate::model::text::{millis, thousands};
-use crate::session::{COMPARE, Link, Session};
+use crate::session::{Link, Session};
 use crate::socket::Socket;
 
 /// The two strategies the talk is about; they get the big buttons whatever else the server offers.
@@ -21,7 +23,8 @@ pub fn RunButtons() -> impl IntoView {
     let session = expect_context::<Session>();
     let others = move || {
         session
-            .strategies()
+            .page
+            .with(|p| p.strategies().to_vec())
             .into_iter()
             .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.about.name))
             .collect::<Vec<_>>()
@@ -63,10 +66,9 @@ fn RunButton(
     let fallback_label = StoredValue::new(fallback_label);
     let info = move || {
         name.with_value(|name| {
-            session.hello.with(|h| {
-                h.as_ref()
-                    .and_then(|h| h.strategies.iter().find(|s| s.about.name == *name).cloned())
-            })
+            session
+                .page
+                .with(|p| strategies::find(p.strategies(), name).cloned())
         })
     };
     let label = move || {
@@ -92,14 +94,15 @@ fn RunButton(
         })
     };
     let disabled = move || {
-        session.link.get() != Link::Open || session.busy() || !info().is_some_and(|s| s.available)
+        session.link.get() != Link::Open
+            || session.page.with(PageState::busy)
+            || !info().is_some_and(|s| s.available)
     };
     // (answered, total) while this button's run is in flight.
     let progress = move || {
         name.with_value(|name| {
-            session.run.with(|r| {
-                r.as_ref()
-                    .filter(|r| r.is_running() && &r.config.strategy == name)
+            session.with_run(|r| {
+                r.filter(|r| r.is_running() && &r.config.strategy == name)
                     .map(|r| (r.finished_buyers(), r.config.race.buyers))
             })
         })
@@ -107,8 +110,8 @@ fn RunButton(
     let waiting = move || {
         name.with_value(|name| {
             session
-                .pending
-                .with(|p| p.as_deref() == Some(name.as_str()))
+                .page
+                .with(|p| matches!(&p.pending, Some(Pending::Run(n)) if n == name))
         })
     };
     let class = if primary {
@@ -156,16 +159,23 @@ fn RunButton(
 fn CompareButton() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let available = move || session.strategies().iter().filter(|s| s.available).count();
+    let available = move || {
+        session
+            .page
+            .with(|p| p.strategies().iter().filter(|s| s.available).count())
+    };
     let progress = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| (c.progress_text(), c.results.len(), c.strategies.len()))
         })
     };
-    let waiting = move || session.pending.with(|p| p.as_deref() == Some(COMPARE));
-    let disabled = move || session.link.get() != Link::Open || session.busy() || available() < 2;
+    let waiting = move || session.page.with(|p| p.pending == Some(Pending::Compare));
+    let disabled = move || {
+        session.link.get() != Link::Open || session.page.with(PageState::busy) || available() < 2
+    };
     let label = move || match available() {
         0 => "Compare every strategy".to_string(),
         n => format!("Compare all {n} strategies"),
@@ -207,18 +217,10 @@ fn CompareButton() -> impl IntoView {
 fn RunStatus() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let status = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map_or("idle", |r| r.phase.as_str()))
-    };
-    let run_id = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map(|r| r.run_id.clone()).unwrap_or_default())
-    };
+    let status = move || session.with_run(|r| r.map_or("idle", |r| r.phase.as_str()));
+    let run_id = move || session.with_run(|r| r.map(|r| r.run_id.clone()).unwrap_or_default());
     let detail = move || {
-        session.run.with(|r| match r {
+        session.page.with(|p| match &p.run {
             None => "Pick a strategy to send the buyers in.".to_string(),
             Some(r) => match &r.phase {
                 Phase::Interrupted => format!(
@@ -227,35 +229,28 @@ fn RunStatus() -> impl IntoView {
                     thousands(r.config.race.buyers.into())
                 ),
                 Phase::Failed(why) => format!("The run failed: {why}"),
-                _ => describe(r, &session.label_of(&r.config.strategy)),
+                _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
             },
         })
     };
     let comparing = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| format!("Comparing {} · ", c.progress_text()))
         })
     };
     // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
-    let seed = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map(|r| format!("seed {}", r.config.race.seed)))
-    };
-    let running = move || {
-        session
-            .run
-            .with(|r| r.as_ref().is_some_and(RunModel::is_running))
-    };
+    let seed = move || session.with_run(|r| r.map(|r| format!("seed {}", r.config.race.seed)));
+    let running = move || session.with_run(|r| r.is_some_and(RunModel::is_running));
     view! {
         <div class="run-status-line">
             <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
                 {status}
             </span>
             <span class="run-detail" title=seed>{comparing} {detail}</span>
-            <Show when=move || running() || session.comparing()>
+            <Show when=move || running() || session.page.with(PageState::comparing)>
                 <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
                     "Cancel"
                 </button>

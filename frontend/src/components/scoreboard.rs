@@ -15,20 +15,20 @@ pub fn Scoreboard() -> impl IntoView {
     // A Memo: the headline, both charts and the table all read the same board, and building it
     // once per change beats building it four times.
     let board = Memo::new(move |_| {
-        let infos = session.strategies();
-        session.compare.with(|c| {
-            c.as_ref()
-                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, &infos)))
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
+                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, p.strategies())))
         })
     });
     let state = move || {
         session
-            .compare
-            .with(|c| c.as_ref().map_or("idle", |c| c.phase.as_str()))
+            .page
+            .with(|p| p.compare.as_ref().map_or("idle", |c| c.phase.as_str()))
     };
     let setup = move || {
-        session.compare.with(|c| {
-            c.as_ref().map(|c| {
+        session.page.with(|p| {
+            p.compare.as_ref().map(|c| {
                 let k = &c.config;
                 format!(
                     "{} buyers · {} in stock · one seed for all",
@@ -40,13 +40,16 @@ pub fn Scoreboard() -> impl IntoView {
     };
     // The seed is for reproducing the comparison, not for reading aloud: a tooltip.
     let seed = move || {
-        session
-            .compare
-            .with(|c| c.as_ref().map(|c| format!("seed {}", c.config.seed)))
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
+                .map(|c| format!("seed {}", c.config.seed))
+        })
     };
     let racing = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| format!("Racing {} …", c.progress_text()))
         })

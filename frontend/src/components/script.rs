@@ -5,6 +5,8 @@ use leptos::prelude::*;
 use oversold_protocol::ScriptSource as Script;
 
 use crate::model::explain::{explain, script_for};
+use crate::model::page::PageState;
+use crate::model::strategies;
 use crate::session::Session;
 
 /// A tab per script the server announced; the explained strategy's own file open by default.
@@ -12,16 +14,20 @@ use crate::session::Session;
 pub fn ScriptSource() -> impl IntoView {
     let session = expect_context::<Session>();
     let scripts = move || {
-        session
-            .hello
-            .with(|h| h.as_ref().map(|h| h.scripts.clone()).unwrap_or_default())
+        session.page.with(|p| {
+            p.hello
+                .as_ref()
+                .map(|h| h.scripts.clone())
+                .unwrap_or_default()
+        })
     };
     // A tab the visitor picked, remembered with the strategy explained at the time: once the
     // explanation moves on (a new run, another chip), the tab follows it again.
     let picked = RwSignal::new(None::<(String, String)>);
+    let explained = move || session.page.with(PageState::explained).unwrap_or_default();
     let open = move || {
         let list = scripts();
-        let strategy = session.explained();
+        let strategy = explained();
         let want = picked
             .get()
             .filter(|(for_strategy, _)| *for_strategy == strategy)
@@ -35,14 +41,13 @@ pub fn ScriptSource() -> impl IntoView {
     let open_file = move || open().map(|s| s.file).unwrap_or_default();
     let heading = move || {
         // Labels come from `hello`; redraw when it lands.
-        session.hello.track();
-        let strategy = session.explained();
+        let strategy = explained();
+        let label = session
+            .page
+            .with(|p| strategies::label(p.strategies(), &strategy));
         match explain(&strategy).and_then(|e| e.script) {
-            Some(_) => format!("{}: the Lua it runs", session.label_of(&strategy)),
-            None => format!(
-                "{} runs no Lua · the atomic version, for contrast",
-                session.label_of(&strategy)
-            ),
+            Some(_) => format!("{label}: the Lua it runs"),
+            None => format!("{label} runs no Lua · the atomic version, for contrast"),
         }
     };
     view! {
@@ -59,7 +64,7 @@ pub fn ScriptSource() -> impl IntoView {
                                     role="tab"
                                     class:on=move || file.with_value(|f| *f == open_file())
                                     aria-selected=move || file.with_value(|f| *f == open_file()).to_string()
-                                    on:click=move |_| picked.set(Some((session.explained(), file.get_value())))
+                                    on:click=move |_| picked.set(Some((explained(), file.get_value())))
                                 >
                                     {script.file.clone()}
                                 </button>
@@ -81,7 +86,7 @@ pub fn ScriptSource() -> impl IntoView {
                         }
                     })
             }}
-            <Show when=move || session.hello.with(Option::is_none)>
+            <Show when=move || session.page.with(|p| p.hello.is_none())>
                 <p class="muted">"The source appears once the server says hello."</p>
             </Show>
         </section>

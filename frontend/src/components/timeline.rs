@@ -58,7 +58,7 @@ pub fn Timeline() -> impl IntoView {
         let order = order.get_untracked();
         if stale.get_value() {
             stale.set_value(false);
-            let fresh = session.run.with_untracked(|r| match r {
+            let fresh = session.page.with_untracked(|p| match &p.run {
                 Some(r) => Layout::new(&r.rows, r.config.race.stock, order, zoom.get_untracked()),
                 None => Layout::default(),
             });
@@ -84,7 +84,7 @@ pub fn Timeline() -> impl IntoView {
 
     // Any change to the run (a batch, a new run), the order or the zoom: one frame, later.
     Effect::new(move |_| {
-        session.run.track();
+        session.page.track();
         order.track();
         zoom.track();
         request(true);
@@ -96,7 +96,7 @@ pub fn Timeline() -> impl IntoView {
     // waiting for a frame. With it: the zoom window, when the run is long enough for one, and
     // who arrived after it.
     let summary = Memo::new(move |_| {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) => {
                 let race = timeline::race(&r.rows, r.config.race.stock);
                 let window = race
@@ -119,8 +119,8 @@ pub fn Timeline() -> impl IntoView {
         })
     };
     let tone = move || {
-        session.run.with(|r| {
-            r.as_ref().map_or("idle", |r| {
+        session.with_run(|r| {
+            r.map_or("idle", |r| {
                 if r.rows.iter().any(|x| x.mark == Mark::Oversold) {
                     "bad"
                 } else {

@@ -141,8 +141,8 @@ pub fn effort(o: &BuyerOutcome) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::RunModel;
     use crate::model::fixtures::{config, outcome};
+    use crate::model::run::RunModel;
     use oversold_protocol::OutcomeResult;
 
     fn sample() -> RunModel {

@@ -7,8 +7,7 @@ use std::borrow::Cow;
 use oversold_protocol::limits::LIMITS;
 use oversold_protocol::{
     BuyerOutcome, Category, Explanation, Hello, LatencySummary, OutcomeResult, RaceConfig,
-    RedisState, RunConfig, RunSummary, ScriptSource, StrategyAbout, StrategyInfo, Tone, step,
-    text,
+    RedisState, RunConfig, RunSummary, ScriptSource, StrategyAbout, StrategyInfo, Tone, step, text,
 };
 
 /// One strategy as `hello` lists it.

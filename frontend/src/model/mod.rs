@@ -13,8 +13,10 @@ pub mod explain;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod history;
+pub mod page;
 pub mod run;
 pub mod scoreboard;
+pub mod strategies;
 pub mod text;
 pub mod tiles;
 pub mod timeline;

@@ -4,7 +4,6 @@
 use oversold_protocol::{RunSummary, StrategyInfo};
 
 use super::chart::{LogScale, UnitsBar, nice_ceiling, pct, units_bar};
-use super::history::short_label;
 use super::text::per_second;
 use super::verdict::{Kind, kind};
 
@@ -63,7 +62,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
             let info = infos.iter().find(|i| i.about.name == s.strategy);
             ScoreRow {
                 strategy: s.strategy.clone(),
-                label: info.map_or_else(|| s.strategy.clone(), |i| short_label(&i.about.label)),
+                label: info.map_or_else(|| s.strategy.clone(), |i| i.about.short_label.to_string()),
                 unsafe_by_design: info.is_some_and(|i| i.about.unsafe_by_design),
                 kind: kind(s),
                 summary: s.clone(),
@@ -154,7 +153,6 @@ mod tests {
     use super::*;
     use crate::model::fixtures::{strategies, summary};
     use oversold_protocol::LatencySummary;
-
 
     fn race(name: &str, sold: u64, final_stock: i64, lost: i64, p50: u64, p99: u64) -> RunSummary {
         let mut s = summary(10, sold, final_stock);

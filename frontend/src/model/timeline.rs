@@ -547,8 +547,8 @@ impl Geometry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::RunModel;
     use crate::model::fixtures::{config, outcome};
+    use crate::model::run::RunModel;
     use oversold_protocol::{BuyerOutcome, OutcomeResult};
 
     /// A naive race: everyone arrives at 0 and reads at 100..; writes answer at 1000 + 10·b.
