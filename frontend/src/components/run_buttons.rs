@@ -1,5 +1,6 @@
-//! The run buttons (two big ones for the demo, small ones for any other strategy, one to race
-//! them all), the run's progress, its status hook for tests, and a cancel button while it runs.
+//! The run buttons (big ones for the strategies the server features, small ones for the rest,
+//! one to race them all), the run's progress, its status hook for tests, and a cancel button
+//! while it runs. Which strategies exist, and every word on their buttons, comes from `hello`.
 
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
@@ -11,34 +12,41 @@ use crate::model::text::{millis, thousands};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
 
-/// The two strategies the talk is about; they get the big buttons whatever else the server offers.
-const PRIMARY: [(&str, &str); 2] = [
-    ("naive", "Naive (GET, then DECRBY)"),
-    ("lua", "Atomic (Lua script)"),
-];
+/// How many big buttons to hold a place for until `hello` says which strategies are featured.
+const PLACEHOLDERS: usize = 2;
 
 /// Every run button, plus the status line under them.
 #[component]
 pub fn RunButtons() -> impl IntoView {
     let session = expect_context::<Session>();
-    let others = move || {
-        session
-            .page
-            .with(|p| p.strategies().to_vec())
-            .into_iter()
-            .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.about.name))
-            .collect::<Vec<_>>()
-    };
+    // A Memo: the page state changes with every outcomes frame, the lists only with `hello`.
+    let names = Memo::new(move |_| {
+        session.page.with(|p| {
+            let (featured, others): (Vec<&StrategyInfo>, Vec<&StrategyInfo>) =
+                p.strategies().iter().partition(|s| s.about.featured);
+            let names = |list: Vec<&StrategyInfo>| -> Vec<String> {
+                list.iter().map(|s| s.about.name.to_string()).collect()
+            };
+            (names(featured), names(others))
+        })
+    });
+    let greeted = move || session.page.with(|p| p.hello.is_some());
+    let featured = move || names.with(|n| n.0.clone());
+    let others = move || names.with(|n| n.1.clone());
     view! {
         <div class="run-buttons">
-            {PRIMARY.map(|(name, fallback)| view! { <RunButton name=name fallback_label=fallback primary=true/> })}
+            <Show when=greeted fallback=|| (0..PLACEHOLDERS).map(|_| view! { <Placeholder/> }).collect_view()>
+                <For each=featured key=|name: &String| name.clone() let:name>
+                    <RunButton name=name primary=true/>
+                </For>
+            </Show>
         </div>
         <CompareButton/>
-        <Show when=move || !others().is_empty()>
+        <Show when=move || names.with(|n| !n.1.is_empty())>
             <div class="run-buttons more">
                 <span class="more-label">"More strategies:"</span>
-                <For each=others key=|s: &StrategyInfo| s.about.name.to_string() let:s>
-                    <RunButton name=s.about.name.to_string() fallback_label=s.about.label.to_string() primary=false/>
+                <For each=others key=|name: &String| name.clone() let:name>
+                    <RunButton name=name primary=false/>
                 </For>
             </div>
         </Show>
@@ -46,16 +54,24 @@ pub fn RunButtons() -> impl IntoView {
     }
 }
 
+/// A big button's place, held until `hello` says which strategies the server features.
+#[component]
+fn Placeholder() -> impl IntoView {
+    view! {
+        <button class="run primary placeholder" disabled=true data-testid="run-placeholder">
+            <span class="run-label">"Connecting…"</span>
+        </button>
+    }
+}
+
 /// One strategy's button. It shows its own run's progress while that run is in flight.
 #[component]
 fn RunButton(
-    /// Strategy name sent in `start_run`, e.g. `naive`; also names the test hook `run-<name>`.
+    /// Strategy name sent in `start_run`, as `hello` listed it; also names the test hook
+    /// `run-<name>`.
     #[prop(into)]
     name: String,
-    /// The label to show until `hello` brings the server's own.
-    #[prop(into)]
-    fallback_label: String,
-    /// Big demo button, or a small one for the other strategies.
+    /// Big featured button, or a small one for the other strategies.
     primary: bool,
 ) -> impl IntoView {
     let session = expect_context::<Session>();
@@ -63,19 +79,22 @@ fn RunButton(
     let testid = format!("run-{name}");
     // Stored, so the closures below capture only `Copy` handles and can be shared freely.
     let name = StoredValue::new(name);
-    let fallback_label = StoredValue::new(fallback_label);
-    let info = move || {
+    // A Memo: five closures below read it, and the page state changes with every frame while
+    // the strategy's entry changes only with `hello`.
+    let info = Memo::new(move |_| {
         name.with_value(|name| {
             session
                 .page
                 .with(|p| strategies::find(p.strategies(), name).cloned())
         })
-    };
+    });
+    let info = move || info.get();
     let label = move || {
         info()
             .map(|s| s.about.label.into_owned())
-            .unwrap_or_else(|| fallback_label.get_value())
+            .unwrap_or_else(|| name.get_value())
     };
+    let category = move || info().map(|s| s.about.category.as_str());
     let description = move || match info() {
         Some(StrategyInfo {
             available: false,
@@ -133,6 +152,7 @@ fn RunButton(
             on:click=on_click
         >
             <span class="run-label">{label}</span>
+            {move || category().map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
             {move || unavailable().map(|why| view! { <span class="run-why">{why}</span> })}
             {move || match (progress(), waiting()) {
                 (Some((done, total)), _) => {
@@ -259,7 +279,7 @@ fn RunStatus() -> impl IntoView {
     }
 }
 
-/// One line about the current run, e.g. `Naive (GET, then DECRBY) · 50 buyers · 10 in stock · …`.
+/// One line about the current run: its button label, then `50 buyers · 10 in stock · …`.
 fn describe(run: &RunModel, label: &str) -> String {
     let c = &run.config.race;
     let qty = match c.max_qty {

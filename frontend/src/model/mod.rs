@@ -9,7 +9,6 @@ pub mod backoff;
 pub mod chart;
 pub mod compare;
 pub mod controls;
-pub mod explain;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod history;
