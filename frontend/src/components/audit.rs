@@ -39,6 +39,10 @@ pub fn AuditTrail() -> impl IntoView {
         })
     });
     let total = move || session.with_run(|r| r.map_or(0, |r| r.rows.len()));
+    // The rare endings get a button once the run has some (or while their filter is on).
+    let offered = move |f: AuditFilter| {
+        filter.get() == f || session.with_run(|r| r.is_some_and(|r| f.shown(r.gave_up, r.unknown)))
+    };
     let shown = move || indices.with(Vec::len);
     let range = move || {
         audit::visible_range(
@@ -103,15 +107,17 @@ pub fn AuditTrail() -> impl IntoView {
                 {AuditFilter::ALL
                     .map(|f| {
                         view! {
-                            <button
-                                class="filter"
-                                class:on=move || filter.get() == f
-                                aria-pressed=move || (filter.get() == f).to_string()
-                                data-testid=format!("audit-filter-{}", f.label().to_lowercase().replace(' ', "-"))
-                                on:click=move |_| filter.set(f)
-                            >
-                                {f.label()}
-                            </button>
+                            <Show when=move || offered(f)>
+                                <button
+                                    class="filter"
+                                    class:on=move || filter.get() == f
+                                    aria-pressed=move || (filter.get() == f).to_string()
+                                    data-testid=format!("audit-filter-{}", f.id())
+                                    on:click=move |_| filter.set(f)
+                                >
+                                    {f.label()}
+                                </button>
+                            </Show>
                         }
                     })}
             </div>
@@ -157,10 +163,8 @@ fn Row(
         .map_or_else(|| "–".to_string(), |s| s.to_string());
     let negative = o.stock_after.is_some_and(|s| s < 0);
     let effort = audit::effort(o);
-    // A buyer that errored after retrying gave up (WATCH kept losing, the lock never came free).
     let mark = match row.mark {
         Mark::Reserved => "",
-        Mark::Error if o.retries > 0 => "gave up",
         other => other.as_str(),
     };
     let title = format!(

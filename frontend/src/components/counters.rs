@@ -1,5 +1,9 @@
 //! The live numbers: stock left (going negative when oversold), units sold, orders, oversold,
-//! lost updates, rejected; and, once a run is over, its verdict in one sentence.
+//! lost updates, rejected; the rarer endings (errors, gave up, units in doubt, refusals while
+//! units remained) when they happen; and, once a run is over, its verdict in one sentence.
+//!
+//! One source of truth: every number here and every number in the verdict comes from the same
+//! [`Tally`] (live from the outcomes, then the server's summary), so they cannot disagree.
 
 use leptos::prelude::*;
 
@@ -39,6 +43,9 @@ pub fn Counters() -> impl IntoView {
         })
     };
     let errors = move || tally().errors;
+    let gave_up = move || tally().gave_up;
+    let in_doubt = move || tally().in_doubt_units;
+    let false_sold_out = move || tally().false_sold_out;
     // The counter can look healthy after a lost update: say what it should have read.
     let should_be = move || {
         session.with_run(|r| {
@@ -88,6 +95,31 @@ pub fn Counters() -> impl IntoView {
             <Stat label="Rejected (sold out)" testid="rejected" value=Signal::derive(move || tally().rejected.into()) tone="warn"/>
             <Show when=move || errors() != 0>
                 <Stat label="Errors" testid="errors" value=Signal::derive(move || errors().into()) tone="bad"/>
+            </Show>
+            <Show when=move || gave_up() != 0>
+                <Stat
+                    label="Gave up waiting"
+                    testid="counter-gave-up"
+                    value=Signal::derive(move || gave_up().into())
+                    tone="warn"
+                />
+            </Show>
+            // Units, not orders: what may or may not have left the shelf.
+            <Show when=move || in_doubt() != 0>
+                <Stat
+                    label="Units in doubt (no answer)"
+                    testid="counter-in-doubt"
+                    value=Signal::derive(move || in_doubt() as i64)
+                    tone="warn"
+                />
+            </Show>
+            <Show when=move || false_sold_out() != 0>
+                <Stat
+                    label="Refused while units remained"
+                    testid="counter-false-sold-out"
+                    value=Signal::derive(move || false_sold_out().into())
+                    tone="warn"
+                />
             </Show>
         </div>
         {move || {

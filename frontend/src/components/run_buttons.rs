@@ -249,6 +249,11 @@ fn RunStatus() -> impl IntoView {
                     thousands(r.config.race.buyers.into())
                 ),
                 Phase::Failed(why) => format!("The run failed: {why}"),
+                Phase::Cancelled(_) => format!(
+                    "Cancelled after {} of {} buyers answered; the rest were skipped.",
+                    thousands(r.finished_buyers() as i64),
+                    thousands(r.config.race.buyers.into())
+                ),
                 _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
             },
         })

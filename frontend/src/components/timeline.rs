@@ -27,12 +27,24 @@ const GREEN: &str = "#3ddc97";
 const RED: &str = "#ff5f5f";
 const GREY: &str = "#4c5568";
 const AMBER: &str = "#ffb84d";
+const VIOLET: &str = "#c792ff";
+const SAND: &str = "#b59a6a";
 const BLUE: &str = "#7ab0ff";
 const TEXT: &str = "#eef1f7";
 const MUTED: &str = "#9aa5ba";
 const BG: &str = "#0a0c11";
 const GRID: &str = "rgba(255, 255, 255, 0.07)";
 const AFTER: &str = "rgba(255, 95, 95, 0.045)";
+/// Bar colours, in drawing order: the rarer, more important colours last, so they stay on top
+/// when thousands of rows share a pixel.
+const LAYERS: [(Mark, &str); 6] = [
+    (Mark::SoldOut, GREY),
+    (Mark::GaveUp, SAND),
+    (Mark::Error, AMBER),
+    (Mark::Unknown, VIOLET),
+    (Mark::Reserved, GREEN),
+    (Mark::Oversold, RED),
+];
 const FONT: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 
 /// The panel: legend, order toggle, the canvas and the one-line reading of it.
@@ -130,6 +142,10 @@ pub fn Timeline() -> impl IntoView {
         })
     };
 
+    // The rarer endings join the legend only when the run has some.
+    let rare =
+        move || session.with_run(|r| r.map_or((false, false), |r| (r.gave_up > 0, r.unknown > 0)));
+
     view! {
         <section class="panel race-timeline" data-testid="timeline" aria-label="Race timeline">
             <div class="panel-head">
@@ -168,6 +184,12 @@ pub fn Timeline() -> impl IntoView {
                 <span class="lg lg-oversold">"oversold"</span>
                 <span class="lg lg-soldout">"sold out"</span>
                 <span class="lg lg-error">"error"</span>
+                <Show when=move || rare().0>
+                    <span class="lg lg-gaveup">"gave up"</span>
+                </Show>
+                <Show when=move || rare().1>
+                    <span class="lg lg-unknown">"in doubt"</span>
+                </Show>
                 <span class="lg lg-read">"read came back"</span>
                 <span class="lg lg-out">"stock ran out"</span>
                 <span class="muted tl-axis-note">"one row per buyer · time since the gate opened"</span>
@@ -278,12 +300,7 @@ fn draw(el: &HtmlCanvasElement, t: &Layout, order: RowOrder) -> Option<f64> {
 
     // Bars, one path per colour; the rarer, more important colours last so they stay on top
     // when thousands of rows share a pixel.
-    for (mark, colour) in [
-        (Mark::SoldOut, GREY),
-        (Mark::Error, AMBER),
-        (Mark::Reserved, GREEN),
-        (Mark::Oversold, RED),
-    ] {
+    for (mark, colour) in LAYERS {
         let rects: Vec<_> = t
             .bars
             .iter()
@@ -314,12 +331,7 @@ fn draw(el: &HtmlCanvasElement, t: &Layout, order: RowOrder) -> Option<f64> {
                 .iter()
                 .filter(move |b| b.mark == mark && b.end_us > axis.end_us)
         };
-        for (mark, colour) in [
-            (Mark::SoldOut, GREY),
-            (Mark::Error, AMBER),
-            (Mark::Reserved, GREEN),
-            (Mark::Oversold, RED),
-        ] {
+        for (mark, colour) in LAYERS {
             if g.thickness >= 4.0 {
                 ctx.set_fill_style_str(colour);
                 ctx.begin_path();

@@ -377,6 +377,45 @@ mod tests {
     }
 
     #[test]
+    fn unanswered_and_given_up_orders_are_counted_apart_from_sales() {
+        let mut run = RunModel::new("r-1".into(), config(2, 5));
+        run.push_batch(vec![
+            outcome(1, 1, OutcomeResult::Reserved),
+            outcome(2, 2, OutcomeResult::Unknown),
+            outcome(3, 1, OutcomeResult::GaveUp),
+            outcome(4, 1, OutcomeResult::Reserved),
+            outcome(5, 1, OutcomeResult::Reserved),
+        ]);
+        let marks: Vec<&str> = run.rows.iter().map(|r| r.mark.as_str()).collect();
+        // Units in doubt are not sold, so they do not push buyer 5 past the stock.
+        assert_eq!(
+            marks,
+            ["reserved", "in doubt", "gave up", "reserved", "oversold"]
+        );
+        let live = run.counters();
+        assert_eq!(
+            (live.units_sold, live.oversold_units, live.unknown),
+            (3, 1, 1)
+        );
+        assert_eq!(
+            (live.in_doubt_units, live.gave_up, live.false_sold_out),
+            (2, 1, 0)
+        );
+        // Only the server knows which refusals left units behind: the summary says.
+        let mut done = summary(2, 3, -1);
+        done.unknown = 1;
+        done.in_doubt_units = 2;
+        done.gave_up = 1;
+        done.false_sold_out = 4;
+        run.finish(done);
+        let end = run.counters();
+        assert_eq!(
+            (end.in_doubt_units, end.gave_up, end.false_sold_out),
+            (2, 1, 4)
+        );
+    }
+
+    #[test]
     fn an_order_straddling_the_stock_counts_only_its_phantom_units() {
         let mut run = RunModel::new("r-1".into(), config(3, 3));
         run.push_batch(vec![

@@ -4,7 +4,7 @@
 use oversold_protocol::{RunSummary, StrategyInfo};
 
 use super::chart::{LogScale, UnitsBar, nice_ceiling, pct, units_bar};
-use super::text::per_second;
+use super::text::{count, per_second};
 use super::verdict::{Kind, kind};
 
 /// One strategy's line on the scoreboard.
@@ -121,6 +121,25 @@ pub fn headline(rows: &[ScoreRow]) -> String {
                 .throughput_per_s
                 .total_cmp(&b.summary.throughput_per_s)
         });
+    // Safe is not the same as complete: say who turned buyers away with units on the shelf,
+    // and who left units in doubt.
+    for r in rows {
+        let s = &r.summary;
+        if s.false_sold_out > 0 {
+            text.push_str(&format!(
+                " {} refused {} while units remained.",
+                r.label,
+                count(s.false_sold_out.into(), "buyer")
+            ));
+        }
+        if s.in_doubt_units > 0 {
+            text.push_str(&format!(
+                " {} left {} in doubt.",
+                r.label,
+                count(s.in_doubt_units, "unit")
+            ));
+        }
+    }
     if let Some(f) = fastest.filter(|_| good > 1) {
         text.push_str(&format!(
             " Fastest of those: {}, {}.",
@@ -219,6 +238,14 @@ mod tests {
              the other 2 sold only what existed. Fastest of those: Atomic, 9,000/s."
         );
         assert_eq!(headline(&[]), "No race finished.");
+        let mut sharded = race("sharded", 7, 3, 0, 300, 900);
+        sharded.false_sold_out = 12;
+        sharded.in_doubt_units = 1;
+        assert_eq!(
+            scoreboard(&[sharded], &strategies()).headline,
+            "Every strategy sold only what existed. Sharded refused 12 buyers while units remained. \
+             Sharded left 1 unit in doubt."
+        );
         let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
         assert_eq!(only_lua.headline, "Every strategy sold only what existed.");
         assert_eq!(only_lua.rows[0].label, "lua");

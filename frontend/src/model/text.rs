@@ -16,6 +16,12 @@ pub fn thousands(n: i64) -> String {
     out
 }
 
+/// A count and its noun, digits grouped: `1 buyer`, `12 buyers`, `10,000 buyers`.
+pub fn count(n: u64, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n as i64))
+}
+
 /// Milliseconds for a label: `0 ms`, `250 ms`, `1.5 s`, `60 s`.
 pub fn millis(ms: u32) -> String {
     if ms < 1_000 {
@@ -69,6 +75,9 @@ mod tests {
         assert_eq!(thousands(10_000), "10,000");
         assert_eq!(thousands(-2_400), "-2,400");
         assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(count(1, "buyer"), "1 buyer");
+        assert_eq!(count(0, "unit"), "0 units");
+        assert_eq!(count(10_000, "buyer"), "10,000 buyers");
     }
 
     #[test]

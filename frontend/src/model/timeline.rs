@@ -5,7 +5,7 @@
 //! A 10,000-buyer run is one sort and a few passes over the rows, once per animation frame.
 
 use super::run::{AuditRow, Mark};
-use super::text::{micros, thousands};
+use super::text::{count, micros, thousands};
 
 /// How buyers are stacked on the y axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -165,6 +165,8 @@ pub fn zoom_note(h: &Hidden, end_us: u64, last_end_us: u64) -> String {
         (h.refused, "refused"),
         (h.oversold, "oversold"),
         (h.reserved, "reserved"),
+        (h.gave_up, "gave up"),
+        (h.unknown, "in doubt"),
         (h.errors, "failed"),
     ]
     .into_iter()
@@ -328,15 +330,6 @@ pub fn race(rows: &[AuditRow], stock: u32) -> Race {
     r
 }
 
-/// "1 buyer" / "12 buyers".
-fn buyers(n: u32) -> String {
-    if n == 1 {
-        "1 buyer".to_string()
-    } else {
-        format!("{} buyers", thousands(n.into()))
-    }
-}
-
 /// The one-line reading of the picture, in plain words with numbers.
 pub fn caption(race: &Race, running: bool) -> String {
     if race.answered == 0 {
@@ -360,7 +353,7 @@ pub fn caption(race: &Race, running: bool) -> String {
             0 => "There was no stock at all, and every order was refused.".to_string(),
             n => format!(
                 "There was no stock at all, yet {} sold units that did not exist.",
-                buyers(n)
+                count(n.into(), "buyer")
             ),
         };
     }
@@ -368,7 +361,7 @@ pub fn caption(race: &Race, running: bool) -> String {
     if race.read_before > 0 {
         let lead = format!(
             "{} read the stock before it ran out at {at}",
-            buyers(race.read_before)
+            count(race.read_before.into(), "buyer")
         );
         return match race.stale_oversold {
             0 => format!("{lead}; none of them sold a unit that did not exist."),
@@ -386,12 +379,15 @@ pub fn caption(race: &Race, running: bool) -> String {
     if race.oversold_orders > 0 {
         text.push_str(&format!(
             "; after it, {} still sold units that did not exist.",
-            buyers(race.oversold_orders)
+            count(race.oversold_orders.into(), "buyer")
         ));
         return text;
     }
     if race.refused > 0 {
-        text.push_str(&format!("; {} were refused", buyers(race.refused)));
+        text.push_str(&format!(
+            "; {} were refused",
+            count(race.refused.into(), "buyer")
+        ));
     }
     if race.readers == 0 {
         text.push_str(". No app-side read to go stale: check and write were one atomic step.");
