@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::model::audit::{self, AuditFilter};
 use crate::model::run::{AuditRow, Mark};
-use crate::model::text::thousands;
+use crate::model::text::{micros, thousands};
 use crate::session::Session;
 
 /// Row height in px; must match `.audit-row` in style.css.
@@ -168,12 +168,12 @@ fn Row(
         other => other.as_str(),
     };
     let title = format!(
-        "buyer #{} · {} · {} round trips, {} retries · {} µs",
+        "buyer #{} · {} · {} round trips, {} retries · {}",
         o.buyer,
         audit::describe(&row),
         o.round_trips,
         o.retries,
-        o.latency_us
+        micros(o.latency_us)
     );
     view! {
         <div class="audit-row" data-testid="audit-row" data-mark=row.mark.as_str() title=title>

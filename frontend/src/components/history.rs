@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::model::history::{HistoryEntry, verdict};
-use crate::model::text::thousands;
+use crate::model::text::{micros, thousands};
 use crate::model::verdict::kind;
 use crate::session::Session;
 
@@ -67,7 +67,7 @@ fn HistoryRow(
             <td class="n" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n oversold">{thousands(s.oversold_units as i64)}</td>
             <td class="n" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
-            <td class="n wide-only">{format!("{:.0} ms", s.duration_ms)}</td>
+            <td class="n wide-only">{micros((s.duration_ms * 1_000.0) as u64)}</td>
         </tr>
     }
 }

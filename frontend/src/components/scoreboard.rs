@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 
-use crate::model::chart::decade_label;
 use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_pct};
 use crate::model::text::{count, micros, per_second, ratio, thousands};
 use crate::session::Session;
@@ -175,7 +174,7 @@ fn LatencyChart(
                 {move || {
                     ticks()
                         .into_iter()
-                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{decade_label(v)}</span> })
+                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{micros(v as u64)}</span> })
                         .collect_view()
                 }}
             </div>

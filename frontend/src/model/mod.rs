@@ -5,6 +5,7 @@
 //! `cargo test -p oversold-frontend` can pin it down.
 
 pub mod audit;
+pub mod axis;
 pub mod backoff;
 pub mod chart;
 pub mod compare;

@@ -3,9 +3,13 @@
 
 use oversold_protocol::{RunSummary, StrategyInfo};
 
-use super::chart::{LogScale, UnitsBar, nice_ceiling, pct, units_bar};
+use super::axis::Axis;
+use super::chart::{LogScale, UnitsBar, pct, units_bar};
 use super::text::{count, per_second};
 use super::verdict::{Kind, kind};
+
+/// The units axis ends on a round tick with at most this many intervals (34 sold: 0 to 40).
+const UNITS_INTERVALS: u32 = 5;
 
 /// One strategy's line on the scoreboard.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,12 +49,12 @@ pub struct Scoreboard {
 
 /// Build the scoreboard from the summaries (in racing order) and the strategies `hello` listed.
 pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboard {
-    let units_max = nice_ceiling(
-        summaries
-            .iter()
-            .map(|s| (s.units_sold as f64).max(f64::from(s.stock)))
-            .fold(0.0, f64::max),
-    );
+    let most = summaries
+        .iter()
+        .map(|s| s.units_sold.max(u64::from(s.stock)))
+        .max()
+        .unwrap_or(0);
+    let units_max = Axis::covering(most, UNITS_INTERVALS).end as f64;
     let latency = LogScale::covering(
         summaries
             .iter()
