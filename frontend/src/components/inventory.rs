@@ -14,7 +14,11 @@ pub fn Inventory() -> impl IntoView {
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
         session.with_run(|r| match r {
-            Some(r) => tiles::layout(r.config.race.stock, r.units_sold, |u| r.buyer_for_unit(u)),
+            // The counters' units sold (the server's, once it has summed up), so the grid and
+            // the "Units sold" counter never disagree.
+            Some(r) => tiles::layout(r.config.race.stock, r.counters().units_sold, |u| {
+                r.buyer_for_unit(u)
+            }),
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
         })
     });

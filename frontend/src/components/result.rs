@@ -24,7 +24,7 @@ pub fn ResultLine() -> impl IntoView {
             {move || {
                 let parts = parts();
                 if parts.is_empty() {
-                    return view! { <span class="muted">"Run both strategies to compare them here."</span> }.into_any();
+                    return view! { <span class="muted">"Run a strategy or two: their verdicts line up here."</span> }.into_any();
                 }
                 parts
                     .into_iter()
