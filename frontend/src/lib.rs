@@ -1,15 +1,19 @@
 //! The oversold live page: a Leptos client-side app that drives real runs over one WebSocket.
 //!
 //! # Layout
-//! - [`model`]: plain Rust, no DOM: runs, audit marks, tiles, history, knobs, backoff.
+//! - [`model`]: plain Rust, no DOM: the page's state and how each server frame changes it, runs,
+//!   audit marks, tiles, history, verdicts, the scoreboard, the race timeline's scene, knobs.
 //!   Everything a test should pin down lives here and runs with `cargo test -p oversold-frontend`.
-//! - `session`: the page's reactive state (signals) and the one place server frames are applied.
+//! - `session`: the page's reactive state: one signal around [`model::page::PageState`], whose
+//!   `apply` is the one place server frames change it.
 //! - `socket`: the only module that touches the WebSocket or JSON; decodes into typed frames and
 //!   offers a typed `send`, reconnecting with backoff.
 //! - `app` and `components/`: the view, one file per panel, reading signals from context.
+//! - `panic_hook`: a panic becomes a banner on the page, installed before mounting.
 
 pub mod app;
 pub mod components;
 pub mod model;
+pub mod panic_hook;
 pub mod session;
 pub mod socket;

@@ -10,7 +10,8 @@ use wasm_bindgen::closure::Closure;
 use web_sys::{MessageEvent, WebSocket};
 
 use crate::model::backoff::Backoff;
-use crate::session::{COMPARE, Link, Session};
+use crate::model::page::Pending;
+use crate::session::{Link, Session};
 
 /// One live socket and the callbacks it calls.
 struct Conn {
@@ -118,9 +119,9 @@ impl Socket {
 
     /// Ask for a run of `strategy` with the form's knobs.
     pub fn start_run(&self, strategy: &str) {
-        let config = self.session.knobs.get_untracked().request(strategy);
+        let config = self.session.knobs.get_untracked().run_request(strategy);
         if self.send(&ClientMessage::StartRun { config }) {
-            self.session.pending.set(Some(strategy.to_string()));
+            self.session.asked(Pending::Run(strategy.to_string()));
         } else {
             self.session.notify(
                 "not_connected",
@@ -131,10 +132,9 @@ impl Socket {
 
     /// Race every available strategy with the form's knobs, one after another, same seed.
     pub fn start_compare(&self) {
-        // The server ignores the strategy of a comparison.
-        let config = self.session.knobs.get_untracked().request("");
+        let config = self.session.knobs.get_untracked().compare_request();
         if self.send(&ClientMessage::StartCompare { config }) {
-            self.session.pending.set(Some(COMPARE.to_string()));
+            self.session.asked(Pending::Compare);
         } else {
             self.session.notify(
                 "not_connected",

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::model::audit::{self, AuditFilter};
 use crate::model::run::{AuditRow, Mark};
-use crate::model::text::thousands;
+use crate::model::text::{micros, thousands};
 use crate::session::Session;
 
 /// Row height in px; must match `.audit-row` in style.css.
@@ -33,13 +33,16 @@ pub fn AuditTrail() -> impl IntoView {
     // 10,000 rows three times per batch would be waste.
     let indices = Memo::new(move |_| {
         let f = filter.get();
-        session.run.with(|r| {
-            r.as_ref()
-                .map(|r| audit::filter_indices(&r.rows, f))
+        session.with_run(|r| {
+            r.map(|r| audit::filter_indices(&r.rows, f))
                 .unwrap_or_default()
         })
     });
-    let total = move || session.run.with(|r| r.as_ref().map_or(0, |r| r.rows.len()));
+    let total = move || session.with_run(|r| r.map_or(0, |r| r.rows.len()));
+    // The rare endings get a button once the run has some (or while their filter is on).
+    let offered = move |f: AuditFilter| {
+        filter.get() == f || session.with_run(|r| r.is_some_and(|r| f.shown(r.gave_up, r.unknown)))
+    };
     let shown = move || indices.with(Vec::len);
     let range = move || {
         audit::visible_range(
@@ -52,7 +55,7 @@ pub fn AuditTrail() -> impl IntoView {
     };
     let window = move || {
         let range = range();
-        session.run.with(|r| {
+        session.with_run(|r| {
             let Some(r) = r else { return Vec::new() };
             indices.with(|ix| {
                 ix[range.clone()]
@@ -76,7 +79,7 @@ pub fn AuditTrail() -> impl IntoView {
     // A new run or a new filter resumes following, whatever the visitor scrolled to before.
     Effect::new(move |_| {
         let _ = filter.get();
-        let _ = session.run.with(|r| r.as_ref().map(|r| r.run_id.clone()));
+        let _ = session.with_run(|r| r.map(|r| r.run_id.clone()));
         follow.set(true);
     });
 
@@ -104,15 +107,17 @@ pub fn AuditTrail() -> impl IntoView {
                 {AuditFilter::ALL
                     .map(|f| {
                         view! {
-                            <button
-                                class="filter"
-                                class:on=move || filter.get() == f
-                                aria-pressed=move || (filter.get() == f).to_string()
-                                data-testid=format!("audit-filter-{}", f.label().to_lowercase().replace(' ', "-"))
-                                on:click=move |_| filter.set(f)
-                            >
-                                {f.label()}
-                            </button>
+                            <Show when=move || offered(f)>
+                                <button
+                                    class="filter"
+                                    class:on=move || filter.get() == f
+                                    aria-pressed=move || (filter.get() == f).to_string()
+                                    data-testid=format!("audit-filter-{}", f.id())
+                                    on:click=move |_| filter.set(f)
+                                >
+                                    {f.label()}
+                                </button>
+                            </Show>
                         }
                     })}
             </div>
@@ -158,19 +163,17 @@ fn Row(
         .map_or_else(|| "–".to_string(), |s| s.to_string());
     let negative = o.stock_after.is_some_and(|s| s < 0);
     let effort = audit::effort(o);
-    // A buyer that errored after retrying gave up (WATCH kept losing, the lock never came free).
     let mark = match row.mark {
         Mark::Reserved => "",
-        Mark::Error if o.retries > 0 => "gave up",
         other => other.as_str(),
     };
     let title = format!(
-        "buyer #{} · {} · {} round trips, {} retries · {} µs",
+        "buyer #{} · {} · {} round trips, {} retries · {}",
         o.buyer,
         audit::describe(&row),
         o.round_trips,
         o.retries,
-        o.latency_us
+        micros(o.latency_us)
     );
     view! {
         <div class="audit-row" data-testid="audit-row" data-mark=row.mark.as_str() title=title>

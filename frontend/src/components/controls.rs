@@ -11,11 +11,13 @@ use crate::session::Session;
 #[component]
 pub fn Controls() -> impl IntoView {
     let session = expect_context::<Session>();
-    let limits = move || {
+    // A Memo: the page state changes with every outcomes frame, the limits only with `hello`,
+    // and six knobs redraw their ranges from them.
+    let limits = Memo::new(move |_| {
         session
-            .hello
-            .with(|h| h.as_ref().map_or(LIMITS, |h| h.limits))
-    };
+            .page
+            .with(|p| p.hello.as_ref().map_or(LIMITS, |h| h.limits))
+    });
     let knobs = session.knobs;
     // A getter and a setter for one field of the knobs, as a slider/number pair wants them.
     let field =
@@ -23,7 +25,7 @@ pub fn Controls() -> impl IntoView {
             (
                 Signal::derive(move || knobs.with(get)),
                 Callback::new(move |v: u32| knobs.update(|k| set(k, v))),
-                Signal::derive(move || range(&limits())),
+                Signal::derive(move || range(&limits.get())),
             )
         };
     let (stock, set_stock, stock_range) = field(|k| k.stock, |k, v| k.stock = v, |l| l.stock);
@@ -61,7 +63,7 @@ pub fn Controls() -> impl IntoView {
         <section class="panel controls" aria-label="Run settings">
             <div class="panel-head">
                 <h2>"Settings"</h2>
-                <button class="link" on:click=move |_| knobs.set(Knobs::defaults(&limits()))>"Reset"</button>
+                <button class="link" on:click=move |_| knobs.set(Knobs::defaults(&limits.get()))>"Reset"</button>
             </div>
             <Knob
                 label="Units in stock"

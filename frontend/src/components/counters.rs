@@ -1,10 +1,14 @@
 //! The live numbers: stock left (going negative when oversold), units sold, orders, oversold,
-//! lost updates, rejected; and, once a run is over, its verdict in one sentence.
+//! lost updates, rejected; the rarer endings (errors, gave up, units in doubt, refusals while
+//! units remained) when they happen; and, once a run is over, its verdict in one sentence.
+//!
+//! One source of truth: every number here and every number in the verdict comes from the same
+//! [`Tally`] (live from the outcomes, then the server's summary), so they cannot disagree.
 
 use leptos::prelude::*;
 
-use crate::model::history::short_label;
 use crate::model::run::Counters as Tally;
+use crate::model::strategies;
 use crate::model::verdict;
 use crate::session::Session;
 
@@ -17,7 +21,7 @@ pub fn Counters() -> impl IntoView {
     let session = expect_context::<Session>();
     // Before any run, show the stock the form would start with.
     let tally = move || {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) => r.counters(),
             None => Tally {
                 stock_remaining: session.knobs.with(|k| i64::from(k.stock)),
@@ -27,12 +31,11 @@ pub fn Counters() -> impl IntoView {
     };
     let stock = move || {
         session
-            .run
-            .with(|r| r.as_ref().map(|r| r.config.stock))
+            .with_run(|r| r.map(|r| r.config.race.stock))
             .unwrap_or_else(|| session.knobs.with(|k| k.stock))
     };
     let source = move || {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) if r.summary().is_some() => "read back from Redis",
             Some(r) if r.is_running() => "live: the last write seen",
             Some(_) => "from outcomes received",
@@ -40,19 +43,21 @@ pub fn Counters() -> impl IntoView {
         })
     };
     let errors = move || tally().errors;
+    let gave_up = move || tally().gave_up;
+    let in_doubt = move || tally().in_doubt_units;
+    let false_sold_out = move || tally().false_sold_out;
     // The counter can look healthy after a lost update: say what it should have read.
     let should_be = move || {
-        session.run.with(|r| {
-            r.as_ref()
-                .and_then(|r| r.summary())
+        session.with_run(|r| {
+            r.and_then(|r| r.summary())
                 .filter(|s| s.lost_updates != 0)
                 .map(|s| format!("should read {}", verdict::expected_stock(s)))
         })
     };
     let verdict = move || {
-        session.run.with(|r| {
-            r.as_ref().and_then(|r| r.summary()).map(|s| {
-                let who = short_label(&session.label_of(&s.strategy));
+        session.page.with(|p| {
+            p.run.as_ref().and_then(|r| r.summary()).map(|s| {
+                let who = strategies::short_label(p.strategies(), &s.strategy);
                 (verdict::sentence(s, &who), verdict::kind(s))
             })
         })
@@ -90,6 +95,31 @@ pub fn Counters() -> impl IntoView {
             <Stat label="Rejected (sold out)" testid="rejected" value=Signal::derive(move || tally().rejected.into()) tone="warn"/>
             <Show when=move || errors() != 0>
                 <Stat label="Errors" testid="errors" value=Signal::derive(move || errors().into()) tone="bad"/>
+            </Show>
+            <Show when=move || gave_up() != 0>
+                <Stat
+                    label="Gave up waiting"
+                    testid="counter-gave-up"
+                    value=Signal::derive(move || gave_up().into())
+                    tone="warn"
+                />
+            </Show>
+            // Units, not orders: what may or may not have left the shelf.
+            <Show when=move || in_doubt() != 0>
+                <Stat
+                    label="Units in doubt (no answer)"
+                    testid="counter-in-doubt"
+                    value=Signal::derive(move || in_doubt() as i64)
+                    tone="warn"
+                />
+            </Show>
+            <Show when=move || false_sold_out() != 0>
+                <Stat
+                    label="Refused while units remained"
+                    testid="counter-false-sold-out"
+                    value=Signal::derive(move || false_sold_out().into())
+                    tone="warn"
+                />
             </Show>
         </div>
         {move || {

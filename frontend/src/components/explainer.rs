@@ -1,41 +1,56 @@
 //! Why the selected (or last-run) strategy does or does not oversell: plain words and one
-//! interleaving of two buyers. A row of chips picks another strategy to read about.
+//! interleaving of two buyers, exactly as the server's `hello` describes the strategy. A row of
+//! chips picks another strategy to read about.
 
 use leptos::prelude::*;
+use oversold_protocol::{Category, Explanation};
 
-use crate::model::explain::{self, Explanation};
-use crate::model::history::short_label;
+use crate::model::page::PageState;
+use crate::model::strategies;
 use crate::session::Session;
+
+/// One chip: name, short label, unsafe by design, category.
+type Chip = (String, String, bool, Category);
 
 /// The explanation panel. It follows the run on screen until the visitor picks a strategy.
 #[component]
 pub fn Explainer() -> impl IntoView {
     let session = expect_context::<Session>();
-    // Chips for what the server offers, falling back to every explanation before `hello`.
     let chips = move || {
-        let listed: Vec<(String, String, bool)> = session
-            .strategies()
-            .into_iter()
-            .map(|s| (s.name, short_label(&s.label), s.unsafe_by_design))
-            .collect();
-        if listed.is_empty() {
-            explain::ALL
+        session.page.with(|p| {
+            p.strategies()
                 .iter()
-                .map(|e| (e.strategy.to_string(), e.strategy.to_string(), false))
-                .collect()
-        } else {
-            listed
-        }
+                .map(|s| {
+                    let a = &s.about;
+                    let chip: Chip = (
+                        a.name.to_string(),
+                        a.short_label.to_string(),
+                        a.unsafe_by_design,
+                        a.category,
+                    );
+                    chip
+                })
+                .collect::<Vec<_>>()
+        })
     };
-    let current = move || explain::explain(&session.explained());
+    let explained = move || session.page.with(PageState::explained);
+    // A Memo: the page state changes with every outcomes frame, the panel's text only when
+    // another strategy is explained, and rebuilding its paragraphs each frame would be waste.
+    let current = Memo::new(move |_| {
+        session.page.with(|p| {
+            let name = p.explained()?;
+            strategies::find(p.strategies(), &name)
+                .map(|s| (s.about.explanation.clone(), s.about.category))
+        })
+    });
     view! {
         <section class="panel explainer" aria-label="Why it happens" data-testid="explainer">
             <div class="tabs" role="tablist" aria-label="Strategy to explain">
-                <For each=chips key=|c| c.0.clone() let:chip>
+                <For each=chips key=|c: &Chip| c.0.clone() let:chip>
                     {
-                        let (name, label, is_unsafe) = chip;
+                        let (name, label, is_unsafe, category) = chip;
                         let name = StoredValue::new(name);
-                        let on = move || name.with_value(|n| *n == session.explained());
+                        let on = move || name.with_value(|n| explained().as_ref() == Some(n));
                         view! {
                             <button
                                 class="filter"
@@ -43,8 +58,9 @@ pub fn Explainer() -> impl IntoView {
                                 role="tab"
                                 class:on=on
                                 aria-selected=move || on().to_string()
+                                title=category.as_str()
                                 data-testid=format!("explain-{}", name.get_value())
-                                on:click=move |_| session.focus.set(Some(name.get_value()))
+                                on:click=move |_| session.page.update(|p| p.focus = Some(name.get_value()))
                             >
                                 {label}
                             </button>
@@ -52,38 +68,48 @@ pub fn Explainer() -> impl IntoView {
                     }
                 </For>
             </div>
-            {move || match current() {
-                Some(e) => view! { <Explained e=e/> }.into_any(),
-                None => view! { <p class="muted">"No explanation for this strategy yet."</p> }.into_any(),
+            {move || match current.get() {
+                Some((e, category)) => view! { <Explained e=e category=category/> }.into_any(),
+                None => {
+                    view! { <p class="muted">"Each strategy's explanation arrives with the server's hello."</p> }
+                        .into_any()
+                }
             }}
         </section>
     }
 }
 
-/// One strategy's text and timeline.
+/// One strategy's text and its two-buyer interleaving.
 #[component]
 fn Explained(
-    /// What to show.
-    e: &'static Explanation,
+    /// What the server says about the strategy.
+    e: Explanation,
+    /// Its family, shown as a badge beside the title.
+    category: Category,
 ) -> impl IntoView {
     view! {
-        <h2 data-testid="explainer-title">{e.title}</h2>
-        <p>{e.how}</p>
-        <p>{e.why}</p>
+        <h2 data-testid="explainer-title">
+            {e.title.to_string()}
+            " "
+            <span class="cat-badge" data-category=category.as_str()>{category.as_str()}</span>
+        </h2>
+        <p>{e.how.to_string()}</p>
+        <p>{e.why.to_string()}</p>
         <ol class="timeline" aria-label="Two buyers interleaving, one unit left">
-            {e.steps
+            {e
+                .steps
                 .iter()
                 .map(|s| {
                     view! {
-                        <li data-tone=s.tone>
-                            <span class="who">{s.who}</span>
-                            <code>{s.cmd}</code>
-                            <span class="note">{s.note}</span>
+                        <li data-tone=s.tone.as_str()>
+                            <span class="who">{s.who.to_string()}</span>
+                            <code>{s.command.to_string()}</code>
+                            <span class="note">{s.note.to_string()}</span>
                         </li>
                     }
                 })
                 .collect_view()}
         </ol>
-        <p class="muted">{e.cost}</p>
+        <p class="muted">{e.cost.to_string()}</p>
     }
 }

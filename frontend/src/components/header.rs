@@ -3,19 +3,28 @@
 use leptos::prelude::*;
 use oversold_protocol::RedisState;
 
+use crate::model::strategies;
+use crate::model::text::{millis, thousands};
 use crate::session::{Link, Session};
 
 /// Title, one-line pitch, and connection chips.
 #[component]
 pub fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
+    // The claim names the strategies the server features, so it cannot outlive them.
+    let claim = move || session.page.with(|p| strategies::pitch(p.strategies()));
     let pitch = move || {
         let k = session.knobs.get();
-        format!(
-            "{} buyers, {} in stock, one Redis counter. Check-then-write oversells; one Lua script does not.",
-            crate::model::text::thousands(k.buyers.into()),
-            crate::model::text::thousands(k.stock.into()),
-        )
+        let mut text = format!(
+            "{} buyers, {} in stock, one Redis counter.",
+            thousands(k.buyers.into()),
+            thousands(k.stock.into()),
+        );
+        if let Some(claim) = claim() {
+            text.push(' ');
+            text.push_str(&claim);
+        }
+        text
     };
     view! {
         <header class="header">
@@ -43,10 +52,9 @@ fn LinkChip() -> impl IntoView {
     let text = move || match session.link.get() {
         Link::Open => "Server connected".to_string(),
         Link::Connecting => "Connecting…".to_string(),
-        Link::Reconnecting { delay_ms, attempt } => format!(
-            "Reconnecting (try {attempt}, next in {})",
-            crate::model::text::millis(delay_ms)
-        ),
+        Link::Reconnecting { delay_ms, attempt } => {
+            format!("Reconnecting (try {attempt}, next in {})", millis(delay_ms))
+        }
     };
     view! {
         <span class="chip" data-state=state data-testid="connection-status" role="status">
@@ -60,7 +68,7 @@ fn LinkChip() -> impl IntoView {
 #[component]
 fn RedisChip() -> impl IntoView {
     let session = expect_context::<Session>();
-    let state = move || match (session.link.get(), session.redis.get()) {
+    let state = move || match (session.link.get(), session.page.with(|p| p.redis)) {
         // Behind a dead socket we do not know; saying "up" would be a guess.
         (Link::Open, Some(RedisState::Up)) => "up",
         (Link::Open, Some(RedisState::Down)) => "down",

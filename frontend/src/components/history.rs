@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::model::history::{HistoryEntry, verdict};
-use crate::model::text::thousands;
+use crate::model::text::{micros, thousands};
 use crate::model::verdict::kind;
 use crate::session::Session;
 
@@ -16,7 +16,7 @@ pub fn History() -> impl IntoView {
             <div class="panel-head">
                 <h2>"Recent runs"</h2>
             </div>
-            <Show when=move || session.history.with(Vec::is_empty)>
+            <Show when=move || session.page.with(|p| p.history.is_empty())>
                 <p class="muted">"Finished runs land here, newest first."</p>
             </Show>
             <div class="table-wrap">
@@ -35,7 +35,7 @@ pub fn History() -> impl IntoView {
                         </tr>
                     </thead>
                     <tbody>
-                        <For each=move || session.history.get() key=|e| e.run_id.clone() let:entry>
+                        <For each=move || session.page.with(|p| p.history.clone()) key=|e| e.run_id.clone() let:entry>
                             <HistoryRow entry=entry/>
                         </For>
                     </tbody>
@@ -67,7 +67,7 @@ fn HistoryRow(
             <td class="n" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n oversold">{thousands(s.oversold_units as i64)}</td>
             <td class="n" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
-            <td class="n wide-only">{format!("{:.0} ms", s.duration_ms)}</td>
+            <td class="n wide-only">{micros((s.duration_ms * 1_000.0) as u64)}</td>
         </tr>
     }
 }

@@ -13,8 +13,12 @@ pub fn Inventory() -> impl IntoView {
     // A Memo because several parts of the view read the same layout, and laying out hundreds of
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
-        session.run.with(|r| match r {
-            Some(r) => tiles::layout(r.config.stock, r.units_sold, |u| r.buyer_for_unit(u)),
+        session.with_run(|r| match r {
+            // The counters' units sold (the server's, once it has summed up), so the grid and
+            // the "Units sold" counter never disagree.
+            Some(r) => tiles::layout(r.config.race.stock, r.counters().units_sold, |u| {
+                r.buyer_for_unit(u)
+            }),
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
         })
     });

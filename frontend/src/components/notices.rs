@@ -10,7 +10,7 @@ pub fn Notices() -> impl IntoView {
     let session = expect_context::<Session>();
     view! {
         <div class="notices" aria-live="assertive">
-            <For each=move || session.notices.get() key=|n| n.id let:notice>
+            <For each=move || session.page.with(|p| p.notices.clone()) key=|n| n.id let:notice>
                 <div class="notice" role="alert" data-testid="error-notice">
                     <div>
                         <strong class="notice-code">{notice.code.clone()}</strong>

@@ -11,8 +11,10 @@ use crate::session::Session;
 pub fn ResultLine() -> impl IntoView {
     let session = expect_context::<Session>();
     let parts = move || {
-        let order: Vec<String> = session.strategies().into_iter().map(|s| s.name).collect();
-        session.history.with(|h| result_parts(h, &order))
+        session.page.with(|p| {
+            let order: Vec<&str> = p.strategies().iter().map(|s| &*s.about.name).collect();
+            result_parts(&p.history, &order)
+        })
     };
     // Past two strategies (after a comparison) one line per strategy reads better than a run-on.
     // (A closure, not inline: a `>` in an attribute would end the tag in `view!`.)
@@ -22,7 +24,7 @@ pub fn ResultLine() -> impl IntoView {
             {move || {
                 let parts = parts();
                 if parts.is_empty() {
-                    return view! { <span class="muted">"Run both strategies to compare them here."</span> }.into_any();
+                    return view! { <span class="muted">"Run a strategy or two: their verdicts line up here."</span> }.into_any();
                 }
                 parts
                     .into_iter()

@@ -1,41 +1,52 @@
-//! The run buttons (two big ones for the demo, small ones for any other strategy, one to race
-//! them all), the run's progress, its status hook for tests, and a cancel button while it runs.
+//! The run buttons (big ones for the strategies the server features, small ones for the rest,
+//! one to race them all), the run's progress, its status hook for tests, and a cancel button
+//! while it runs. Which strategies exist, and every word on their buttons, comes from `hello`.
 
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
+use crate::model::page::{PageState, Pending};
 use crate::model::run::{Phase, RunModel};
+use crate::model::strategies;
 use crate::model::text::{millis, thousands};
-use crate::session::{COMPARE, Link, Session};
+use crate::session::{Link, Session};
 use crate::socket::Socket;
 
-/// The two strategies the talk is about; they get the big buttons whatever else the server offers.
-const PRIMARY: [(&str, &str); 2] = [
-    ("naive", "Naive (GET, then DECRBY)"),
-    ("lua", "Atomic (Lua script)"),
-];
+/// How many big buttons to hold a place for until `hello` says which strategies are featured.
+const PLACEHOLDERS: usize = 2;
 
 /// Every run button, plus the status line under them.
 #[component]
 pub fn RunButtons() -> impl IntoView {
     let session = expect_context::<Session>();
-    let others = move || {
-        session
-            .strategies()
-            .into_iter()
-            .filter(|s| !PRIMARY.iter().any(|(name, _)| *name == s.name))
-            .collect::<Vec<_>>()
-    };
+    // A Memo: the page state changes with every outcomes frame, the lists only with `hello`.
+    let names = Memo::new(move |_| {
+        session.page.with(|p| {
+            let (featured, others): (Vec<&StrategyInfo>, Vec<&StrategyInfo>) =
+                p.strategies().iter().partition(|s| s.about.featured);
+            let names = |list: Vec<&StrategyInfo>| -> Vec<String> {
+                list.iter().map(|s| s.about.name.to_string()).collect()
+            };
+            (names(featured), names(others))
+        })
+    });
+    let greeted = move || session.page.with(|p| p.hello.is_some());
+    let featured = move || names.with(|n| n.0.clone());
+    let others = move || names.with(|n| n.1.clone());
     view! {
         <div class="run-buttons">
-            {PRIMARY.map(|(name, fallback)| view! { <RunButton name=name fallback_label=fallback primary=true/> })}
+            <Show when=greeted fallback=|| (0..PLACEHOLDERS).map(|_| view! { <Placeholder/> }).collect_view()>
+                <For each=featured key=|name: &String| name.clone() let:name>
+                    <RunButton name=name primary=true/>
+                </For>
+            </Show>
         </div>
         <CompareButton/>
-        <Show when=move || !others().is_empty()>
+        <Show when=move || names.with(|n| !n.1.is_empty())>
             <div class="run-buttons more">
                 <span class="more-label">"More strategies:"</span>
-                <For each=others key=|s: &StrategyInfo| s.name.clone() let:s>
-                    <RunButton name=s.name.clone() fallback_label=s.label.clone() primary=false/>
+                <For each=others key=|name: &String| name.clone() let:name>
+                    <RunButton name=name primary=false/>
                 </For>
             </div>
         </Show>
@@ -43,16 +54,24 @@ pub fn RunButtons() -> impl IntoView {
     }
 }
 
+/// A big button's place, held until `hello` says which strategies the server features.
+#[component]
+fn Placeholder() -> impl IntoView {
+    view! {
+        <button class="run primary placeholder" disabled=true data-testid="run-placeholder">
+            <span class="run-label">"Connecting…"</span>
+        </button>
+    }
+}
+
 /// One strategy's button. It shows its own run's progress while that run is in flight.
 #[component]
 fn RunButton(
-    /// Strategy name sent in `start_run`, e.g. `naive`; also names the test hook `run-<name>`.
+    /// Strategy name sent in `start_run`, as `hello` listed it; also names the test hook
+    /// `run-<name>`.
     #[prop(into)]
     name: String,
-    /// The label to show until `hello` brings the server's own.
-    #[prop(into)]
-    fallback_label: String,
-    /// Big demo button, or a small one for the other strategies.
+    /// Big featured button, or a small one for the other strategies.
     primary: bool,
 ) -> impl IntoView {
     let session = expect_context::<Session>();
@@ -60,30 +79,32 @@ fn RunButton(
     let testid = format!("run-{name}");
     // Stored, so the closures below capture only `Copy` handles and can be shared freely.
     let name = StoredValue::new(name);
-    let fallback_label = StoredValue::new(fallback_label);
-    let info = move || {
+    // A Memo: five closures below read it, and the page state changes with every frame while
+    // the strategy's entry changes only with `hello`.
+    let info = Memo::new(move |_| {
         name.with_value(|name| {
-            session.hello.with(|h| {
-                h.as_ref()
-                    .and_then(|h| h.strategies.iter().find(|s| &s.name == name).cloned())
-            })
+            session
+                .page
+                .with(|p| strategies::find(p.strategies(), name).cloned())
         })
-    };
+    });
+    let info = move || info.get();
     let label = move || {
         info()
-            .map(|s| s.label)
-            .unwrap_or_else(|| fallback_label.get_value())
+            .map(|s| s.about.label.into_owned())
+            .unwrap_or_else(|| name.get_value())
     };
+    let category = move || info().map(|s| s.about.category.as_str());
     let description = move || match info() {
         Some(StrategyInfo {
             available: false,
             unavailable_reason,
             ..
         }) => unavailable_reason.unwrap_or_else(|| "Not available on this server".into()),
-        Some(s) => s.description,
+        Some(s) => s.about.description.into_owned(),
         None => String::new(),
     };
-    let is_unsafe = move || info().is_some_and(|s| s.unsafe_by_design);
+    let is_unsafe = move || info().is_some_and(|s| s.about.unsafe_by_design);
     // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
     let unavailable = move || {
         info().filter(|s| !s.available).map(|s| {
@@ -92,23 +113,24 @@ fn RunButton(
         })
     };
     let disabled = move || {
-        session.link.get() != Link::Open || session.busy() || !info().is_some_and(|s| s.available)
+        session.link.get() != Link::Open
+            || session.page.with(PageState::busy)
+            || !info().is_some_and(|s| s.available)
     };
     // (answered, total) while this button's run is in flight.
     let progress = move || {
         name.with_value(|name| {
-            session.run.with(|r| {
-                r.as_ref()
-                    .filter(|r| r.is_running() && &r.config.strategy == name)
-                    .map(|r| (r.finished_buyers(), r.config.buyers))
+            session.with_run(|r| {
+                r.filter(|r| r.is_running() && &r.config.strategy == name)
+                    .map(|r| (r.finished_buyers(), r.config.race.buyers))
             })
         })
     };
     let waiting = move || {
         name.with_value(|name| {
             session
-                .pending
-                .with(|p| p.as_deref() == Some(name.as_str()))
+                .page
+                .with(|p| matches!(&p.pending, Some(Pending::Run(n)) if n == name))
         })
     };
     let class = if primary {
@@ -130,6 +152,7 @@ fn RunButton(
             on:click=on_click
         >
             <span class="run-label">{label}</span>
+            {move || category().map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
             {move || unavailable().map(|why| view! { <span class="run-why">{why}</span> })}
             {move || match (progress(), waiting()) {
                 (Some((done, total)), _) => {
@@ -156,16 +179,23 @@ fn RunButton(
 fn CompareButton() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let available = move || session.strategies().iter().filter(|s| s.available).count();
+    let available = move || {
+        session
+            .page
+            .with(|p| p.strategies().iter().filter(|s| s.available).count())
+    };
     let progress = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| (c.progress_text(), c.results.len(), c.strategies.len()))
         })
     };
-    let waiting = move || session.pending.with(|p| p.as_deref() == Some(COMPARE));
-    let disabled = move || session.link.get() != Link::Open || session.busy() || available() < 2;
+    let waiting = move || session.page.with(|p| p.pending == Some(Pending::Compare));
+    let disabled = move || {
+        session.link.get() != Link::Open || session.page.with(PageState::busy) || available() < 2
+    };
     let label = move || match available() {
         0 => "Compare every strategy".to_string(),
         n => format!("Compare all {n} strategies"),
@@ -207,55 +237,45 @@ fn CompareButton() -> impl IntoView {
 fn RunStatus() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let status = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map_or("idle", |r| r.phase.as_str()))
-    };
-    let run_id = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map(|r| r.run_id.clone()).unwrap_or_default())
-    };
+    let status = move || session.with_run(|r| r.map_or("idle", |r| r.phase.as_str()));
+    let run_id = move || session.with_run(|r| r.map(|r| r.run_id.clone()).unwrap_or_default());
     let detail = move || {
-        session.run.with(|r| match r {
+        session.page.with(|p| match &p.run {
             None => "Pick a strategy to send the buyers in.".to_string(),
             Some(r) => match &r.phase {
                 Phase::Interrupted => format!(
                     "The connection dropped mid-run: these are the {} of {} outcomes that arrived.",
                     thousands(r.finished_buyers() as i64),
-                    thousands(r.config.buyers.into())
+                    thousands(r.config.race.buyers.into())
                 ),
                 Phase::Failed(why) => format!("The run failed: {why}"),
-                _ => describe(r, &session.label_of(&r.config.strategy)),
+                Phase::Cancelled(_) => format!(
+                    "Cancelled after {} of {} buyers answered; the rest were skipped.",
+                    thousands(r.finished_buyers() as i64),
+                    thousands(r.config.race.buyers.into())
+                ),
+                _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
             },
         })
     };
     let comparing = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| format!("Comparing {} · ", c.progress_text()))
         })
     };
     // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
-    let seed = move || {
-        session
-            .run
-            .with(|r| r.as_ref().map(|r| format!("seed {}", r.config.seed)))
-    };
-    let running = move || {
-        session
-            .run
-            .with(|r| r.as_ref().is_some_and(RunModel::is_running))
-    };
+    let seed = move || session.with_run(|r| r.map(|r| format!("seed {}", r.config.race.seed)));
+    let running = move || session.with_run(|r| r.is_some_and(RunModel::is_running));
     view! {
         <div class="run-status-line">
             <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
                 {status}
             </span>
             <span class="run-detail" title=seed>{comparing} {detail}</span>
-            <Show when=move || running() || session.comparing()>
+            <Show when=move || running() || session.page.with(PageState::comparing)>
                 <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
                     "Cancel"
                 </button>
@@ -264,9 +284,9 @@ fn RunStatus() -> impl IntoView {
     }
 }
 
-/// One line about the current run, e.g. `Naive (GET, then DECRBY) · 50 buyers · 10 in stock · …`.
+/// One line about the current run: its button label, then `50 buyers · 10 in stock · …`.
 fn describe(run: &RunModel, label: &str) -> String {
-    let c = &run.config;
+    let c = &run.config.race;
     let qty = match c.max_qty {
         Some(m) => format!("1 to {m} units each"),
         None if c.qty == 1 => "1 unit each".to_string(),

@@ -3,9 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::model::chart::decade_label;
 use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_pct};
-use crate::model::text::{micros, per_second, ratio, thousands};
+use crate::model::text::{count, micros, per_second, ratio, thousands};
 use crate::session::Session;
 
 /// The panel; absent until the first comparison starts.
@@ -15,20 +14,20 @@ pub fn Scoreboard() -> impl IntoView {
     // A Memo: the headline, both charts and the table all read the same board, and building it
     // once per change beats building it four times.
     let board = Memo::new(move |_| {
-        let infos = session.strategies();
-        session.compare.with(|c| {
-            c.as_ref()
-                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, &infos)))
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
+                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, p.strategies())))
         })
     });
     let state = move || {
         session
-            .compare
-            .with(|c| c.as_ref().map_or("idle", |c| c.phase.as_str()))
+            .page
+            .with(|p| p.compare.as_ref().map_or("idle", |c| c.phase.as_str()))
     };
     let setup = move || {
-        session.compare.with(|c| {
-            c.as_ref().map(|c| {
+        session.page.with(|p| {
+            p.compare.as_ref().map(|c| {
                 let k = &c.config;
                 format!(
                     "{} buyers · {} in stock · one seed for all",
@@ -40,13 +39,16 @@ pub fn Scoreboard() -> impl IntoView {
     };
     // The seed is for reproducing the comparison, not for reading aloud: a tooltip.
     let seed = move || {
-        session
-            .compare
-            .with(|c| c.as_ref().map(|c| format!("seed {}", c.config.seed)))
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
+                .map(|c| format!("seed {}", c.config.seed))
+        })
     };
     let racing = move || {
-        session.compare.with(|c| {
-            c.as_ref()
+        session.page.with(|p| {
+            p.compare
+                .as_ref()
                 .filter(|c| c.is_running())
                 .map(|c| format!("Racing {} …", c.progress_text()))
         })
@@ -172,7 +174,7 @@ fn LatencyChart(
                 {move || {
                     ticks()
                         .into_iter()
-                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{decade_label(v)}</span> })
+                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{micros(v as u64)}</span> })
                         .collect_view()
                 }}
             </div>
@@ -210,6 +212,8 @@ fn ScoreTable(
                         <th class="n">"final stock"</th>
                         <th class="n">"orders"</th>
                         <th class="n">"lost updates"</th>
+                        <th class="n" title="Buyers that stopped waiting their turn and took nothing">"gave up"</th>
+                        <th class="n" title="Units of orders sent but never answered: maybe taken, never counted as sold">"in doubt"</th>
                         <th class="n">"p50"</th>
                         <th class="n">"p99"</th>
                         <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
@@ -239,6 +243,9 @@ fn ScoreLine(
     let negative = s.final_stock < 0;
     let too_many_orders = row.kind.is_bad() && s.orders_accepted > s.stock;
     let lost = s.lost_updates != 0;
+    let gave_up = s.gave_up > 0;
+    let in_doubt = s.in_doubt_units > 0;
+    let refused_early = s.false_sold_out > 0;
     view! {
         <tr
             data-testid="scoreboard-row"
@@ -246,13 +253,19 @@ fn ScoreLine(
             data-tone=bar_tone(&row)
             data-oversold=s.oversold_units.to_string()
             data-lost-updates=s.lost_updates.to_string()
+            data-gave-up=s.gave_up.to_string()
+            data-in-doubt=s.in_doubt_units.to_string()
+            data-false-sold-out=s.false_sold_out.to_string()
         >
             <td class="who">
                 {row.unsafe_by_design.then(|| view! { <span class="warn-mark" title="Unsafe by design">"⚠ "</span> })}
                 {row.label.clone()}
                 <small>{row.strategy.clone()}</small>
             </td>
-            <td data-label="verdict"><span class="badge" data-kind=row.kind.as_str()>{row.kind.as_str()}</span></td>
+            <td data-label="verdict">
+                <span class="badge" data-kind=row.kind.as_str()>{row.kind.as_str()}</span>
+                {refused_early.then(|| view! { <small class="verdict-note">{format!("refused {} while units remained", count(s.false_sold_out.into(), "buyer"))}</small> })}
+            </td>
             <td class="n" data-label="sold / stock">{format!("{} / {}", thousands(s.units_sold as i64), thousands(s.stock.into()))}</td>
             <td class="n" data-label="oversold" class:neg=oversold data-testid="scoreboard-oversold">
                 {s.oversold_units.to_string()}
@@ -260,6 +273,8 @@ fn ScoreLine(
             <td class="n" data-label="final stock" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n" data-label="orders" class:neg=too_many_orders>{thousands(s.orders_accepted.into())}</td>
             <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
+            <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
+            <td class="n" data-label="in doubt" class:warn=in_doubt>{thousands(s.in_doubt_units as i64)}</td>
             <td class="n" data-label="p50">{micros(s.latency.p50_us)}</td>
             <td class="n" data-label="p99">{micros(s.latency.p99_us)}</td>
             <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>

@@ -1,56 +1,66 @@
 //! The Lua sources the server runs, exactly as it loaded them (from `hello.scripts`), one tab each.
-//! The tab open by default is the file the explained strategy runs (reserve.lua for the rest).
+//! The tab open by default is the explained strategy's main script (`about.scripts[0]`), or, for
+//! a strategy that runs none, the script of the featured safe strategy, for contrast.
 
 use leptos::prelude::*;
 use oversold_protocol::ScriptSource as Script;
 
-use crate::model::explain::{explain, script_for};
+use crate::model::page::PageState;
+use crate::model::strategies::{self, ScriptChoice};
 use crate::session::Session;
 
 /// A tab per script the server announced; the explained strategy's own file open by default.
 #[component]
 pub fn ScriptSource() -> impl IntoView {
     let session = expect_context::<Session>();
-    let scripts = move || {
-        session
-            .hello
-            .with(|h| h.as_ref().map(|h| h.scripts.clone()).unwrap_or_default())
-    };
+    // Memos: the page state changes with every outcomes frame, the scripts only with `hello`,
+    // the choice only with the explained strategy, and the source is a big node to redraw.
+    let scripts = Memo::new(move |_| {
+        session.page.with(|p| {
+            p.hello
+                .as_ref()
+                .map(|h| h.scripts.clone())
+                .unwrap_or_default()
+        })
+    });
+    let explained = move || session.page.with(PageState::explained);
+    let choice = Memo::new(move |_| {
+        session.page.with(|p| {
+            p.explained()
+                .map(|name| strategies::script_for(p.strategies(), &name))
+        })
+    });
     // A tab the visitor picked, remembered with the strategy explained at the time: once the
     // explanation moves on (a new run, another chip), the tab follows it again.
-    let picked = RwSignal::new(None::<(String, String)>);
-    let open = move || {
-        let list = scripts();
-        let strategy = session.explained();
+    let picked = RwSignal::new(None::<(Option<String>, String)>);
+    let open = Memo::new(move |_| {
         let want = picked
             .get()
-            .filter(|(for_strategy, _)| *for_strategy == strategy)
+            .filter(|(for_strategy, _)| *for_strategy == explained())
             .map(|(_, file)| file)
-            .unwrap_or_else(|| script_for(&strategy).to_string());
-        list.iter()
-            .find(|s| s.file == want)
-            .or_else(|| list.first())
-            .cloned()
-    };
-    let open_file = move || open().map(|s| s.file).unwrap_or_default();
+            .or_else(|| choice.with(|c| c.as_ref().and_then(|c| c.file.clone())));
+        scripts.with(|list| {
+            list.iter()
+                .find(|s| Some(&s.file) == want.as_ref())
+                .or_else(|| list.first())
+                .cloned()
+        })
+    });
+    let open_file = move || open.with(|s| s.as_ref().map(|s| s.file.clone()).unwrap_or_default());
     let heading = move || {
-        // Labels come from `hello`; redraw when it lands.
-        session.hello.track();
-        let strategy = session.explained();
-        match explain(&strategy).and_then(|e| e.script) {
-            Some(_) => format!("{}: the Lua it runs", session.label_of(&strategy)),
-            None => format!(
-                "{} runs no Lua · the atomic version, for contrast",
-                session.label_of(&strategy)
-            ),
-        }
+        choice.with(|c| {
+            c.as_ref().map_or_else(
+                || "Lua".to_string(),
+                |ScriptChoice { heading, .. }| heading.clone(),
+            )
+        })
     };
     view! {
         <section class="panel script" aria-label="Lua source">
             <h2>{heading}</h2>
-            <Show when=move || { scripts().len() > 1 }>
+            <Show when=move || scripts.with(|s| s.len() > 1)>
                 <div class="tabs" role="tablist">
-                    <For each=scripts key=|s: &Script| s.file.clone() let:script>
+                    <For each=move || scripts.get() key=|s: &Script| s.file.clone() let:script>
                         {
                             let file = StoredValue::new(script.file.clone());
                             view! {
@@ -59,7 +69,7 @@ pub fn ScriptSource() -> impl IntoView {
                                     role="tab"
                                     class:on=move || file.with_value(|f| *f == open_file())
                                     aria-selected=move || file.with_value(|f| *f == open_file()).to_string()
-                                    on:click=move |_| picked.set(Some((session.explained(), file.get_value())))
+                                    on:click=move |_| picked.set(Some((explained(), file.get_value())))
                                 >
                                     {script.file.clone()}
                                 </button>
@@ -69,7 +79,8 @@ pub fn ScriptSource() -> impl IntoView {
                 </div>
             </Show>
             {move || {
-                open()
+                open
+                    .get()
                     .map(|script| {
                         view! {
                             <figure class="source">
@@ -81,7 +92,7 @@ pub fn ScriptSource() -> impl IntoView {
                         }
                     })
             }}
-            <Show when=move || session.hello.with(Option::is_none)>
+            <Show when=move || session.page.with(|p| p.hello.is_none())>
                 <p class="muted">"The source appears once the server says hello."</p>
             </Show>
         </section>

@@ -8,8 +8,12 @@
 //!
 //! One `<canvas>`, never one node per buyer. A batch of outcomes (or a resize, or a toggle)
 //! only asks for a frame; the layout and the drawing happen once in that frame, however many
-//! batches landed before it. The canvas is sized in device pixels, so lines stay crisp on a
-//! projector or a phone.
+//! batches landed before it. What to draw is decided by `model::timeline::scene` (plain Rust,
+//! tested on the host); this file measures the canvas, paints the scene's shapes and maps its
+//! paints to colours. The canvas is sized in device pixels, so lines stay crisp on a projector
+//! or a phone.
+
+use std::borrow::Cow;
 
 use leptos::ev;
 use leptos::html::Canvas;
@@ -18,21 +22,11 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::model::run::{Mark, RunModel};
-use crate::model::text::micros;
-use crate::model::timeline::{self, Geometry, Hidden, RowOrder, TimeAxis, Timeline as Layout};
+use crate::model::timeline::scene::{Anchor, Arrow, Baseline, Label, Paint, Rect, Shape};
+use crate::model::timeline::{self, Hidden, RowOrder, Scene, Timeline as Layout};
 use crate::session::Session;
 
-// The palette of style.css (`--green`, `--red`, …); a canvas cannot read CSS variables cheaply.
-const GREEN: &str = "#3ddc97";
-const RED: &str = "#ff5f5f";
-const GREY: &str = "#4c5568";
-const AMBER: &str = "#ffb84d";
-const BLUE: &str = "#7ab0ff";
-const TEXT: &str = "#eef1f7";
-const MUTED: &str = "#9aa5ba";
-const BG: &str = "#0a0c11";
-const GRID: &str = "rgba(255, 255, 255, 0.07)";
-const AFTER: &str = "rgba(255, 95, 95, 0.045)";
+/// The page's font stack (style.css `--sans`), for labels on the canvas.
 const FONT: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 
 /// The panel: legend, order toggle, the canvas and the one-line reading of it.
@@ -58,19 +52,21 @@ pub fn Timeline() -> impl IntoView {
         let order = order.get_untracked();
         if stale.get_value() {
             stale.set_value(false);
-            let fresh = session.run.with_untracked(|r| match r {
-                Some(r) => Layout::new(&r.rows, r.config.stock, order, zoom.get_untracked()),
+            let fresh = session.page.with_untracked(|p| match &p.run {
+                Some(r) => Layout::new(&r.rows, r.config.race.stock, order, zoom.get_untracked()),
                 None => Layout::default(),
             });
             layout.set_value(fresh);
         }
-        layout.with_value(|t| {
-            if let Some(h) = draw(&el, t, order)
-                && h != height.get_untracked()
-            {
-                height.set(h);
-            }
-        });
+        let width = f64::from(el.client_width());
+        if width <= 0.0 {
+            return; // not laid out (hidden): nothing to measure against
+        }
+        let picture = layout.with_value(|t| timeline::scene(t, width, order));
+        paint(&el, &picture);
+        if picture.height != height.get_untracked() {
+            height.set(picture.height);
+        }
     };
     let request = move |rebuild: bool| {
         if rebuild {
@@ -82,9 +78,14 @@ pub fn Timeline() -> impl IntoView {
         }
     };
 
-    // Any change to the run (a batch, a new run), the order or the zoom: one frame, later.
+    // What the picture depends on, in a Memo so that other page changes (a notice, a chip in
+    // the why panel) do not re-sort 10,000 rows: a run only changes by new rows or a new id.
+    let run_key =
+        Memo::new(move |_| session.with_run(|r| r.map(|r| (r.run_id.clone(), r.rows.len()))));
+    // Syncing with the outside world (the canvas) is what an Effect is for: any change to the
+    // run (a batch, a new run), the order or the zoom asks for one frame, later.
     Effect::new(move |_| {
-        session.run.track();
+        run_key.track();
         order.track();
         zoom.track();
         request(true);
@@ -96,9 +97,9 @@ pub fn Timeline() -> impl IntoView {
     // waiting for a frame. With it: the zoom window, when the run is long enough for one, and
     // who arrived after it.
     let summary = Memo::new(move |_| {
-        session.run.with(|r| match r {
+        session.with_run(|r| match r {
             Some(r) => {
-                let race = timeline::race(&r.rows, r.config.stock);
+                let race = timeline::race(&r.rows, r.config.race.stock);
                 let window = race
                     .zoom_end_us()
                     .map(|end| (end, race.last_end_us, timeline::hidden(&r.rows, end)));
@@ -118,10 +119,11 @@ pub fn Timeline() -> impl IntoView {
                 .map(|(end, last, h)| timeline::zoom_note(&h, end, last))
         })
     };
+    // Red once any order took a unit past the stock (the same count that marks rows oversold).
     let tone = move || {
-        session.run.with(|r| {
-            r.as_ref().map_or("idle", |r| {
-                if r.rows.iter().any(|x| x.mark == Mark::Oversold) {
+        session.with_run(|r| {
+            r.map_or("idle", |r| {
+                if r.units_sold > u64::from(r.config.race.stock) {
                     "bad"
                 } else {
                     "good"
@@ -129,6 +131,10 @@ pub fn Timeline() -> impl IntoView {
             })
         })
     };
+
+    // The rarer endings join the legend only when the run has some.
+    let rare =
+        move || session.with_run(|r| r.map_or((false, false), |r| (r.gave_up > 0, r.unknown > 0)));
 
     view! {
         <section class="panel race-timeline" data-testid="timeline" aria-label="Race timeline">
@@ -168,6 +174,12 @@ pub fn Timeline() -> impl IntoView {
                 <span class="lg lg-oversold">"oversold"</span>
                 <span class="lg lg-soldout">"sold out"</span>
                 <span class="lg lg-error">"error"</span>
+                <Show when=move || rare().0>
+                    <span class="lg lg-gaveup">"gave up"</span>
+                </Show>
+                <Show when=move || rare().1>
+                    <span class="lg lg-unknown">"in doubt"</span>
+                </Show>
                 <span class="lg lg-read">"read came back"</span>
                 <span class="lg lg-out">"stock ran out"</span>
                 <span class="muted tl-axis-note">"one row per buyer · time since the gate opened"</span>
@@ -196,198 +208,56 @@ pub fn Timeline() -> impl IntoView {
     }
 }
 
-/// Draw `t` into `el` at its current CSS width; returns the CSS height it needs.
-fn draw(el: &HtmlCanvasElement, t: &Layout, order: RowOrder) -> Option<f64> {
-    let width = f64::from(el.client_width());
-    if width <= 0.0 {
-        return None; // not laid out (hidden): nothing to measure against
-    }
-    if t.bars.is_empty() {
-        // No run yet (or no answers yet): no axis to draw; the caption says what will come.
+/// Paint `scene` into `el`, sized in device pixels; nothing here decides what to draw.
+fn paint(el: &HtmlCanvasElement, scene: &Scene) {
+    if scene.height <= 0.0 {
         el.set_width(0);
         el.set_height(0);
-        return Some(0.0);
+        return;
     }
     let dpr = window().device_pixel_ratio().max(1.0);
-    let g = Geometry::new(width, t.rows(), order == RowOrder::AppServer);
-    // Setting the size clears the canvas; everything below is drawn fresh each frame.
-    el.set_width((g.width * dpr).round() as u32);
-    el.set_height((g.height * dpr).round() as u32);
-    let ctx = el
+    // Setting the size clears the canvas; everything is drawn fresh each frame.
+    el.set_width((scene.width * dpr).round() as u32);
+    el.set_height((scene.height * dpr).round() as u32);
+    let Some(ctx) = el
         .get_context("2d")
         .ok()
-        .flatten()?
-        .dyn_into::<CanvasRenderingContext2d>()
-        .ok()?;
-    let p = Painter { ctx: &ctx, dpr };
-    let axis = match t.window_end_us {
-        Some(end) => TimeAxis::window(end, g.max_ticks),
-        None => TimeAxis::new(t.last_end_us, g.max_ticks),
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    else {
+        return;
     };
-    let (top, bottom) = (g.top, g.bottom());
-
-    // Plot ground, then the part after the stock ran out, tinted.
-    p.fill(BG, &[(g.left, top, g.right - g.left, bottom - top)]);
-    let out_x = t.race.stock_out_us.map(|us| g.x(&axis, us));
-    if let Some(x) = out_x {
-        p.fill(AFTER, &[(x, top, g.right - x, bottom - top)]);
-    }
-
-    // Grid and tick labels.
-    p.font(12.0, false);
-    ctx.set_fill_style_str(MUTED);
-    ctx.set_text_align("center");
-    ctx.set_text_baseline("top");
-    let ticks: Vec<_> = axis.ticks().map(|us| g.x(&axis, us)).collect();
-    p.fill(
-        GRID,
-        &ticks
-            .iter()
-            .map(|&x| (x, top, 0.0, bottom - top))
-            .collect::<Vec<_>>(),
-    );
-    ctx.set_fill_style_str(MUTED);
-    for (us, &x) in axis.ticks().zip(&ticks) {
-        let _ = ctx.fill_text(&axis.label(us), x * dpr, (bottom + 6.0) * dpr);
-    }
-
-    // App-server groups: a rule between them and a label in the gutter where there is room.
-    if order == RowOrder::AppServer {
-        let rules: Vec<_> = t
-            .groups
-            .iter()
-            .skip(1)
-            .map(|gr| {
-                let y = top + f64::from(gr.first_row) * g.pitch;
-                (0.0, y, g.right, 0.0)
-            })
-            .collect();
-        p.fill("rgba(255, 255, 255, 0.16)", &rules);
-        p.font(11.0, false);
-        ctx.set_fill_style_str(MUTED);
-        ctx.set_text_align("left");
-        ctx.set_text_baseline("middle");
-        for gr in &t.groups {
-            let h = f64::from(gr.rows) * g.pitch;
-            if h >= 12.0 {
-                let y = top + f64::from(gr.first_row) * g.pitch + h / 2.0;
-                let _ = ctx.fill_text(&format!("app {}", gr.app_server + 1), 4.0 * dpr, y * dpr);
-            }
+    let p = Painter { ctx: &ctx, dpr };
+    for shape in &scene.shapes {
+        match shape {
+            Shape::Rects(paint, rects) => p.rects(&colour(*paint), rects),
+            Shape::Arrows(paint, arrows) => p.arrows(&colour(*paint), arrows),
+            Shape::Text(label) => p.text(label),
         }
     }
+}
 
-    // Bars, one path per colour; the rarer, more important colours last so they stay on top
-    // when thousands of rows share a pixel.
-    for (mark, colour) in [
-        (Mark::SoldOut, GREY),
-        (Mark::Error, AMBER),
-        (Mark::Reserved, GREEN),
-        (Mark::Oversold, RED),
-    ] {
-        let rects: Vec<_> = t
-            .bars
-            .iter()
-            .filter(|b| b.mark == mark)
-            .map(|b| {
-                let x0 = g.x(&axis, b.start_us);
-                let x1 = g.x(&axis, b.end_us);
-                (x0, g.y(b.row) - g.thickness / 2.0, x1 - x0, g.thickness)
-            })
-            .collect();
-        p.fill(colour, &rects);
-    }
-
-    // Zoomed: bars that go on past the right edge fade out there and end in an arrow, in their
-    // colour, in the gutter (a sliver per row when rows are too thin for a triangle).
-    if t.window_end_us.is_some() {
-        const FADE: f64 = 16.0;
-        for i in 0..8 {
-            let alpha = f64::from(i + 1) * 0.1;
-            let x = g.right - FADE + f64::from(i) * FADE / 8.0;
-            p.fill(
-                &format!("rgba(10, 12, 17, {alpha:.2})"),
-                &[(x, top, FADE / 8.0, bottom - top)],
-            );
+/// The palette of style.css (`--green`, `--red`, …); a canvas cannot read CSS variables cheaply.
+fn colour(paint: Paint) -> Cow<'static, str> {
+    Cow::Borrowed(match paint {
+        Paint::Ground | Paint::Halo => "#0a0c11",
+        Paint::AfterOut => "rgba(255, 95, 95, 0.045)",
+        Paint::Grid => "rgba(255, 255, 255, 0.07)",
+        Paint::GroupRule => "rgba(255, 255, 255, 0.16)",
+        Paint::Bar(Mark::Reserved) => "#3ddc97",
+        Paint::Bar(Mark::Oversold) => "#ff5f5f",
+        Paint::Bar(Mark::SoldOut) => "#4c5568",
+        Paint::Bar(Mark::Error) => "#ffb84d",
+        Paint::Bar(Mark::Unknown) => "#c792ff",
+        Paint::Bar(Mark::GaveUp) => "#b59a6a",
+        Paint::Read => "#7ab0ff",
+        Paint::Marker => "#eef1f7",
+        Paint::Muted => "#9aa5ba",
+        // The ground colour, `tenths` opaque.
+        Paint::Fade(tenths) => {
+            return Cow::Owned(format!("rgba(10, 12, 17, {:.1})", f64::from(tenths) / 10.0));
         }
-        let clipped = |mark: Mark| {
-            t.bars
-                .iter()
-                .filter(move |b| b.mark == mark && b.end_us > axis.end_us)
-        };
-        for (mark, colour) in [
-            (Mark::SoldOut, GREY),
-            (Mark::Error, AMBER),
-            (Mark::Reserved, GREEN),
-            (Mark::Oversold, RED),
-        ] {
-            if g.thickness >= 4.0 {
-                ctx.set_fill_style_str(colour);
-                ctx.begin_path();
-                for b in clipped(mark) {
-                    let (y, h) = (g.y(b.row), g.thickness.min(9.0) / 2.0);
-                    ctx.move_to((g.right + 2.0) * dpr, (y - h) * dpr);
-                    ctx.line_to((g.right + 2.0 + h * 1.4) * dpr, y * dpr);
-                    ctx.line_to((g.right + 2.0) * dpr, (y + h) * dpr);
-                    ctx.close_path();
-                }
-                ctx.fill();
-            } else {
-                let rects: Vec<_> = clipped(mark)
-                    .map(|b| {
-                        (
-                            g.right + 2.0,
-                            g.y(b.row) - g.thickness / 2.0,
-                            5.0,
-                            g.thickness,
-                        )
-                    })
-                    .collect();
-                p.fill(colour, &rects);
-            }
-        }
-    }
-
-    // Reads: an upright tick as tall as the row, cut out of its bar by a dark edge so it shows
-    // on red and green alike. Dense runs (rows under two pixels) skip the edge: it would
-    // blacken the picture.
-    let tick_h = g.pitch.max(1.0);
-    let ticks: Vec<_> = t
-        .bars
-        .iter()
-        .filter_map(|b| {
-            let read = b.read_us.filter(|&us| us <= axis.end_us)?;
-            Some((g.x(&axis, read), g.y(b.row) - tick_h / 2.0))
-        })
-        .collect();
-    if g.pitch >= 2.0 {
-        let halo: Vec<_> = ticks
-            .iter()
-            .map(|&(x, y)| (x - 2.5, y, 5.0, tick_h))
-            .collect();
-        p.fill(BG, &halo);
-    }
-    let reads: Vec<_> = ticks
-        .iter()
-        .map(|&(x, y)| (x - 1.5, y, 3.0, tick_h))
-        .collect();
-    p.fill(BLUE, &reads);
-
-    // The moment the real stock ran out, with its label on whichever side has room.
-    if let (Some(x), Some(us)) = (out_x, t.race.stock_out_us) {
-        p.fill(TEXT, &[(x - 1.0, top - 6.0, 2.0, bottom - top + 6.0)]);
-        p.font(13.0, true);
-        ctx.set_fill_style_str(TEXT);
-        ctx.set_text_baseline("middle");
-        let label = format!("stock ran out · {}", micros(us));
-        if x < g.width * 0.55 {
-            ctx.set_text_align("left");
-            let _ = ctx.fill_text(&label, (x + 6.0) * dpr, (top - 12.0) * dpr);
-        } else {
-            ctx.set_text_align("right");
-            let _ = ctx.fill_text(&label, (x - 6.0) * dpr, (top - 12.0) * dpr);
-        }
-    }
-    Some(g.height)
+    })
 }
 
 /// Draws in CSS px onto a canvas sized in device px, snapping every edge to a device pixel.
@@ -397,28 +267,50 @@ struct Painter<'a> {
 }
 
 impl Painter<'_> {
-    /// Fill `rects` (x, y, w, h in CSS px) in one path. Each is at least one device pixel each way,
-    /// so a bar or a row thinner than a pixel still shows.
-    fn fill(&self, colour: &str, rects: &[(f64, f64, f64, f64)]) {
-        if rects.is_empty() {
-            return;
-        }
+    /// Fill `rects` in one path. Each is at least one device pixel each way, so a bar or a row
+    /// thinner than a pixel still shows.
+    fn rects(&self, colour: &str, rects: &[Rect]) {
         let d = self.dpr;
         self.ctx.set_fill_style_str(colour);
         self.ctx.begin_path();
-        for &(x, y, w, h) in rects {
-            let (x0, y0) = ((x * d).round(), (y * d).round());
-            let w = ((x + w) * d).round().max(x0 + 1.0) - x0;
-            let h = ((y + h) * d).round().max(y0 + 1.0) - y0;
+        for r in rects {
+            let (x0, y0) = ((r.x * d).round(), (r.y * d).round());
+            let w = ((r.x + r.w) * d).round().max(x0 + 1.0) - x0;
+            let h = ((r.y + r.h) * d).round().max(y0 + 1.0) - y0;
             self.ctx.rect(x0, y0, w, h);
         }
         self.ctx.fill();
     }
 
-    /// Set the font, `px` CSS px tall.
-    fn font(&self, px: f64, bold: bool) {
-        let weight = if bold { "700 " } else { "" };
-        self.ctx
-            .set_font(&format!("{weight}{}px {FONT}", (px * self.dpr).round()));
+    /// Fill `arrows` in one path.
+    fn arrows(&self, colour: &str, arrows: &[Arrow]) {
+        let d = self.dpr;
+        self.ctx.set_fill_style_str(colour);
+        self.ctx.begin_path();
+        for a in arrows {
+            self.ctx.move_to(a.x * d, (a.y - a.half) * d);
+            self.ctx.line_to(a.tip() * d, a.y * d);
+            self.ctx.line_to(a.x * d, (a.y + a.half) * d);
+            self.ctx.close_path();
+        }
+        self.ctx.fill();
+    }
+
+    /// One label, anchored and hung as the scene says.
+    fn text(&self, l: &Label) {
+        let weight = if l.bold { "700 " } else { "" };
+        let px = (l.size * self.dpr).round();
+        self.ctx.set_font(&format!("{weight}{px}px {FONT}"));
+        self.ctx.set_fill_style_str(&colour(l.paint));
+        self.ctx.set_text_align(match l.anchor {
+            Anchor::Start => "left",
+            Anchor::Middle => "center",
+            Anchor::End => "right",
+        });
+        self.ctx.set_text_baseline(match l.baseline {
+            Baseline::Top => "top",
+            Baseline::Middle => "middle",
+        });
+        let _ = self.ctx.fill_text(&l.text, l.x * self.dpr, l.y * self.dpr);
     }
 }

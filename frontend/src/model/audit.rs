@@ -21,17 +21,23 @@ pub enum AuditFilter {
     Oversold,
     /// Only refusals.
     SoldOut,
+    /// Only buyers that stopped waiting their turn.
+    GaveUp,
+    /// Only orders never answered (maybe applied).
+    Unknown,
     /// Only failures.
     Error,
 }
 
 impl AuditFilter {
     /// The filter buttons, in display order.
-    pub const ALL: [AuditFilter; 5] = [
+    pub const ALL: [AuditFilter; 7] = [
         AuditFilter::All,
         AuditFilter::Reserved,
         AuditFilter::Oversold,
         AuditFilter::SoldOut,
+        AuditFilter::GaveUp,
+        AuditFilter::Unknown,
         AuditFilter::Error,
     ];
 
@@ -42,7 +48,24 @@ impl AuditFilter {
             AuditFilter::Reserved => "Reserved",
             AuditFilter::Oversold => "Oversold",
             AuditFilter::SoldOut => "Sold out",
+            AuditFilter::GaveUp => "Gave up",
+            AuditFilter::Unknown => "In doubt",
             AuditFilter::Error => "Error",
+        }
+    }
+
+    /// The test hook's suffix: `audit-filter-sold-out`, `audit-filter-in-doubt`, …
+    pub fn id(self) -> String {
+        self.label().to_lowercase().replace(' ', "-")
+    }
+
+    /// Whether the button is worth showing: the rare endings (gave up, in doubt) only get one
+    /// when the run has some, so the usual row of buttons stays short on a phone.
+    pub fn shown(self, gave_up: u32, unknown: u32) -> bool {
+        match self {
+            AuditFilter::GaveUp => gave_up > 0,
+            AuditFilter::Unknown => unknown > 0,
+            _ => true,
         }
     }
 
@@ -53,6 +76,8 @@ impl AuditFilter {
             AuditFilter::Reserved => matches!(row.mark, Mark::Reserved | Mark::Oversold),
             AuditFilter::Oversold => row.mark == Mark::Oversold,
             AuditFilter::SoldOut => row.mark == Mark::SoldOut,
+            AuditFilter::GaveUp => row.mark == Mark::GaveUp,
+            AuditFilter::Unknown => row.mark == Mark::Unknown,
             AuditFilter::Error => row.mark == Mark::Error,
         }
     }
@@ -113,6 +138,14 @@ pub fn describe(row: &AuditRow) -> String {
             "failed: {}",
             o.error.as_deref().unwrap_or("no reason given")
         ),
+        Mark::Unknown => format!(
+            "ordered {units}, never answered: in doubt ({})",
+            o.error.as_deref().unwrap_or("no reason given")
+        ),
+        Mark::GaveUp => format!(
+            "gave up waiting, took nothing ({})",
+            o.error.as_deref().unwrap_or("no reason given")
+        ),
     }
 }
 
@@ -133,18 +166,24 @@ pub fn effort(o: &BuyerOutcome) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::fixtures::{config, outcome};
     use crate::model::run::RunModel;
-    use crate::model::run::tests::{config, outcome};
     use oversold_protocol::OutcomeResult;
 
     fn sample() -> RunModel {
-        let mut run = RunModel::new("r".into(), config(1, 5));
+        let mut run = RunModel::new("r".into(), config(1, 7));
+        let mut unknown = outcome(6, 3, OutcomeResult::Unknown);
+        unknown.error = Some("timed out".into());
+        let mut gave_up = outcome(7, 1, OutcomeResult::GaveUp);
+        gave_up.error = Some("lock busy for 2 s".into());
         run.push_batch(vec![
             outcome(1, 1, OutcomeResult::Reserved),
             outcome(2, 1, OutcomeResult::Reserved),
             outcome(3, 1, OutcomeResult::SoldOut),
             outcome(4, 1, OutcomeResult::Error),
             outcome(5, 2, OutcomeResult::Reserved),
+            unknown,
+            gave_up,
         ]);
         run
     }
@@ -153,11 +192,28 @@ mod tests {
     fn filters_by_outcome() {
         let run = sample();
         let pick = |f| filter_indices(&run.rows, f);
-        assert_eq!(pick(AuditFilter::All), [0, 1, 2, 3, 4]);
+        assert_eq!(pick(AuditFilter::All), [0, 1, 2, 3, 4, 5, 6]);
         assert_eq!(pick(AuditFilter::Reserved), [0, 1, 4]);
         assert_eq!(pick(AuditFilter::Oversold), [1, 4]);
         assert_eq!(pick(AuditFilter::SoldOut), [2]);
         assert_eq!(pick(AuditFilter::Error), [3]);
+        assert_eq!(pick(AuditFilter::Unknown), [5]);
+        assert_eq!(pick(AuditFilter::GaveUp), [6]);
+        // Units in doubt are not sold: they do not push later orders into "oversold".
+        assert_eq!((run.units_sold, run.in_doubt_units), (4, 3));
+    }
+
+    #[test]
+    fn the_rare_endings_get_a_button_only_when_they_happened() {
+        let ids: Vec<String> = AuditFilter::ALL
+            .iter()
+            .filter(|f| f.shown(0, 0))
+            .map(|f| f.id())
+            .collect();
+        assert_eq!(ids, ["all", "reserved", "oversold", "sold-out", "error"]);
+        assert!(AuditFilter::GaveUp.shown(1, 0) && !AuditFilter::Unknown.shown(1, 0));
+        assert_eq!(AuditFilter::Unknown.id(), "in-doubt");
+        assert_eq!(AuditFilter::GaveUp.id(), "gave-up");
     }
 
     #[test]
@@ -172,6 +228,8 @@ mod tests {
                 "wanted 1 unit, refused",
                 "failed: no reason given",
                 "took 2 units that never existed",
+                "ordered 3 units, never answered: in doubt (timed out)",
+                "gave up waiting, took nothing (lock busy for 2 s)",
             ]
         );
     }

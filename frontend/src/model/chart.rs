@@ -1,21 +1,8 @@
-//! Chart arithmetic for the scoreboard: linear axes that end on a round number, and a log axis
-//! for latencies that differ by orders of magnitude (a Lua call against a PostgreSQL commit).
+//! Chart arithmetic for the scoreboard: bars as percentages of a linear axis (its round end
+//! comes from [`super::axis`]), and a log axis for latencies that differ by orders of magnitude
+//! (a Lua call against a PostgreSQL commit; its ticks are labelled by [`super::text::micros`]).
 //!
 //! Everything returns percentages of the track, so the view is plain CSS widths and positions.
-
-/// The smallest of 1, 2, 2.5, 5 × 10ⁿ at or above `x` (and at least 1), so an axis ends on a
-/// number a reader can say aloud.
-pub fn nice_ceiling(x: f64) -> f64 {
-    if !x.is_finite() || x <= 1.0 {
-        return 1.0;
-    }
-    let decade = 10f64.powf(x.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * decade)
-        .find(|&v| v >= x - 1e-9)
-        .unwrap_or(10.0 * decade)
-}
 
 /// `value` as a percentage of `max`, clamped to 0..=100.
 pub fn pct(value: f64, max: f64) -> f64 {
@@ -93,32 +80,9 @@ impl LogScale {
     }
 }
 
-/// A power-of-ten tick in µs as a label: `10 µs`, `1 ms`, `100 ms`, `1 s`, `10 s`.
-pub fn decade_label(us: f64) -> String {
-    if us < 1_000.0 {
-        format!("{} µs", us.round())
-    } else if us < 1_000_000.0 {
-        format!("{} ms", (us / 1_000.0).round())
-    } else {
-        format!("{} s", (us / 1_000_000.0).round())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn axes_end_on_round_numbers() {
-        assert_eq!(nice_ceiling(0.0), 1.0);
-        assert_eq!(nice_ceiling(7.0), 10.0);
-        assert_eq!(nice_ceiling(10.0), 10.0);
-        assert_eq!(nice_ceiling(11.0), 20.0);
-        assert_eq!(nice_ceiling(22.0), 25.0);
-        assert_eq!(nice_ceiling(48.0), 50.0);
-        assert_eq!(nice_ceiling(51.0), 100.0);
-        assert_eq!(nice_ceiling(9_001.0), 10_000.0);
-    }
 
     #[test]
     fn units_bar_splits_real_from_phantom_at_the_stock_line() {
@@ -134,15 +98,6 @@ mod tests {
         assert_eq!((under.real_pct, under.stock_pct), (40.0, 100.0));
         // A zero axis draws nothing rather than dividing by zero.
         assert_eq!(units_bar(0, 0, 0.0).real_pct, 0.0);
-    }
-
-    #[test]
-    fn decade_ticks_read_as_whole_units() {
-        let labels: Vec<String> = [10.0, 1_000.0, 100_000.0, 1_000_000.0]
-            .into_iter()
-            .map(decade_label)
-            .collect();
-        assert_eq!(labels, ["10 µs", "1 ms", "100 ms", "1 s"]);
     }
 
     #[test]

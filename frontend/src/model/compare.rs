@@ -1,7 +1,7 @@
 //! A comparison as the page follows it: which strategies will race, which one is racing now,
 //! and the summaries so far, so the scoreboard can fill in race by race.
 
-use oversold_protocol::{RunConfig, RunSummary};
+use oversold_protocol::{RaceConfig, RunSummary};
 
 /// Where a comparison stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +32,8 @@ pub struct CompareModel {
     pub compare_id: String,
     /// Strategy names, in racing order.
     pub strategies: Vec<String>,
-    /// The shared knobs (only the strategy name differs between races).
-    pub config: RunConfig,
+    /// The knobs every race shares (each race's `run_started` adds its strategy).
+    pub config: RaceConfig,
     /// Index into `strategies` of the race in flight, if one is.
     pub racing: Option<usize>,
     /// One summary per race that finished, in racing order.
@@ -44,7 +44,7 @@ pub struct CompareModel {
 
 impl CompareModel {
     /// `compare_started` arrived.
-    pub fn new(compare_id: String, strategies: Vec<String>, config: RunConfig) -> Self {
+    pub fn new(compare_id: String, strategies: Vec<String>, config: RaceConfig) -> Self {
         Self {
             compare_id,
             strategies,
@@ -110,7 +110,7 @@ impl CompareModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::{config, summary};
+    use crate::model::fixtures::{config, summary};
 
     fn named(name: &str) -> RunSummary {
         let mut s = summary(10, 10, 0);
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn follows_races_in_order_and_ends_with_the_servers_board() {
         let names: Vec<String> = ["naive", "lua", "watch"].map(String::from).into();
-        let mut c = CompareModel::new("c-1".into(), names, config(10, 50));
+        let mut c = CompareModel::new("c-1".into(), names, config(10, 50).race);
         assert_eq!(c.progress_text(), "0 / 3");
         c.race_started("naive");
         assert_eq!(c.progress_text(), "1 / 3: naive");
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_dropped_socket_interrupts_a_running_comparison() {
-        let mut c = CompareModel::new("c-2".into(), vec!["lua".into()], config(10, 50));
+        let mut c = CompareModel::new("c-2".into(), vec!["lua".into()], config(10, 50).race);
         c.race_started("lua");
         c.interrupt();
         assert!(!c.is_running());

@@ -63,11 +63,20 @@ impl Knobs {
     }
 
     /// The `start_run` config for `strategy`. Every field is sent, so the run is what the form shows.
-    pub fn request(&self, strategy: &str) -> RunRequest {
+    pub fn run_request(&self, strategy: &str) -> RunRequest {
+        RunRequest {
+            strategy: Some(strategy.to_string()),
+            ..self.compare_request()
+        }
+    }
+
+    /// The `start_compare` config: the same knobs and no strategy (the server refuses one,
+    /// since a comparison races them all).
+    pub fn compare_request(&self) -> RunRequest {
         // "1 to 1" is just 1: send it as a fixed quantity rather than a pointless random range.
         let random = self.random_qty && self.qty > 1;
         RunRequest {
-            strategy: strategy.to_string(),
+            strategy: None,
             stock: Some(self.stock),
             buyers: Some(self.buyers),
             qty: if random { None } else { Some(self.qty) },
@@ -141,19 +150,34 @@ mod tests {
     #[test]
     fn request_sends_fixed_or_random_quantity() {
         let mut k = Knobs::default();
-        let r = k.request("naive");
+        let r = k.run_request("naive");
         assert_eq!(
-            (r.strategy.as_str(), r.stock, r.buyers, r.qty, r.max_qty),
-            ("naive", Some(10), Some(50), Some(1), None)
+            (r.strategy.as_deref(), r.stock, r.buyers, r.qty, r.max_qty),
+            (Some("naive"), Some(10), Some(50), Some(1), None)
         );
         k.random_qty = true;
         k.qty = 2;
-        let r = k.request("lua");
+        let r = k.run_request("lua");
         assert_eq!((r.qty, r.max_qty), (None, Some(2)));
         // The server accepts what we send.
         assert!(r.validate(1).is_ok());
         k.qty = 1;
-        assert_eq!(k.request("lua").max_qty, None);
+        assert_eq!(k.run_request("lua").max_qty, None);
+    }
+
+    #[test]
+    fn a_comparison_names_no_strategy() {
+        let r = Knobs::default().compare_request();
+        assert_eq!(r.strategy, None);
+        // The server refuses a strategy in `start_compare`; this one it accepts.
+        assert!(r.validate_compare(1).is_ok());
+        assert_eq!(
+            RunRequest {
+                strategy: None,
+                ..Knobs::default().run_request("lua")
+            },
+            r
+        );
     }
 
     #[test]

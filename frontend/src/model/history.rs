@@ -14,15 +14,10 @@ pub struct HistoryEntry {
     pub run_id: String,
     /// Strategy name, e.g. `naive`.
     pub strategy: String,
-    /// Short strategy label for prose, e.g. `Naive`.
+    /// The strategy's short label for prose, as `hello` gave it, e.g. `Naive`.
     pub short_label: String,
     /// The tally from `run_finished`.
     pub summary: RunSummary,
-}
-
-/// The part of a strategy label before any parenthesis: `"Naive (GET, then DECRBY)"` → `"Naive"`.
-pub fn short_label(label: &str) -> String {
-    label.split(" (").next().unwrap_or(label).trim().to_string()
 }
 
 /// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`
@@ -33,17 +28,17 @@ pub fn verdict(entry: &HistoryEntry) -> String {
 
 /// The latest run of each strategy, in `strategy_order`: its verdict, and whether it went wrong
 /// (oversold or lost updates), so the page can colour each part.
-pub fn result_parts(history: &[HistoryEntry], strategy_order: &[String]) -> Vec<(String, bool)> {
+pub fn result_parts(history: &[HistoryEntry], strategy_order: &[&str]) -> Vec<(String, bool)> {
     strategy_order
         .iter()
         // `history` is newest first.
-        .filter_map(|name| history.iter().find(|e| &e.strategy == name))
+        .filter_map(|name| history.iter().find(|e| e.strategy == *name))
         .map(|e| (verdict(e), kind(&e.summary).is_bad()))
         .collect()
 }
 
 /// [`result_parts`] joined: the line to read out on stage.
-pub fn result_line(history: &[HistoryEntry], strategy_order: &[String]) -> String {
+pub fn result_line(history: &[HistoryEntry], strategy_order: &[&str]) -> String {
     let parts: Vec<String> = result_parts(history, strategy_order)
         .into_iter()
         .map(|(text, _)| text)
@@ -61,39 +56,27 @@ pub fn record(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::summary;
 
-    fn entry(id: &str, strategy: &str, label: &str, s: RunSummary) -> HistoryEntry {
+    fn entry(id: &str, strategy: &str, short_label: &str, s: RunSummary) -> HistoryEntry {
         HistoryEntry {
             run_id: id.into(),
             strategy: strategy.into(),
-            short_label: short_label(label),
+            short_label: short_label.into(),
             summary: s,
         }
     }
 
     #[test]
-    fn shortens_labels() {
-        assert_eq!(short_label("Naive (GET, then DECRBY)"), "Naive");
-        assert_eq!(short_label("Atomic (Lua script)"), "Atomic");
-        assert_eq!(short_label("WATCH/MULTI"), "WATCH/MULTI");
-    }
-
-    #[test]
     fn says_what_happened() {
-        let naive = entry(
-            "r-1",
-            "naive",
-            "Naive (GET, then DECRBY)",
-            summary(10, 34, -24),
-        );
+        let naive = entry("r-1", "naive", "Naive", summary(10, 34, -24));
         assert_eq!(
             verdict(&naive),
             "Naive: 10 in stock, 34 sold (stock -24), 24 oversold"
         );
-        let lua = entry("r-2", "lua", "Atomic (Lua script)", summary(10, 10, 0));
+        let lua = entry("r-2", "lua", "Atomic", summary(10, 10, 0));
         assert_eq!(verdict(&lua), "Atomic: exactly 10 sold, 0 oversold");
-        let few = entry("r-3", "lua", "Atomic (Lua script)", summary(10, 4, 6));
+        let few = entry("r-3", "lua", "Atomic", summary(10, 4, 6));
         assert_eq!(verdict(&few), "Atomic: 4 of 10 sold, 0 oversold");
         let mut lost = summary(10, 12, 3);
         lost.lost_updates = 5;
@@ -110,27 +93,17 @@ mod tests {
         let mut history = Vec::new();
         record(
             &mut history,
-            entry(
-                "r-1",
-                "naive",
-                "Naive (GET, then DECRBY)",
-                summary(10, 30, -20),
-            ),
+            entry("r-1", "naive", "Naive", summary(10, 30, -20)),
         );
         record(
             &mut history,
-            entry("r-2", "lua", "Atomic (Lua script)", summary(10, 10, 0)),
+            entry("r-2", "lua", "Atomic", summary(10, 10, 0)),
         );
         record(
             &mut history,
-            entry(
-                "r-3",
-                "naive",
-                "Naive (GET, then DECRBY)",
-                summary(10, 34, -24),
-            ),
+            entry("r-3", "naive", "Naive", summary(10, 34, -24)),
         );
-        let order = ["naive".to_string(), "lua".to_string(), "watch".to_string()];
+        let order = ["naive", "lua", "watch"];
         assert_eq!(
             result_line(&history, &order),
             "Naive: 10 in stock, 34 sold (stock -24), 24 oversold | Atomic: exactly 10 sold, 0 oversold"

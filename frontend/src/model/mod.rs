@@ -3,16 +3,29 @@
 //! Every rule a visitor can check by eye (which line is "oversold", what a tile shows, what the
 //! result line says, how the scoreboard's bars are scaled) lives here, where
 //! `cargo test -p oversold-frontend` can pin it down.
+//!
+//! # Layout
+//! - [`page`]: the page's state and [`page::PageState::apply`], the one place a server frame
+//!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
+//! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
+//! - [`audit`], [`tiles`], [`verdict`], [`scoreboard`], [`timeline`]: what each panel shows.
+//! - [`axis`] (1-2-5 steps), [`chart`] (percentages, log scale), [`text`] (numbers and
+//!   durations in words): the arithmetic the panels share, each in one place.
+//! - [`controls`] (the form's knobs), [`backoff`] (reconnect delays).
 
 pub mod audit;
+pub mod axis;
 pub mod backoff;
 pub mod chart;
 pub mod compare;
 pub mod controls;
-pub mod explain;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod history;
+pub mod page;
 pub mod run;
 pub mod scoreboard;
+pub mod strategies;
 pub mod text;
 pub mod tiles;
 pub mod timeline;

@@ -15,8 +15,13 @@ pub enum Mark {
     Oversold,
     /// The strategy saw too little stock and refused.
     SoldOut,
-    /// The buyer's request failed.
+    /// The buyer's request failed before it could take effect; nothing was taken.
     Error,
+    /// The write was sent but never answered: it may or may not have been applied, so its
+    /// units are "in doubt" (never counted as sold).
+    Unknown,
+    /// The buyer stopped waiting for its turn (a lock, optimistic retries) and took nothing.
+    GaveUp,
 }
 
 impl Mark {
@@ -27,6 +32,8 @@ impl Mark {
             Mark::Oversold => "oversold",
             Mark::SoldOut => "sold out",
             Mark::Error => "error",
+            Mark::Unknown => "in doubt",
+            Mark::GaveUp => "gave up",
         }
     }
 
@@ -69,7 +76,10 @@ pub enum Phase {
     Finished(RunSummary),
     /// The WebSocket dropped before `run_finished`; what we have is all we will get.
     Interrupted,
-    /// The server reported `run_failed`.
+    /// `run_cancelled` arrived: buyers not yet started were skipped. The summary of those that
+    /// ran, when the server could read the stock back.
+    Cancelled(Option<RunSummary>),
+    /// An `error` frame carrying this run's id ended it (`run_failed`, `redis_unavailable`, …).
     Failed(String),
 }
 
@@ -80,6 +90,7 @@ impl Phase {
             Phase::Running => "running",
             Phase::Finished(_) => "finished",
             Phase::Interrupted => "interrupted",
+            Phase::Cancelled(_) => "cancelled",
             Phase::Failed(_) => "failed",
         }
     }
@@ -101,6 +112,14 @@ pub struct Counters {
     pub rejected: u32,
     /// Orders that failed.
     pub errors: u32,
+    /// Orders sent but never answered (maybe applied).
+    pub unknown: u32,
+    /// Units across those unanswered orders: in doubt, not counted as sold.
+    pub in_doubt_units: u64,
+    /// Buyers that stopped waiting their turn and took nothing.
+    pub gave_up: u32,
+    /// Refusals that provably left units behind (an undersell); known once the run is over.
+    pub false_sold_out: u32,
     /// Sales the counter forgot (writes that overwrote each other); known once Redis is read back.
     pub lost_updates: i64,
 }
@@ -124,6 +143,12 @@ pub struct RunModel {
     pub rejected: u32,
     /// Failed buyers so far.
     pub errors: u32,
+    /// Unanswered orders so far.
+    pub unknown: u32,
+    /// Units across unanswered orders so far.
+    pub in_doubt_units: u64,
+    /// Buyers that gave up so far.
+    pub gave_up: u32,
     /// `(end_us, stock_after)` of the accepted order that answered last: the counter as last written.
     pub last_write: Option<(u64, i64)>,
     /// Where the run stands.
@@ -142,6 +167,9 @@ impl RunModel {
             orders_accepted: 0,
             rejected: 0,
             errors: 0,
+            unknown: 0,
+            in_doubt_units: 0,
+            gave_up: 0,
             last_write: None,
             phase: Phase::Running,
         }
@@ -149,7 +177,7 @@ impl RunModel {
 
     /// Fold in one `outcomes` frame.
     pub fn push_batch(&mut self, outcomes: Vec<BuyerOutcome>) {
-        let stock = u64::from(self.config.stock);
+        let stock = u64::from(self.config.race.stock);
         self.rows.reserve(outcomes.len());
         for outcome in outcomes {
             let (mark, phantom_units) = match outcome.result {
@@ -184,6 +212,15 @@ impl RunModel {
                     self.errors += 1;
                     (Mark::Error, 0)
                 }
+                OutcomeResult::Unknown => {
+                    self.unknown += 1;
+                    self.in_doubt_units += u64::from(outcome.qty);
+                    (Mark::Unknown, 0)
+                }
+                OutcomeResult::GaveUp => {
+                    self.gave_up += 1;
+                    (Mark::GaveUp, 0)
+                }
             };
             self.rows.push(AuditRow {
                 seq: self.rows.len(),
@@ -194,9 +231,18 @@ impl RunModel {
         }
     }
 
-    /// `run_finished` arrived.
+    /// `run_finished` arrived. Only a running run can finish: a terminal frame ends it once.
     pub fn finish(&mut self, summary: RunSummary) {
-        self.phase = Phase::Finished(summary);
+        if self.is_running() {
+            self.phase = Phase::Finished(summary);
+        }
+    }
+
+    /// `run_cancelled` arrived.
+    pub fn cancel(&mut self, summary: Option<RunSummary>) {
+        if self.is_running() {
+            self.phase = Phase::Cancelled(summary);
+        }
     }
 
     /// The socket dropped mid-run. A run already over stays as it was.
@@ -206,7 +252,7 @@ impl RunModel {
         }
     }
 
-    /// The server reported `run_failed` for this run.
+    /// An `error` frame carrying this run's id arrived.
     pub fn fail(&mut self, message: String) {
         if self.phase == Phase::Running {
             self.phase = Phase::Failed(message);
@@ -223,17 +269,17 @@ impl RunModel {
         self.rows.len()
     }
 
-    /// The summary, once the run finished.
+    /// The server's summary, once the run finished (or was cancelled with one).
     pub fn summary(&self) -> Option<&RunSummary> {
         match &self.phase {
-            Phase::Finished(s) => Some(s),
+            Phase::Finished(s) | Phase::Cancelled(Some(s)) => Some(s),
             _ => None,
         }
     }
 
     /// Live tallies while running; the server's summary (stock read back from Redis) after.
     pub fn counters(&self) -> Counters {
-        let stock = u64::from(self.config.stock);
+        let stock = u64::from(self.config.race.stock);
         match self.summary() {
             Some(s) => Counters {
                 stock_remaining: s.final_stock,
@@ -242,12 +288,16 @@ impl RunModel {
                 oversold_units: s.oversold_units,
                 rejected: s.rejected,
                 errors: s.errors,
+                unknown: s.unknown,
+                in_doubt_units: s.in_doubt_units,
+                gave_up: s.gave_up,
+                false_sold_out: s.false_sold_out,
                 lost_updates: s.lost_updates,
             },
             None => Counters {
                 // Without a reported write (no order accepted yet), the arithmetic is all we have.
                 stock_remaining: self.last_write.map_or_else(
-                    || i64::from(self.config.stock) - self.units_sold as i64,
+                    || i64::from(self.config.race.stock) - self.units_sold as i64,
                     |(_, written)| written,
                 ),
                 units_sold: self.units_sold,
@@ -255,6 +305,11 @@ impl RunModel {
                 oversold_units: self.units_sold.saturating_sub(stock),
                 rejected: self.rejected,
                 errors: self.errors,
+                unknown: self.unknown,
+                in_doubt_units: self.in_doubt_units,
+                gave_up: self.gave_up,
+                // Only the server can tell, from the stock it reads back at the end.
+                false_sold_out: 0,
                 lost_updates: 0,
             },
         }
@@ -272,62 +327,9 @@ impl RunModel {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use oversold_protocol::LatencySummary;
-
-    pub(crate) fn config(stock: u32, buyers: u32) -> RunConfig {
-        RunConfig {
-            strategy: "naive".into(),
-            stock,
-            buyers,
-            qty: 1,
-            max_qty: None,
-            app_servers: 8,
-            arrival_spread_ms: 0,
-            race_window_ms: 0,
-            seed: 7,
-        }
-    }
-
-    pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutcome {
-        BuyerOutcome {
-            buyer,
-            app_server: buyer % 8,
-            qty,
-            observed_stock: Some(5),
-            result,
-            error: None,
-            stock_after: None,
-            latency_us: 100,
-            start_us: 0,
-            end_us: 100,
-            read_us: None,
-            round_trips: 2,
-            retries: 0,
-        }
-    }
-
-    pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSummary {
-        RunSummary {
-            strategy: "naive".into(),
-            stock,
-            buyers: 50,
-            orders_accepted: units_sold as u32,
-            units_sold,
-            final_stock,
-            oversold_units: units_sold.saturating_sub(u64::from(stock)),
-            lost_updates: 0,
-            rejected: 0,
-            errors: 0,
-            duration_ms: 12.0,
-            throughput_per_s: 4000.0,
-            latency: LatencySummary::default(),
-            round_trips: 100,
-            retries: 0,
-            cancelled: false,
-        }
-    }
+    use crate::model::fixtures::{config, outcome, summary};
 
     #[test]
     fn marks_orders_past_the_stock_as_oversold_in_arrival_order() {
@@ -369,7 +371,47 @@ pub(crate) mod tests {
                 rejected: 1,
                 errors: 1,
                 lost_updates: 0,
+                ..Counters::default()
             }
+        );
+    }
+
+    #[test]
+    fn unanswered_and_given_up_orders_are_counted_apart_from_sales() {
+        let mut run = RunModel::new("r-1".into(), config(2, 5));
+        run.push_batch(vec![
+            outcome(1, 1, OutcomeResult::Reserved),
+            outcome(2, 2, OutcomeResult::Unknown),
+            outcome(3, 1, OutcomeResult::GaveUp),
+            outcome(4, 1, OutcomeResult::Reserved),
+            outcome(5, 1, OutcomeResult::Reserved),
+        ]);
+        let marks: Vec<&str> = run.rows.iter().map(|r| r.mark.as_str()).collect();
+        // Units in doubt are not sold, so they do not push buyer 5 past the stock.
+        assert_eq!(
+            marks,
+            ["reserved", "in doubt", "gave up", "reserved", "oversold"]
+        );
+        let live = run.counters();
+        assert_eq!(
+            (live.units_sold, live.oversold_units, live.unknown),
+            (3, 1, 1)
+        );
+        assert_eq!(
+            (live.in_doubt_units, live.gave_up, live.false_sold_out),
+            (2, 1, 0)
+        );
+        // Only the server knows which refusals left units behind: the summary says.
+        let mut done = summary(2, 3, -1);
+        done.unknown = 1;
+        done.in_doubt_units = 2;
+        done.gave_up = 1;
+        done.false_sold_out = 4;
+        run.finish(done);
+        let end = run.counters();
+        assert_eq!(
+            (end.in_doubt_units, end.gave_up, end.false_sold_out),
+            (2, 1, 4)
         );
     }
 

@@ -3,10 +3,13 @@
 
 use oversold_protocol::{RunSummary, StrategyInfo};
 
-use super::chart::{LogScale, UnitsBar, nice_ceiling, pct, units_bar};
-use super::history::short_label;
-use super::text::per_second;
+use super::axis::Axis;
+use super::chart::{LogScale, UnitsBar, pct, units_bar};
+use super::text::{count, per_second};
 use super::verdict::{Kind, kind};
+
+/// The units axis ends on a round tick with at most this many intervals (34 sold: 0 to 40).
+const UNITS_INTERVALS: u32 = 5;
 
 /// One strategy's line on the scoreboard.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,12 +49,12 @@ pub struct Scoreboard {
 
 /// Build the scoreboard from the summaries (in racing order) and the strategies `hello` listed.
 pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboard {
-    let units_max = nice_ceiling(
-        summaries
-            .iter()
-            .map(|s| (s.units_sold as f64).max(f64::from(s.stock)))
-            .fold(0.0, f64::max),
-    );
+    let most = summaries
+        .iter()
+        .map(|s| s.units_sold.max(u64::from(s.stock)))
+        .max()
+        .unwrap_or(0);
+    let units_max = Axis::covering(most, UNITS_INTERVALS).end as f64;
     let latency = LogScale::covering(
         summaries
             .iter()
@@ -60,11 +63,11 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
     let rows: Vec<ScoreRow> = summaries
         .iter()
         .map(|s| {
-            let info = infos.iter().find(|i| i.name == s.strategy);
+            let info = infos.iter().find(|i| i.about.name == s.strategy);
             ScoreRow {
                 strategy: s.strategy.clone(),
-                label: info.map_or_else(|| s.strategy.clone(), |i| short_label(&i.label)),
-                unsafe_by_design: info.is_some_and(|i| i.unsafe_by_design),
+                label: info.map_or_else(|| s.strategy.clone(), |i| i.about.short_label.to_string()),
+                unsafe_by_design: info.is_some_and(|i| i.about.unsafe_by_design),
                 kind: kind(s),
                 summary: s.clone(),
                 trips_per_order: if s.buyers == 0 {
@@ -122,6 +125,25 @@ pub fn headline(rows: &[ScoreRow]) -> String {
                 .throughput_per_s
                 .total_cmp(&b.summary.throughput_per_s)
         });
+    // Safe is not the same as complete: say who turned buyers away with units on the shelf,
+    // and who left units in doubt.
+    for r in rows {
+        let s = &r.summary;
+        if s.false_sold_out > 0 {
+            text.push_str(&format!(
+                " {} refused {} while units remained.",
+                r.label,
+                count(s.false_sold_out.into(), "buyer")
+            ));
+        }
+        if s.in_doubt_units > 0 {
+            text.push_str(&format!(
+                " {} left {} in doubt.",
+                r.label,
+                count(s.in_doubt_units, "unit")
+            ));
+        }
+    }
     if let Some(f) = fastest.filter(|_| good > 1) {
         text.push_str(&format!(
             " Fastest of those: {}, {}.",
@@ -152,19 +174,8 @@ pub fn stock_pct(board: &Scoreboard) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::{strategies, summary};
     use oversold_protocol::LatencySummary;
-
-    fn info(name: &str, label: &str, unsafe_by_design: bool) -> StrategyInfo {
-        StrategyInfo {
-            name: name.into(),
-            label: label.into(),
-            description: String::new(),
-            unsafe_by_design,
-            available: true,
-            unavailable_reason: None,
-        }
-    }
 
     fn race(name: &str, sold: u64, final_stock: i64, lost: i64, p50: u64, p99: u64) -> RunSummary {
         let mut s = summary(10, sold, final_stock);
@@ -180,12 +191,7 @@ mod tests {
     }
 
     fn sample() -> Scoreboard {
-        let infos = [
-            info("naive", "Naive (GET, then DECRBY)", true),
-            info("naive_set", "Lost update (GET, then SET)", true),
-            info("lua", "Atomic (Lua script)", false),
-            info("watch", "WATCH / MULTI / EXEC", false),
-        ];
+        let infos = strategies();
         let mut lua = race("lua", 10, 0, 0, 200, 900);
         lua.throughput_per_s = 9_000.0;
         let mut watch = race("watch", 10, 0, 0, 2_000, 40_000);
@@ -236,6 +242,14 @@ mod tests {
              the other 2 sold only what existed. Fastest of those: Atomic, 9,000/s."
         );
         assert_eq!(headline(&[]), "No race finished.");
+        let mut sharded = race("sharded", 7, 3, 0, 300, 900);
+        sharded.false_sold_out = 12;
+        sharded.in_doubt_units = 1;
+        assert_eq!(
+            scoreboard(&[sharded], &strategies()).headline,
+            "Every strategy sold only what existed. Sharded refused 12 buyers while units remained. \
+             Sharded left 1 unit in doubt."
+        );
         let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
         assert_eq!(only_lua.headline, "Every strategy sold only what existed.");
         assert_eq!(only_lua.rows[0].label, "lua");

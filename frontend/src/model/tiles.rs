@@ -5,6 +5,8 @@
 //! number of units and shows how full it is. The two sections are scaled separately so ten real
 //! units stay ten readable tiles even when thousands of phantom units pile up beside them.
 
+use super::axis::step_at_least;
+
 /// Most tiles drawn for one section before tiles start standing for several units.
 pub const MAX_TILES_PER_SECTION: u64 = 200;
 
@@ -102,15 +104,8 @@ pub struct Grid {
 
 /// The smallest of 1, 2, 5, 10, 20, 50, … units per tile that keeps `units` within `max_tiles`.
 pub fn units_per_tile(units: u64, max_tiles: u64) -> u64 {
-    let mut step = 1u64;
-    loop {
-        for m in [1, 2, 5] {
-            if units.div_ceil(step * m) <= max_tiles {
-                return step * m;
-            }
-        }
-        step *= 10;
-    }
+    // ⌈units / per⌉ ≤ max_tiles exactly when per ≥ ⌈units / max_tiles⌉.
+    step_at_least(units.div_ceil(max_tiles.max(1)))
 }
 
 fn section(

@@ -6,6 +6,8 @@
 
 use oversold_protocol::RunSummary;
 
+use super::text::count;
+
 /// The kind of ending, worst first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -74,13 +76,37 @@ pub fn sentence(s: &RunSummary, who: &str) -> String {
         Kind::Exact => format!("{who}: exactly {} sold, 0 oversold", s.units_sold),
         Kind::Unsold => format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock),
     };
-    if s.errors > 0 {
-        text.push_str(&format!(", {} gave up", s.errors));
+    for note in notes(s) {
+        text.push_str(", ");
+        text.push_str(&note);
     }
     if s.cancelled {
         text.push_str(" (cancelled)");
     }
     text
+}
+
+/// The endings beside the sales, each only when it happened: `2 failed`, `3 gave up`,
+/// `4 units in doubt`, `refused 12 buyers while units remained`. The numbers are the summary's,
+/// the same the counters show.
+pub fn notes(s: &RunSummary) -> Vec<String> {
+    let mut notes = Vec::new();
+    if s.errors > 0 {
+        notes.push(format!("{} failed", s.errors));
+    }
+    if s.gave_up > 0 {
+        notes.push(format!("{} gave up", s.gave_up));
+    }
+    if s.in_doubt_units > 0 {
+        notes.push(format!("{} in doubt", count(s.in_doubt_units, "unit")));
+    }
+    if s.false_sold_out > 0 {
+        notes.push(format!(
+            "refused {} while units remained",
+            count(s.false_sold_out.into(), "buyer")
+        ));
+    }
+    notes
 }
 
 /// What the counter should read if no write was lost: `stock - units_sold`.
@@ -91,7 +117,7 @@ pub fn expected_stock(s: &RunSummary) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::run::tests::summary;
+    use crate::model::fixtures::summary;
 
     #[test]
     fn classifies_worst_first() {
@@ -120,8 +146,32 @@ mod tests {
         s.cancelled = true;
         assert_eq!(
             sentence(&s, "Lost update"),
-            "Lost update: 20 orders (50 units) for 10 units, counter says 8 left (48 lost updates), 2 gave up (cancelled)"
+            "Lost update: 20 orders (50 units) for 10 units, counter says 8 left (48 lost updates), 2 failed (cancelled)"
         );
+    }
+
+    #[test]
+    fn failures_give_ups_doubts_and_false_refusals_are_each_said_with_the_counters_numbers() {
+        let mut s = summary(10, 6, 4);
+        assert!(notes(&s).is_empty());
+        s.errors = 1;
+        s.gave_up = 3;
+        s.unknown = 2;
+        s.in_doubt_units = 2;
+        s.false_sold_out = 12;
+        assert_eq!(
+            sentence(&s, "Sharded"),
+            "Sharded: 6 of 10 sold, 0 oversold, 1 failed, 3 gave up, 2 units in doubt, \
+             refused 12 buyers while units remained"
+        );
+        s.in_doubt_units = 1;
+        s.false_sold_out = 1;
+        assert_eq!(
+            notes(&s)[2..],
+            ["1 unit in doubt", "refused 1 buyer while units remained"]
+        );
+        // In doubt is not sold: the verdict does not count those units either way.
+        assert_eq!(kind(&s), Kind::Unsold);
     }
 
     #[test]

@@ -1,0 +1,252 @@
+//! The page's state, and the one place a server frame changes it: [`PageState::apply`].
+//!
+//! Plain Rust, so the rules a live server exercises only now and then (a stale run id, a
+//! terminal frame arriving twice, an error that ends a run) are pinned by host tests. The
+//! Leptos session wraps one [`PageState`] in one signal and feeds it every decoded frame.
+//!
+//! The rules, in short: frames about a run only touch the run on screen, and only while it
+//! runs (anything else is stale and ignored); every run ends once, by `run_finished`,
+//! `run_cancelled` or an `error` carrying its id; a `start_*` waits in [`Pending`] until the
+//! server answers it.
+
+use oversold_protocol::{
+    Hello, RedisState, RunConfig, RunSummary, ServerMessage, StrategyInfo, WireError,
+};
+
+use super::compare::CompareModel;
+use super::history::{self, HistoryEntry};
+use super::run::RunModel;
+use super::strategies;
+
+/// How many notices stay on screen; older ones are dropped so errors cannot bury the page.
+pub const MAX_NOTICES: usize = 4;
+
+/// A request sent and not answered yet: the buttons wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pending {
+    /// `start_run` for this strategy; answered by `run_started` or an `error`.
+    Run(String),
+    /// `start_compare`; answered by `compare_started` or an `error`.
+    Compare,
+}
+
+/// An error the visitor has not dismissed yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// Key for the list and for dismissing.
+    pub id: u64,
+    /// The machine-readable code, shown small.
+    pub code: String,
+    /// The sentence for a human.
+    pub message: String,
+}
+
+/// Everything the page knows from the server, and what it asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageState {
+    /// The latest greeting (strategies, scripts, limits); `None` before the first one.
+    pub hello: Option<Hello>,
+    /// Redis as last reported, by `hello` or `redis_status`.
+    pub redis: Option<RedisState>,
+    /// The current (or last) run.
+    pub run: Option<RunModel>,
+    /// A request waiting for its answer.
+    pub pending: Option<Pending>,
+    /// The current (or last) comparison of every strategy.
+    pub compare: Option<CompareModel>,
+    /// The strategy the visitor picked in the "why" panel; cleared when a run starts, so the
+    /// panel follows the race on screen again.
+    pub focus: Option<String>,
+    /// Finished (or cancelled, with a summary) runs, newest first.
+    pub history: Vec<HistoryEntry>,
+    /// Errors on screen, oldest first.
+    pub notices: Vec<Notice>,
+    next_notice: u64,
+}
+
+impl PageState {
+    /// Fold one server frame in.
+    pub fn apply(&mut self, msg: ServerMessage) {
+        match msg {
+            ServerMessage::Hello(hello) => {
+                self.redis = Some(hello.redis);
+                self.hello = Some(hello);
+            }
+            ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
+            ServerMessage::RunStarted { run_id, config } => self.run_started(run_id, config),
+            ServerMessage::Outcomes { run_id, outcomes } => {
+                // One fold per frame, however many buyers it carries.
+                if let Some(run) = self.running(&run_id) {
+                    run.push_batch(outcomes);
+                }
+            }
+            ServerMessage::RunFinished { run_id, summary } => {
+                let Some(run) = self.running(&run_id) else {
+                    return;
+                };
+                run.finish(summary.clone());
+                self.record(run_id, summary);
+            }
+            ServerMessage::RunCancelled { run_id, summary } => {
+                let Some(run) = self.running(&run_id) else {
+                    return;
+                };
+                run.cancel(summary.clone());
+                if let Some(summary) = summary {
+                    self.record(run_id, summary);
+                }
+            }
+            // The races in between arrive as ordinary runs; these two frames bracket them.
+            ServerMessage::CompareStarted {
+                compare_id,
+                strategies,
+                config,
+            } => {
+                if self.pending == Some(Pending::Compare) {
+                    self.pending = None;
+                }
+                if self
+                    .compare
+                    .as_ref()
+                    .is_some_and(|c| c.compare_id == compare_id)
+                {
+                    return; // a replayed frame must not wipe the races so far
+                }
+                self.compare = Some(CompareModel::new(compare_id, strategies, config));
+            }
+            ServerMessage::CompareFinished {
+                compare_id,
+                summaries,
+            } => {
+                if let Some(c) = &mut self.compare
+                    && c.compare_id == compare_id
+                    && c.is_running()
+                {
+                    c.finish(summaries);
+                }
+            }
+            ServerMessage::Error(err) => self.error(err),
+        }
+    }
+
+    fn run_started(&mut self, run_id: String, config: RunConfig) {
+        if self.run.as_ref().is_some_and(|r| r.run_id == run_id) {
+            return; // a replayed frame must not wipe the outcomes so far
+        }
+        if matches!(self.pending, Some(Pending::Run(_))) {
+            self.pending = None;
+        }
+        self.focus = None;
+        if let Some(c) = &mut self.compare {
+            c.race_started(&config.strategy);
+        }
+        self.run = Some(RunModel::new(run_id, config));
+    }
+
+    /// An error ends the run whose id it carries. Without an id it answers a `start_*` (or some
+    /// other frame) the server refused, so nothing is pending any more. With the id of a run
+    /// the page never saw start, it can only be the answer to the start it waits for.
+    fn error(&mut self, err: WireError) {
+        let ours = match err.run_id.as_deref() {
+            Some(id) => self.running(id),
+            None => None,
+        };
+        match ours {
+            Some(run) => run.fail(err.message.clone()),
+            None => self.pending = None,
+        }
+        self.notify(err.code.as_str(), &err.message);
+    }
+
+    /// The run on screen, if it is `run_id` and still running: the only run a frame may change.
+    fn running(&mut self, run_id: &str) -> Option<&mut RunModel> {
+        self.run
+            .as_mut()
+            .filter(|r| r.run_id == run_id && r.is_running())
+    }
+
+    /// A run ended with a summary: into the history, and into the comparison it belongs to.
+    fn record(&mut self, run_id: String, summary: RunSummary) {
+        let short_label = strategies::short_label(self.strategies(), &summary.strategy);
+        if let Some(c) = &mut self.compare {
+            c.race_finished(&summary);
+        }
+        history::record(
+            &mut self.history,
+            HistoryEntry {
+                run_id,
+                strategy: summary.strategy.clone(),
+                short_label,
+                summary,
+            },
+        );
+    }
+
+    /// A `start_run` or `start_compare` was sent.
+    pub fn asked(&mut self, pending: Pending) {
+        self.pending = Some(pending);
+    }
+
+    /// The socket closed: a run or comparison in flight will get no more frames, and nothing
+    /// sent will be answered.
+    pub fn disconnected(&mut self) {
+        self.pending = None;
+        if let Some(run) = &mut self.run {
+            run.interrupt();
+        }
+        if let Some(c) = &mut self.compare {
+            c.interrupt();
+        }
+    }
+
+    /// Show an error until dismissed (the oldest goes past [`MAX_NOTICES`]).
+    pub fn notify(&mut self, code: &str, message: &str) {
+        self.notices.push(Notice {
+            id: self.next_notice,
+            code: code.to_string(),
+            message: message.to_string(),
+        });
+        self.next_notice += 1;
+        let extra = self.notices.len().saturating_sub(MAX_NOTICES);
+        self.notices.drain(..extra);
+    }
+
+    /// Remove one notice.
+    pub fn dismiss(&mut self, id: u64) {
+        self.notices.retain(|n| n.id != id);
+    }
+
+    /// The strategies the server offers (empty before `hello`).
+    pub fn strategies(&self) -> &[StrategyInfo] {
+        self.hello.as_ref().map_or(&[], |h| &h.strategies)
+    }
+
+    /// True while a comparison is in flight.
+    pub fn comparing(&self) -> bool {
+        self.compare.as_ref().is_some_and(CompareModel::is_running)
+    }
+
+    /// True while a run or comparison is in flight or being asked for: the run buttons wait.
+    /// (Between two races of a comparison no run is in flight, but the comparison still is.)
+    pub fn busy(&self) -> bool {
+        self.pending.is_some()
+            || self.run.as_ref().is_some_and(RunModel::is_running)
+            || self.comparing()
+    }
+
+    /// The strategy the "why" panel explains: the visitor's pick, else the run on screen, else
+    /// the first one the server features. `None` before `hello`, with nothing run.
+    pub fn explained(&self) -> Option<String> {
+        self.focus
+            .clone()
+            .or_else(|| self.run.as_ref().map(|r| r.config.strategy.clone()))
+            .or_else(|| {
+                strategies::featured(self.strategies())
+                    .next()
+                    .map(|s| s.about.name.to_string())
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests;

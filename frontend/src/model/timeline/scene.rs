@@ -1,0 +1,368 @@
+//! The picture as data: every rectangle, arrowhead and label the canvas draws, in drawing order,
+//! in CSS px. The component only paints a [`Scene`]; every drawing decision (which bars end in
+//! an arrow, where the edge fades, whether read ticks get a dark halo, which side of the run-out
+//! line its label sits on) is made here, where a host test can pin it.
+
+use super::geometry::Geometry;
+use super::rows::{RowOrder, Timeline};
+use super::time_axis::{tick_label, time_axis};
+use crate::model::run::Mark;
+use crate::model::text::micros;
+
+/// Bars in drawing order: the rarer, more important colours last, so they stay on top when
+/// thousands of rows share a pixel.
+pub const BAR_ORDER: [Mark; 6] = [
+    Mark::SoldOut,
+    Mark::GaveUp,
+    Mark::Error,
+    Mark::Unknown,
+    Mark::Reserved,
+    Mark::Oversold,
+];
+
+/// Width of the fade at a zoomed right edge, CSS px.
+const FADE: f64 = 16.0;
+/// Strips the fade is made of, each a tenth more opaque than the last.
+const FADE_STRIPS: u8 = 8;
+/// Bars at least this thick end in a triangle past a zoomed edge; thinner ones in a sliver.
+const ARROW_MIN_THICKNESS: f64 = 4.0;
+/// Rows at least this far apart get a dark edge around each read tick, so it shows on red and
+/// green alike. Denser runs skip it: it would blacken the picture.
+const HALO_MIN_PITCH: f64 = 2.0;
+/// An app-server group gets its label only when it is at least this tall.
+const GROUP_LABEL_MIN: f64 = 12.0;
+/// Left of this fraction of the width, the run-out label goes to the right of its line.
+const LABEL_RIGHT_OF_LINE_BELOW: f64 = 0.55;
+
+/// What a shape is filled with. The painter maps each to a colour of the page's palette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    /// The plot's background.
+    Ground,
+    /// The tint over the time after the stock ran out.
+    AfterOut,
+    /// Grid lines at the ticks.
+    Grid,
+    /// The rule between two app-server groups.
+    GroupRule,
+    /// A buyer's bar (or its arrow past a zoomed edge), by how it ended.
+    Bar(Mark),
+    /// One strip of the fade at a zoomed edge: the ground colour at this many tenths opacity.
+    Fade(u8),
+    /// The dark edge that cuts a read tick out of its bar.
+    Halo,
+    /// A read tick: when the app's read of the stock came back.
+    Read,
+    /// The line where the real stock ran out, and its label.
+    Marker,
+    /// Axis and group labels.
+    Muted,
+}
+
+/// A rectangle, CSS px.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    /// Left.
+    pub x: f64,
+    /// Top.
+    pub y: f64,
+    /// Width (0 for a hairline: the painter draws at least one device pixel).
+    pub w: f64,
+    /// Height (likewise).
+    pub h: f64,
+}
+
+/// A right-pointing arrowhead: its back edge at `x`, centred on `y`, `half` tall either way.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrow {
+    /// The back edge.
+    pub x: f64,
+    /// The centre line.
+    pub y: f64,
+    /// Half the back edge's height.
+    pub half: f64,
+}
+
+impl Arrow {
+    /// The tip's x: a little longer than tall, so it reads as "goes on".
+    pub fn tip(&self) -> f64 {
+        self.x + self.half * 1.4
+    }
+}
+
+/// Which point of a label sits at its `x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// The label starts there (it lies to the right).
+    Start,
+    /// The label is centred there.
+    Middle,
+    /// The label ends there (it lies to the left).
+    End,
+}
+
+/// Which part of a label sits at its `y`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline {
+    /// Its top (the label hangs below).
+    Top,
+    /// Its middle.
+    Middle,
+}
+
+/// A line of text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    /// What it says.
+    pub text: String,
+    /// Where its anchor point sits, CSS px.
+    pub x: f64,
+    /// Where its baseline sits, CSS px.
+    pub y: f64,
+    /// Which side of `x` it lies on.
+    pub anchor: Anchor,
+    /// How it hangs from `y`.
+    pub baseline: Baseline,
+    /// Font size, CSS px.
+    pub size: f64,
+    /// Bold or regular.
+    pub bold: bool,
+    /// Its colour.
+    pub paint: Paint,
+}
+
+/// One thing to paint; every shape of a kind in one path, so a 10,000-row run is a few fills.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Rectangles, one fill.
+    Rects(Paint, Vec<Rect>),
+    /// Arrowheads, one fill.
+    Arrows(Paint, Vec<Arrow>),
+    /// A label.
+    Text(Label),
+}
+
+/// Everything the canvas shows, in drawing order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scene {
+    /// Canvas width, CSS px.
+    pub width: f64,
+    /// Canvas height, CSS px (0: nothing to draw yet).
+    pub height: f64,
+    /// Shapes, back to front.
+    pub shapes: Vec<Shape>,
+}
+
+impl Scene {
+    fn rects(&mut self, paint: Paint, rects: Vec<Rect>) {
+        if !rects.is_empty() {
+            self.shapes.push(Shape::Rects(paint, rects));
+        }
+    }
+
+    fn text(&mut self, label: Label) {
+        self.shapes.push(Shape::Text(label));
+    }
+
+    /// Every rectangle filled with `paint`.
+    pub fn rects_of(&self, paint: Paint) -> Vec<Rect> {
+        self.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Rects(p, r) if *p == paint => Some(r.iter().copied()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Every arrowhead filled with `paint`.
+    pub fn arrows_of(&self, paint: Paint) -> Vec<Arrow> {
+        self.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Arrows(p, a) if *p == paint => Some(a.iter().copied()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Every label, in drawing order.
+    pub fn labels(&self) -> Vec<&Label> {
+        self.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Text(l) => Some(l),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The picture of `t` on a canvas `width` CSS px wide, rows in `order`.
+pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
+    if t.bars.is_empty() {
+        // No run yet (or no answers yet): no axis to draw; the caption says what will come.
+        return Scene {
+            width,
+            ..Scene::default()
+        };
+    }
+    let g = Geometry::new(width, t.rows(), order == RowOrder::AppServer);
+    let axis = time_axis(t, g.max_ticks);
+    let (top, bottom) = (g.top, g.bottom());
+    let plot = bottom - top;
+    let mut s = Scene {
+        width: g.width,
+        height: g.height,
+        shapes: Vec::new(),
+    };
+
+    // Plot ground, then the part after the stock ran out, tinted.
+    s.rects(
+        Paint::Ground,
+        vec![rect(g.left, top, g.right - g.left, plot)],
+    );
+    let out_x = t.race.stock_out_us.map(|us| g.x(&axis, us));
+    if let Some(x) = out_x {
+        s.rects(Paint::AfterOut, vec![rect(x, top, g.right - x, plot)]);
+    }
+
+    // Grid lines and tick labels.
+    let ticks: Vec<(u64, f64)> = axis.ticks().map(|us| (us, g.x(&axis, us))).collect();
+    s.rects(
+        Paint::Grid,
+        ticks
+            .iter()
+            .map(|&(_, x)| rect(x, top, 0.0, plot))
+            .collect(),
+    );
+    for &(us, x) in &ticks {
+        s.text(Label {
+            text: tick_label(&axis, us),
+            x,
+            y: bottom + 6.0,
+            anchor: Anchor::Middle,
+            baseline: Baseline::Top,
+            size: 12.0,
+            bold: false,
+            paint: Paint::Muted,
+        });
+    }
+
+    // App-server groups: a rule between them, and a label in the gutter where there is room.
+    if order == RowOrder::AppServer {
+        let rules = t.groups.iter().skip(1).map(|gr| {
+            let y = top + f64::from(gr.first_row) * g.pitch;
+            rect(0.0, y, g.right, 0.0)
+        });
+        s.rects(Paint::GroupRule, rules.collect());
+        for gr in &t.groups {
+            let h = f64::from(gr.rows) * g.pitch;
+            if h >= GROUP_LABEL_MIN {
+                s.text(Label {
+                    text: format!("app {}", gr.app_server + 1),
+                    x: 4.0,
+                    y: top + f64::from(gr.first_row) * g.pitch + h / 2.0,
+                    anchor: Anchor::Start,
+                    baseline: Baseline::Middle,
+                    size: 11.0,
+                    bold: false,
+                    paint: Paint::Muted,
+                });
+            }
+        }
+    }
+
+    // Bars, one fill per colour.
+    for mark in BAR_ORDER {
+        let bars = t.bars.iter().filter(|b| b.mark == mark).map(|b| {
+            let (x0, x1) = (g.x(&axis, b.start_us), g.x(&axis, b.end_us));
+            rect(x0, g.y(b.row) - g.thickness / 2.0, x1 - x0, g.thickness)
+        });
+        s.rects(Paint::Bar(mark), bars.collect());
+    }
+
+    // Zoomed: the plot fades out at its right edge, and bars that go on past it end in an arrow
+    // in their colour, in the gutter (a sliver per row when rows are too thin for a triangle).
+    if t.window_end_us.is_some() {
+        let strip = FADE / f64::from(FADE_STRIPS);
+        for i in 0..FADE_STRIPS {
+            let x = g.right - FADE + f64::from(i) * strip;
+            s.rects(Paint::Fade(i + 1), vec![rect(x, top, strip, plot)]);
+        }
+        let x = g.right + 2.0;
+        for mark in BAR_ORDER {
+            let clipped = t
+                .bars
+                .iter()
+                .filter(|b| b.mark == mark && b.end_us > axis.end);
+            if g.thickness >= ARROW_MIN_THICKNESS {
+                let half = g.thickness.min(9.0) / 2.0;
+                let arrows: Vec<Arrow> = clipped
+                    .map(|b| Arrow {
+                        x,
+                        y: g.y(b.row),
+                        half,
+                    })
+                    .collect();
+                if !arrows.is_empty() {
+                    s.shapes.push(Shape::Arrows(Paint::Bar(mark), arrows));
+                }
+            } else {
+                let slivers =
+                    clipped.map(|b| rect(x, g.y(b.row) - g.thickness / 2.0, 5.0, g.thickness));
+                s.rects(Paint::Bar(mark), slivers.collect());
+            }
+        }
+    }
+
+    // Reads: an upright tick as tall as the row, cut out of its bar by a halo where rows allow.
+    let tick_h = g.pitch.max(1.0);
+    let reads: Vec<(f64, f64)> = t
+        .bars
+        .iter()
+        .filter_map(|b| {
+            let read = b.read_us.filter(|&us| us <= axis.end)?;
+            Some((g.x(&axis, read), g.y(b.row) - tick_h / 2.0))
+        })
+        .collect();
+    if g.pitch >= HALO_MIN_PITCH {
+        let halos = reads.iter().map(|&(x, y)| rect(x - 2.5, y, 5.0, tick_h));
+        s.rects(Paint::Halo, halos.collect());
+    }
+    let ticks = reads.iter().map(|&(x, y)| rect(x - 1.5, y, 3.0, tick_h));
+    s.rects(Paint::Read, ticks.collect());
+
+    // The moment the real stock ran out, its label on whichever side has room.
+    if let (Some(x), Some(us)) = (out_x, t.race.stock_out_us) {
+        s.rects(
+            Paint::Marker,
+            vec![rect(x - 1.0, top - 6.0, 2.0, plot + 6.0)],
+        );
+        let (anchor, label_x) = if x < g.width * LABEL_RIGHT_OF_LINE_BELOW {
+            (Anchor::Start, x + 6.0)
+        } else {
+            (Anchor::End, x - 6.0)
+        };
+        s.text(Label {
+            text: format!("stock ran out · {}", micros(us)),
+            x: label_x,
+            y: top - 12.0,
+            anchor,
+            baseline: Baseline::Middle,
+            size: 13.0,
+            bold: true,
+            paint: Paint::Marker,
+        });
+    }
+    s
+}
+
+fn rect(x: f64, y: f64, w: f64, h: f64) -> Rect {
+    Rect { x, y, w, h }
+}
+
+#[cfg(test)]
+mod tests;
