@@ -100,8 +100,10 @@ pub struct RunSummary {
     pub final_stock: i64,
     /// `max(0, units_sold - stock)`: units promised that never existed.
     pub oversold_units: u64,
-    /// `final_stock - (stock - units_sold)`: units the counter forgot. Non-zero means writes
-    /// overwrote each other (a lost update), even when the counter never went negative.
+    /// `final_stock - (stock - units_sold - in_doubt_taken)`: units the counter forgot.
+    /// Positive means writes overwrote each other (a lost update), even when the counter never
+    /// went negative; negative means units left the counter that no order, certain or in
+    /// doubt, explains. Zero for every strategy that works.
     pub lost_updates: i64,
     /// Orders that ended `sold_out`.
     pub rejected: u32,
@@ -117,6 +119,12 @@ pub struct RunSummary {
     /// check allows for either.
     #[serde(default)]
     pub in_doubt_units: u64,
+    /// Of `in_doubt_units`, how many the read-back shows Redis did take:
+    /// `stock - final_stock - units_sold`, kept between 0 and `in_doubt_units`. Those buyers
+    /// were not told they bought anything, yet the units left the shelf: a shop reconciles
+    /// them (refund or ship). Exact for one counter whose only writers are the buyers.
+    #[serde(default)]
+    pub in_doubt_taken: u64,
     /// Refusals that provably left units behind: the buyer was told "sold out" although the
     /// shelf still held at least its quantity when the run ended. An undersell, never an
     /// oversell (`sharded` when its probes miss the buckets that still hold units;

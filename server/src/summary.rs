@@ -14,6 +14,13 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
     };
     let units_sold = units(OutcomeResult::Reserved);
     let stock = u64::from(config.race.stock);
+    // What the counter should read if no write was lost and none in doubt landed; the units
+    // it is short of that, up to the units in doubt, are in-doubt writes that did land.
+    let expected_before_doubt = i64::from(config.race.stock) - units_sold as i64;
+    let in_doubt_units = units(OutcomeResult::Unknown);
+    let in_doubt_taken = u64::try_from(expected_before_doubt - final_stock)
+        .unwrap_or(0)
+        .min(in_doubt_units);
     // Units never come back during a race, so a refusal for `qty` while even the final stock
     // still held `qty` was refused with the units on the shelf.
     let false_sold_out = outcomes
@@ -35,12 +42,13 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         units_sold,
         final_stock,
         oversold_units: units_sold.saturating_sub(stock),
-        lost_updates: final_stock - (i64::from(config.race.stock) - units_sold as i64),
+        lost_updates: final_stock - (expected_before_doubt - in_doubt_taken as i64),
         rejected: count(OutcomeResult::SoldOut),
         errors: count(OutcomeResult::Error),
         unknown: count(OutcomeResult::Unknown),
         gave_up: count(OutcomeResult::GaveUp),
-        in_doubt_units: units(OutcomeResult::Unknown),
+        in_doubt_units,
+        in_doubt_taken,
         false_sold_out,
         duration_ms,
         throughput_per_s,

@@ -84,8 +84,10 @@ pub fn Timeline() -> impl IntoView {
         Memo::new(move |_| session.with_run(|r| r.map(|r| (r.run_id.clone(), r.rows.len()))));
     // Syncing with the outside world (the canvas) is what an Effect is for: any change to the
     // run (a batch, a new run), the order or the zoom asks for one frame, later.
+    // Read the Memo, not just `track()` it: a Memo is lazy, and one nobody has read has no
+    // sources yet, so tracking it alone never wakes the Effect (the canvas stayed blank).
     Effect::new(move |_| {
-        run_key.track();
+        let _ = run_key.get();
         order.track();
         zoom.track();
         request(true);

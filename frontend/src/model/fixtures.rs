@@ -166,6 +166,7 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         unknown: 0,
         gave_up: 0,
         in_doubt_units: 0,
+        in_doubt_taken: 0,
         false_sold_out: 0,
         duration_ms: 12.0,
         throughput_per_s: 4000.0,

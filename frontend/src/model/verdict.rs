@@ -98,7 +98,11 @@ pub fn notes(s: &RunSummary) -> Vec<String> {
         notes.push(format!("{} gave up", s.gave_up));
     }
     if s.in_doubt_units > 0 {
-        notes.push(format!("{} in doubt", count(s.in_doubt_units, "unit")));
+        notes.push(format!(
+            "{} in doubt (the counter shows Redis took {})",
+            count(s.in_doubt_units, "unit"),
+            s.in_doubt_taken
+        ));
     }
     if s.false_sold_out > 0 {
         notes.push(format!(
@@ -109,9 +113,10 @@ pub fn notes(s: &RunSummary) -> Vec<String> {
     notes
 }
 
-/// What the counter should read if no write was lost: `stock - units_sold`.
+/// What the counter should read if no write was lost: `stock - units_sold`, less the units of
+/// unanswered orders that Redis did take.
 pub fn expected_stock(s: &RunSummary) -> i64 {
-    i64::from(s.stock) - s.units_sold as i64
+    i64::from(s.stock) - s.units_sold as i64 - s.in_doubt_taken as i64
 }
 
 #[cfg(test)]
@@ -161,15 +166,21 @@ mod tests {
         s.false_sold_out = 12;
         assert_eq!(
             sentence(&s, "Sharded"),
-            "Sharded: 6 of 10 sold, 0 oversold, 1 failed, 3 gave up, 2 units in doubt, \
-             refused 12 buyers while units remained"
+            "Sharded: 6 of 10 sold, 0 oversold, 1 failed, 3 gave up, 2 units in doubt \
+             (the counter shows Redis took 0), refused 12 buyers while units remained"
         );
         s.in_doubt_units = 1;
+        s.in_doubt_taken = 1;
         s.false_sold_out = 1;
         assert_eq!(
             notes(&s)[2..],
-            ["1 unit in doubt", "refused 1 buyer while units remained"]
+            [
+                "1 unit in doubt (the counter shows Redis took 1)",
+                "refused 1 buyer while units remained"
+            ]
         );
+        // The counter is expected one lower for the in-doubt unit that landed.
+        assert_eq!(expected_stock(&s), 3);
         // In doubt is not sold: the verdict does not count those units either way.
         assert_eq!(kind(&s), Kind::Unsold);
     }
