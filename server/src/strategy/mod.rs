@@ -23,6 +23,7 @@ use crate::pg::{PgConn, PgError, StockRow};
 use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
 mod decr_compensate;
+mod fenced_lock;
 mod function;
 mod lock;
 mod lua;
@@ -33,13 +34,14 @@ mod sharded;
 mod watch;
 
 /// Every strategy this server offers, in the order the page lists them.
-pub static REGISTRY: [&Strategy; 9] = [
+pub static REGISTRY: [&Strategy; 10] = [
     &naive::STRATEGY,
     &naive_set::STRATEGY,
     &lua::STRATEGY,
     &decr_compensate::STRATEGY,
     &watch::STRATEGY,
     &lock::STRATEGY,
+    &fenced_lock::STRATEGY,
     &function::STRATEGY,
     &sharded::STRATEGY,
     &postgres::STRATEGY,

@@ -96,7 +96,7 @@ async fn every_strategy_reports_the_round_trips_it_really_sent() {
     // The same after SCRIPT FLUSH (EVALSHA, NOSCRIPT, then EVAL) and FUNCTION FLUSH (FCALL,
     // LOAD, FCALL): the reloads are counted too.
     let mut raw = redis.raw().await;
-    for name in ["lua", "sharded", "lock", "function"] {
+    for name in ["lua", "sharded", "lock", "fenced_lock", "function"] {
         for flush in ["SCRIPT", "FUNCTION"] {
             redis::cmd(flush)
                 .arg("FLUSH")
@@ -339,7 +339,7 @@ async fn watch_gives_up_after_its_bound() {
 }
 
 /// Both lock strategies, which share their waiting rules.
-const LOCKS: [&str; 1] = ["lock"];
+const LOCKS: [&str; 2] = ["lock", "fenced_lock"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn locks_report_waits_and_retries() {
@@ -422,9 +422,9 @@ async fn locks_give_up_after_their_wait_budget() {
         };
         s.buy(&link, order).await
     };
-    let (plain, queued) = tokio::join!(polls("lock"), queued);
+    let (plain, fenced, queued) = tokio::join!(polls("lock"), polls("fenced_lock"), queued);
 
-    for (name, report) in [("lock", plain)] {
+    for (name, report) in [("lock", plain), ("fenced_lock", fenced)] {
         let s = &report.summary;
         assert_eq!(
             (s.gave_up, s.errors, s.units_sold, s.final_stock),
@@ -522,6 +522,46 @@ async fn lock_sells_twice_when_a_holders_lease_runs_out() {
     // Only A's release tells: the lock was no longer its own.
     assert!(a.lease_lost && !b.lease_lost, "{a:?} {b:?}");
     assert_eq!(u64::from(a.round_trips), a_sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fenced_lock_turns_away_a_holder_whose_lease_ran_out() {
+    let redis = TestRedis::start();
+    let mut raw = redis.raw().await;
+    let keys = RunKeys::new("fenced-out");
+    stock::init(&mut redis.conn().await, &keys, 1)
+        .await
+        .unwrap();
+    let a = stalling_buyer("fenced_lock", &redis, &keys);
+    let b = async {
+        // A has read with token 1 (the stock recorded it) and stalls when its lease runs out.
+        until_key(&mut raw.clone(), keys.stock_fence_key(), |v| v == Some("1")).await;
+        expire_lock(&mut raw.clone(), &keys).await;
+        buy_once("fenced_lock", &redis.conn().await, &keys, 1, Duration::ZERO).await
+    };
+    let ((a, a_sent), b) = tokio::join!(a, b);
+    // B took token 2 and sold the last unit. A's write with token 1 was refused, so A
+    // never wrote; it started over with token 3 and found the shelf empty.
+    assert_eq!(b.result, OutcomeResult::Reserved, "{b:?}");
+    assert_eq!((b.observed_stock, b.stock_after), (Some(1), Some(0)));
+    assert_eq!(a.result, OutcomeResult::SoldOut, "{a:?}");
+    assert_eq!(a.observed_stock, Some(0));
+    assert!(a.retries >= 1, "{a:?}");
+    assert!(
+        !a.lease_lost && !b.lease_lost,
+        "the fenced-out pass skips its release"
+    );
+    assert_eq!(
+        stock::get(&mut redis.conn().await, &keys).await.unwrap(),
+        Some(0)
+    );
+    assert_eq!(u64::from(a.round_trips), a_sent);
+    let fence: Option<String> = redis::cmd("GET")
+        .arg(keys.fence_key())
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(fence.as_deref(), Some("3"));
 }
 
 #[tokio::test]
