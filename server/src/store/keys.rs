@@ -35,7 +35,10 @@ pub struct RunKeys {
     tag: String,
     pub(super) stock: String,
     pub(super) lock: String,
+    /// The fenced lock's counter: the last fencing token handed out.
     pub(super) fence: String,
+    /// The newest fencing token that has read or written the stock.
+    pub(super) stock_fence: String,
     pub(super) layout: StockLayout,
 }
 
@@ -52,6 +55,7 @@ impl RunKeys {
             stock: format!("{tag}:stock"),
             lock: format!("{tag}:lock"),
             fence: format!("{tag}:fence"),
+            stock_fence: format!("{tag}:stock_fence"),
             tag,
             layout,
         }
@@ -70,6 +74,16 @@ impl RunKeys {
     /// The per-SKU lock's key.
     pub fn lock_key(&self) -> &str {
         &self.lock
+    }
+
+    /// The fenced lock's token counter's key.
+    pub fn fence_key(&self) -> &str {
+        &self.fence
+    }
+
+    /// The key holding the newest fencing token the stock has seen.
+    pub fn stock_fence_key(&self) -> &str {
+        &self.stock_fence
     }
 
     /// Bucket `i`'s key, for a [`StockLayout::Buckets`] run.
@@ -91,6 +105,7 @@ impl RunKeys {
         keys.push(self.stock.clone());
         keys.push(self.lock.clone());
         keys.push(self.fence.clone());
+        keys.push(self.stock_fence.clone());
         keys.sort();
         keys.dedup();
         keys
@@ -116,7 +131,16 @@ mod tests {
             keys.stock_keys(),
             ["oversold:{r-1}:stock:0", "oversold:{r-1}:stock:1"]
         );
-        assert!(keys.all().iter().all(|k| k.starts_with("oversold:{r-1}:")));
-        assert_eq!(keys.all().len(), 5);
+        assert_eq!(
+            keys.all(),
+            [
+                "oversold:{r-1}:fence",
+                "oversold:{r-1}:lock",
+                "oversold:{r-1}:stock",
+                "oversold:{r-1}:stock:0",
+                "oversold:{r-1}:stock:1",
+                "oversold:{r-1}:stock_fence",
+            ]
+        );
     }
 }

@@ -1,8 +1,8 @@
 //! Everything that knows Redis: connections, key names, commands and the Lua scripts.
 //!
 //! Strategies never build a key or a command themselves; they call the small operations in
-//! [`stock`], [`lock`] and [`scripts`]. That keeps the key layout (one hash tag per run, so a
-//! Redis Cluster keeps each run on one slot) and every command in one place.
+//! [`stock`], [`lock`], [`fence`] and [`scripts`]. That keeps the key layout (one hash tag
+//! per run, so a Redis Cluster keeps each run on one slot) and every command in one place.
 //!
 //! # Layout
 //! - this file: [`Store`] (one Redis deployment), [`RedisConn`] (one app server's
@@ -10,7 +10,9 @@
 //! - [`keys`]: the keys of one run, and how its stock is laid out ([`StockLayout`]).
 //! - [`scripts`]: the Lua files, and how a script is called (`EVALSHA`, falling back to `EVAL`).
 //! - [`stock`]: putting stock on the shelf, reading it back, the plain commands buyers send.
-//! - [`lock`]: the per-SKU lock (`SET NX PX`, compare-and-delete, fencing tokens).
+//! - [`lock`]: the per-SKU lock (`SET NX PX`, compare-and-delete).
+//! - [`fence`]: the fenced lock (a token per holder) and the stock reads and writes that
+//!   refuse a stale token.
 //! - [`functions`]: the `oversold_v2` Redis Function library (`FUNCTION LOAD`, `FCALL`).
 
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError};
 
+pub mod fence;
 pub mod functions;
 pub mod keys;
 pub mod lock;

@@ -56,9 +56,32 @@ pub static RESERVE_FUNCTION: LuaFile = LuaFile::new(
     include_str!("../../../lua/reserve_function.lua"),
 );
 
+/// `lua/acquire_fenced_lock.lua`: take the lock and draw a fencing token in one step.
+pub static ACQUIRE_FENCED_LOCK: LuaFile = LuaFile::new(
+    "acquire_fenced_lock.lua",
+    include_str!("../../../lua/acquire_fenced_lock.lua"),
+);
+/// `lua/fenced_get.lua`: read the stock, unless a newer token has touched it.
+pub static FENCED_GET: LuaFile = LuaFile::new(
+    "fenced_get.lua",
+    include_str!("../../../lua/fenced_get.lua"),
+);
+/// `lua/fenced_decrby.lua`: take units, unless a newer token has touched the stock.
+pub static FENCED_DECRBY: LuaFile = LuaFile::new(
+    "fenced_decrby.lua",
+    include_str!("../../../lua/fenced_decrby.lua"),
+);
+
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 3] {
-    [&RESERVE, &RELEASE_LOCK, &RESERVE_FUNCTION]
+pub fn all() -> [&'static LuaFile; 6] {
+    [
+        &RESERVE,
+        &RELEASE_LOCK,
+        &RESERVE_FUNCTION,
+        &ACQUIRE_FENCED_LOCK,
+        &FENCED_GET,
+        &FENCED_DECRBY,
+    ]
 }
 
 /// The Lua file called `file`, if the server has one.

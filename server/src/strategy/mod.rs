@@ -23,6 +23,7 @@ use crate::pg::{PgConn, PgError, StockRow};
 use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
 mod decr_compensate;
+mod fenced_lock;
 mod function;
 mod lock;
 mod lua;
@@ -33,13 +34,14 @@ mod sharded;
 mod watch;
 
 /// Every strategy this server offers, in the order the page lists them.
-pub static REGISTRY: [&Strategy; 9] = [
+pub static REGISTRY: [&Strategy; 10] = [
     &naive::STRATEGY,
     &naive_set::STRATEGY,
     &lua::STRATEGY,
     &decr_compensate::STRATEGY,
     &watch::STRATEGY,
     &lock::STRATEGY,
+    &fenced_lock::STRATEGY,
     &function::STRATEGY,
     &sharded::STRATEGY,
     &postgres::STRATEGY,
@@ -183,6 +185,10 @@ pub struct Attempt {
     pub read_at: Option<Instant>,
     /// True when the failure means the store is unreachable: the engine stops the run.
     pub outage: bool,
+    /// True when the buyer's lock lease ran out while it was still inside its critical
+    /// section: giving the lock back found it gone or someone else's, so another buyer may
+    /// have been inside at the same time. Lock strategies only; logged, and read by tests.
+    pub lease_lost: bool,
 }
 
 impl Attempt {
@@ -196,6 +202,7 @@ impl Attempt {
             error: None,
             read_at: None,
             outage: false,
+            lease_lost: false,
         }
     }
 
@@ -275,6 +282,12 @@ impl Attempt {
     /// The same attempt, reporting `retries` extra tries.
     pub fn with_retries(mut self, retries: u32) -> Self {
         self.retries = retries;
+        self
+    }
+
+    /// The same attempt, plus `round_trips` more requests (say, the lock's release).
+    pub fn plus_round_trips(mut self, round_trips: u32) -> Self {
+        self.round_trips += round_trips;
         self
     }
 }

@@ -39,6 +39,7 @@ fn assert_pinned(file: &LuaFile, pinned: &[&str]) {
 enum Answer {
     Reply(Vec<i64>),
     Int(i64),
+    Nil,
     Error(String, String),
 }
 
@@ -66,6 +67,7 @@ fn answer(reply: redis::RedisResult<Value>) -> Answer {
                 .collect(),
         ),
         Ok(Value::Int(n)) => Answer::Int(n),
+        Ok(Value::Nil) => Answer::Nil,
         Ok(other) => panic!("unexpected reply {other:?}"),
         Err(e) => Answer::Error(
             e.code().unwrap_or("").to_string(),
@@ -292,12 +294,385 @@ async fn release_lock_header_is_its_contract() {
     assert_eq!(get(&mut c, key).await.as_deref(), Some(""));
 }
 
+async fn pttl(c: &mut MultiplexedConnection, key: &str) -> i64 {
+    redis::cmd("PTTL").arg(key).query_async(c).await.unwrap()
+}
+
+async fn del(c: &mut MultiplexedConnection, keys: &[&str]) {
+    redis::cmd("DEL")
+        .arg(keys)
+        .query_async::<()>(c)
+        .await
+        .unwrap();
+}
+
+/// Expect the error `code` from `script` with `args`; the caller checks nothing changed.
+async fn refused(
+    c: &mut MultiplexedConnection,
+    script: &LuaFile,
+    keys: &[&str],
+    args: &[&str],
+    code: &str,
+) {
+    match eval(c, script.source, keys, args).await {
+        Answer::Error(got, detail) => assert_eq!(got, code, "{args:?}: {detail}"),
+        other => panic!("{} {args:?} gave {other:?}, expected {code}", script.file),
+    }
+}
+
+/// Values that are not a canonical integer >= 0 (what a fence key must hold).
+const BAD_FENCE: [&str; 9] = [
+    "2.5",
+    " 5",
+    "0x10",
+    "lots",
+    "-0",
+    "007",
+    "1e3",
+    "1000000000000000",
+    "-3",
+];
+
+#[tokio::test]
+async fn acquire_fenced_lock_header_is_its_contract() {
+    let script = &scripts::ACQUIRE_FENCED_LOCK;
+    assert_pinned(
+        script,
+        &[
+            "KEYS[1]  the lock key: holds the holder's token while the lock is taken.",
+            "KEYS[2]  the fence counter: the last token handed out, a canonical integer (missing means none yet).",
+            "ARGV[1]  lease_ms: how long the lock lives, a canonical integer >= 1.",
+            "ARGV[2]  key_ttl_s: how long KEYS[2] lives after this call, a canonical integer >= 1.",
+            "Returns  token  taken: KEYS[1] holds this token for lease_ms, and so does KEYS[2]",
+            "         nil    busy: someone holds the lock; nothing changed",
+            "Errors   \"INVALID_LEASE ...\"      ARGV[1] is missing or not a canonical integer >= 1",
+            "         \"INVALID_TTL ...\"        ARGV[2] is missing or not a canonical integer >= 1",
+            "         \"FENCE_NOT_INTEGER ...\"  KEYS[2] holds something other than a canonical integer >= 0",
+        ],
+    );
+    let redis = TestRedis::start();
+    let mut c = redis.raw().await;
+    let (lock, fence) = ("oversold:{contract}:lock", "oversold:{contract}:fence");
+    let keys = [lock, fence];
+    // Returns token: the first is 1 (a missing counter means none yet); the lock and the
+    // counter both hold it, the lock for lease_ms and the counter for key_ttl_s.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Int(1)
+    );
+    assert_eq!(get(&mut c, lock).await.as_deref(), Some("1"));
+    assert_eq!(get(&mut c, fence).await.as_deref(), Some("1"));
+    assert!((1..=5000).contains(&pttl(&mut c, lock).await));
+    assert!((1..=60_000).contains(&pttl(&mut c, fence).await));
+    // Returns nil: busy, whoever holds it; nothing changed.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Nil
+    );
+    set(&mut c, lock, "someone-else").await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Nil
+    );
+    assert_eq!(get(&mut c, lock).await.as_deref(), Some("someone-else"));
+    assert_eq!(get(&mut c, fence).await.as_deref(), Some("1"));
+    // Free again (released, or its lease ran out): the next token is one more than before.
+    del(&mut c, &[lock]).await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Int(2)
+    );
+    redis::cmd("PEXPIRE")
+        .arg(lock)
+        .arg(1)
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Int(3)
+    );
+    // The largest canonical integers are still exact.
+    del(&mut c, &[lock]).await;
+    set(&mut c, fence, "999999999999998").await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Int(999_999_999_999_999)
+    );
+    assert_eq!(get(&mut c, lock).await.as_deref(), Some("999999999999999"));
+    // KEYS: only the two keys are touched.
+    del(&mut c, &keys).await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["5000", "60"]).await,
+        Answer::Int(1)
+    );
+    assert_eq!(crate::common::run_keys(&mut c).await.len(), 2);
+    // Errors INVALID_LEASE, INVALID_TTL: missing or not canonical; nothing changes (a free
+    // lock stays free, the counter keeps its value).
+    del(&mut c, &[lock]).await;
+    for bad in BAD_QTY {
+        refused(&mut c, script, &keys, &[bad, "60"], "INVALID_LEASE").await;
+        refused(&mut c, script, &keys, &["5000", bad], "INVALID_TTL").await;
+    }
+    refused(&mut c, script, &keys, &[], "INVALID_LEASE").await;
+    refused(&mut c, script, &keys, &["5000"], "INVALID_TTL").await;
+    assert_eq!(get(&mut c, lock).await, None);
+    assert_eq!(get(&mut c, fence).await.as_deref(), Some("1"));
+    // Errors FENCE_NOT_INTEGER: the counter holds anything else; nothing changes.
+    for bad in BAD_FENCE {
+        set(&mut c, fence, bad).await;
+        refused(&mut c, script, &keys, &["5000", "60"], "FENCE_NOT_INTEGER").await;
+        assert_eq!(get(&mut c, lock).await, None);
+        assert_eq!(get(&mut c, fence).await.as_deref(), Some(bad));
+    }
+}
+
+/// Every way a fenced read or write is called with a bad token or TTL (the `args` builder
+/// puts the bad value in its place); nothing may change.
+async fn prove_fenced_argument_errors(
+    c: &mut MultiplexedConnection,
+    script: &LuaFile,
+    keys: &[&str],
+    args: impl Fn(&str, &str) -> Vec<String>,
+) {
+    for bad in BAD_QTY {
+        let token_bad = args(bad, "60");
+        let ttl_bad = args("9", bad);
+        let token_bad: Vec<&str> = token_bad.iter().map(String::as_str).collect();
+        let ttl_bad: Vec<&str> = ttl_bad.iter().map(String::as_str).collect();
+        refused(c, script, keys, &token_bad, "INVALID_TOKEN").await;
+        refused(c, script, keys, &ttl_bad, "INVALID_TTL").await;
+    }
+    refused(c, script, keys, &[], "INVALID_TOKEN").await;
+}
+
+#[tokio::test]
+async fn fenced_get_header_is_its_contract() {
+    let script = &scripts::FENCED_GET;
+    assert_pinned(
+        script,
+        &[
+            "KEYS[1]  the stock counter: a canonical integer. A missing key means 0 in stock.",
+            "KEYS[2]  the stock's fence: the newest token that has touched the stock (missing means none yet).",
+            "ARGV[1]  token: the caller's fencing token, a canonical integer >= 1.",
+            "ARGV[2]  key_ttl_s: how long KEYS[2] lives after this call, a canonical integer >= 1.",
+            "Returns  {1, stock}   read: the token is the newest, and KEYS[2] now holds it",
+            "         {0, newest}  fenced out: KEYS[2] holds a newer token; nothing changed",
+            "Errors   \"INVALID_TOKEN ...\"      ARGV[1] is missing or not a canonical integer >= 1",
+            "         \"INVALID_TTL ...\"        ARGV[2] is missing or not a canonical integer >= 1",
+            "         \"FENCE_NOT_INTEGER ...\"  KEYS[2] holds something other than a canonical integer >= 0",
+            "         \"STOCK_NOT_INTEGER ...\"  KEYS[1] holds something other than a canonical integer",
+        ],
+    );
+    let redis = TestRedis::start();
+    let mut c = redis.raw().await;
+    let (stock, seen) = (
+        "oversold:{contract}:stock",
+        "oversold:{contract}:stock_fence",
+    );
+    let keys = [stock, seen];
+    // KEYS[1] ... A missing key means 0 in stock (and is not created); KEYS[2] missing means
+    // no token yet, so any token reads, and is recorded with key_ttl_s.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["1", "60"]).await,
+        Answer::Reply(vec![1, 0])
+    );
+    assert_eq!(get(&mut c, stock).await, None);
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("1"));
+    assert!((1..=60_000).contains(&pttl(&mut c, seen).await));
+    // Returns {1, stock}: a newer token reads and becomes the newest; the same token again
+    // still reads; any stock level reads as it is (even negative).
+    set(&mut c, stock, "5").await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["3", "60"]).await,
+        Answer::Reply(vec![1, 5])
+    );
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("3"));
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["3", "60"]).await,
+        Answer::Reply(vec![1, 5])
+    );
+    set(&mut c, stock, "-24").await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["4", "60"]).await,
+        Answer::Reply(vec![1, -24])
+    );
+    // Returns {0, newest}: an older token is refused and nothing changes.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["3", "60"]).await,
+        Answer::Reply(vec![0, 4])
+    );
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("4"));
+    assert_eq!(get(&mut c, stock).await.as_deref(), Some("-24"));
+    // The largest canonical integers are still exact.
+    set(&mut c, stock, "999999999999999").await;
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["999999999999999", "60"]).await,
+        Answer::Reply(vec![1, 999_999_999_999_999])
+    );
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["999999999999998", "60"]).await,
+        Answer::Reply(vec![0, 999_999_999_999_999])
+    );
+    // Errors INVALID_TOKEN, INVALID_TTL: missing or not canonical; nothing changes.
+    set(&mut c, stock, "5").await;
+    set(&mut c, seen, "4").await;
+    prove_fenced_argument_errors(&mut c, script, &keys, |token, ttl| {
+        vec![token.into(), ttl.into()]
+    })
+    .await;
+    refused(&mut c, script, &keys, &["9"], "INVALID_TTL").await;
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("4"));
+    // Errors FENCE_NOT_INTEGER: the fence holds anything else; nothing changes.
+    for bad in BAD_FENCE {
+        set(&mut c, seen, bad).await;
+        refused(&mut c, script, &keys, &["9", "60"], "FENCE_NOT_INTEGER").await;
+        assert_eq!(get(&mut c, seen).await.as_deref(), Some(bad));
+    }
+    // Errors STOCK_NOT_INTEGER: for a token that would read; the fence keeps its token.
+    set(&mut c, seen, "4").await;
+    for bad in BAD_STOCK {
+        set(&mut c, stock, bad).await;
+        refused(&mut c, script, &keys, &["9", "60"], "STOCK_NOT_INTEGER").await;
+        assert_eq!(get(&mut c, seen).await.as_deref(), Some("4"));
+        assert_eq!(get(&mut c, stock).await.as_deref(), Some(bad));
+    }
+}
+
+#[tokio::test]
+async fn fenced_decrby_header_is_its_contract() {
+    let script = &scripts::FENCED_DECRBY;
+    assert_pinned(
+        script,
+        &[
+            "KEYS[1]  the stock counter: a canonical integer. It must exist (the read saw the units).",
+            "KEYS[2]  the stock's fence: the newest token that has touched the stock (missing means none yet).",
+            "ARGV[1]  token: the caller's fencing token, a canonical integer >= 1.",
+            "ARGV[2]  qty: units to take, a canonical integer >= 1.",
+            "ARGV[3]  key_ttl_s: how long KEYS[2] lives after this call, a canonical integer >= 1.",
+            "Returns  {1, stock_after}  written: KEYS[1] is qty lower, and KEYS[2] now holds the token",
+            "         {0, newest}       fenced out: KEYS[2] holds a newer token; nothing changed",
+            "Errors   \"INVALID_TOKEN ...\"      ARGV[1] is missing or not a canonical integer >= 1",
+            "         \"INVALID_QTY ...\"        ARGV[2] is missing or not a canonical integer >= 1",
+            "         \"INVALID_TTL ...\"        ARGV[3] is missing or not a canonical integer >= 1",
+            "         \"FENCE_NOT_INTEGER ...\"  KEYS[2] holds something other than a canonical integer >= 0",
+            "         \"STOCK_MISSING ...\"      KEYS[1] does not exist (the run's stock is gone)",
+            "         \"STOCK_NOT_INTEGER ...\"  KEYS[1] holds something other than a canonical integer",
+        ],
+    );
+    let redis = TestRedis::start();
+    let mut c = redis.raw().await;
+    let (stock, seen) = (
+        "oversold:{contract}:stock",
+        "oversold:{contract}:stock_fence",
+    );
+    let keys = [stock, seen];
+    // Returns {1, stock_after}: qty lower, the token recorded with key_ttl_s, the stock's
+    // own TTL kept.
+    redis::cmd("SET")
+        .arg(stock)
+        .arg("5")
+        .arg("EX")
+        .arg(600)
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["1", "2", "60"]).await,
+        Answer::Reply(vec![1, 3])
+    );
+    assert_eq!(get(&mut c, stock).await.as_deref(), Some("3"));
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("1"));
+    assert!((1..=60_000).contains(&pttl(&mut c, seen).await));
+    assert!(pttl(&mut c, stock).await > 60_000);
+    // The check is the caller's (on its fenced read): the write takes what it is told.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["2", "4", "60"]).await,
+        Answer::Reply(vec![1, -1])
+    );
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("2"));
+    // Returns {0, newest}: an older token is refused and nothing changes.
+    assert_eq!(
+        eval(&mut c, script.source, &keys, &["1", "1", "60"]).await,
+        Answer::Reply(vec![0, 2])
+    );
+    assert_eq!(get(&mut c, stock).await.as_deref(), Some("-1"));
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("2"));
+    // The largest canonical integers are still exact.
+    set(&mut c, stock, "999999999999999").await;
+    assert_eq!(
+        eval(
+            &mut c,
+            script.source,
+            &keys,
+            &["999999999999999", "999999999999999", "60"]
+        )
+        .await,
+        Answer::Reply(vec![1, 0])
+    );
+    // Errors INVALID_TOKEN, INVALID_QTY, INVALID_TTL: missing or not canonical; nothing changes.
+    set(&mut c, stock, "5").await;
+    set(&mut c, seen, "4").await;
+    prove_fenced_argument_errors(&mut c, script, &keys, |token, ttl| {
+        vec![token.into(), "1".into(), ttl.into()]
+    })
+    .await;
+    for bad in BAD_QTY {
+        refused(&mut c, script, &keys, &["9", bad, "60"], "INVALID_QTY").await;
+    }
+    refused(&mut c, script, &keys, &["9"], "INVALID_QTY").await;
+    refused(&mut c, script, &keys, &["9", "1"], "INVALID_TTL").await;
+    assert_eq!(get(&mut c, stock).await.as_deref(), Some("5"));
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("4"));
+    // Errors FENCE_NOT_INTEGER: the fence holds anything else; nothing changes.
+    for bad in BAD_FENCE {
+        set(&mut c, seen, bad).await;
+        refused(
+            &mut c,
+            script,
+            &keys,
+            &["9", "1", "60"],
+            "FENCE_NOT_INTEGER",
+        )
+        .await;
+        assert_eq!(get(&mut c, seen).await.as_deref(), Some(bad));
+        assert_eq!(get(&mut c, stock).await.as_deref(), Some("5"));
+    }
+    // Errors STOCK_MISSING, STOCK_NOT_INTEGER: for a token that would write; nothing is
+    // created or changed.
+    set(&mut c, seen, "4").await;
+    for bad in BAD_STOCK {
+        set(&mut c, stock, bad).await;
+        refused(
+            &mut c,
+            script,
+            &keys,
+            &["9", "1", "60"],
+            "STOCK_NOT_INTEGER",
+        )
+        .await;
+        assert_eq!(get(&mut c, stock).await.as_deref(), Some(bad));
+    }
+    del(&mut c, &[stock]).await;
+    refused(&mut c, script, &keys, &["9", "1", "60"], "STOCK_MISSING").await;
+    assert_eq!(get(&mut c, stock).await, None);
+    assert_eq!(get(&mut c, seen).await.as_deref(), Some("4"));
+}
+
 #[tokio::test]
 async fn every_script_the_server_runs_has_its_contract_pinned() {
     let files: Vec<&str> = scripts::all().iter().map(|f| f.file).collect();
     assert_eq!(
         files,
-        ["reserve.lua", "release_lock.lua", "reserve_function.lua"],
+        [
+            "reserve.lua",
+            "release_lock.lua",
+            "reserve_function.lua",
+            "acquire_fenced_lock.lua",
+            "fenced_get.lua",
+            "fenced_decrby.lua",
+        ],
         "a new script needs its own *_header_is_its_contract test here"
     );
     for f in scripts::all() {

@@ -4,6 +4,8 @@
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
+//! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
+//!   does not oversell.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 
 mod all_strategies;
@@ -11,5 +13,6 @@ mod common;
 mod http;
 mod invariants;
 mod lua_contract;
+mod stalls;
 mod strategies;
 mod ws;

@@ -1,6 +1,7 @@
 //! Per-strategy contracts against a real Redis: what each strategy reports about its round
 //! trips and retries (held to what its connections really sent), the Redis Function and its
-//! flushes, the lock, and the sharded stock.
+//! flushes, the two locks (bounded waits, and a holder whose lease runs out), and the
+//! sharded stock.
 
 use std::time::Duration;
 
@@ -95,7 +96,7 @@ async fn every_strategy_reports_the_round_trips_it_really_sent() {
     // The same after SCRIPT FLUSH (EVALSHA, NOSCRIPT, then EVAL) and FUNCTION FLUSH (FCALL,
     // LOAD, FCALL): the reloads are counted too.
     let mut raw = redis.raw().await;
-    for name in ["lua", "sharded", "lock", "function"] {
+    for name in ["lua", "sharded", "lock", "fenced_lock", "function"] {
         for flush in ["SCRIPT", "FUNCTION"] {
             redis::cmd(flush)
                 .arg("FLUSH")
@@ -337,73 +338,230 @@ async fn watch_gives_up_after_its_bound() {
     );
 }
 
+/// Both lock strategies, which share their waiting rules.
+const LOCKS: [&str; 2] = ["lock", "fenced_lock"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_reports_waits_and_retries() {
+async fn locks_report_waits_and_retries() {
     let redis = TestRedis::start();
     let mut c = redis.raw().await;
-    let cfg = config(RunRequest {
-        strategy: Some("lock".into()),
-        stock: Some(20),
-        buyers: Some(50),
-        race_window_ms: Some(2),
-        seed: Some(6),
-        ..Default::default()
-    });
-    let report = run(&redis, &cfg, "lock").await;
-    let s = &report.summary;
-    assert_eq!((s.units_sold, s.final_stock, s.errors), (20, 0, 0), "{s:?}");
-    assert!(s.retries > 0, "50 buyers never waited for the lock");
-    for o in &report.outcomes {
-        // One SET NX per try, then GET, (DECRBY,) and the release script.
-        let held = match o.result {
-            OutcomeResult::Reserved => 3,
-            OutcomeResult::SoldOut => 2,
-            _ => panic!("{o:?}"),
-        };
-        assert_eq!(o.round_trips, o.retries + 1 + held, "{o:?}");
+    for name in LOCKS {
+        let cfg = config(RunRequest {
+            strategy: Some(name.into()),
+            stock: Some(20),
+            buyers: Some(50),
+            race_window_ms: Some(2),
+            seed: Some(6),
+            ..Default::default()
+        });
+        let report = run(&redis, &cfg, name).await;
+        let s = &report.summary;
+        assert_eq!(
+            (s.units_sold, s.final_stock, s.errors),
+            (20, 0, 0),
+            "{name} {s:?}"
+        );
+        assert!(
+            s.retries > 0,
+            "{name}: 8 app servers never waited for the lock"
+        );
+        for o in &report.outcomes {
+            // One request per try at the lock, then a read, (a write,) and the release.
+            let held = match o.result {
+                OutcomeResult::Reserved => 3,
+                OutcomeResult::SoldOut => 2,
+                _ => panic!("{name}: {o:?}"),
+            };
+            assert_eq!(o.round_trips, o.retries + 1 + held, "{name}: {o:?}");
+        }
+        // The waits are visible as latency: someone queued behind at least a few holders.
+        assert!(s.latency.max_us > 5_000, "{name}: {:?}", s.latency);
     }
-    // The waits are visible as latency: someone queued behind at least a few holders.
-    assert!(s.latency.max_us > 5_000, "{:?}", s.latency);
     assert!(
         crate::common::run_keys(&mut c).await.is_empty(),
-        "lock left behind"
+        "a lock or fence key was left behind"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_gives_up_when_the_lock_is_never_free() {
+async fn locks_give_up_after_their_wait_budget() {
     let redis = TestRedis::start();
     let mut c = redis.conn().await;
     let mut raw = redis.raw().await;
-    let cfg = config(RunRequest {
-        strategy: Some("lock".into()),
-        buyers: Some(3),
-        seed: Some(7),
-        ..Default::default()
-    });
-    // Someone else holds the run's lock for longer than a buyer is willing to wait.
-    let keys = RunKeys::new("lock-held");
-    assert!(
-        lock::try_lock(&mut c, &keys, "squatter", Duration::from_secs(60))
-            .await
-            .unwrap()
-    );
-    let report = run(&redis, &cfg, "lock-held").await;
-    let s = &report.summary;
-    assert_eq!(
-        (s.gave_up, s.errors, s.units_sold, s.final_stock),
-        (3, 0, 0, 10),
-        "{s:?}"
-    );
-    for o in &report.outcomes {
-        let why = o.error.as_deref().unwrap();
-        assert_eq!(o.result, OutcomeResult::GaveUp);
-        assert!(why.contains("gave up waiting for the lock"), "{why}");
-        assert!(o.retries > 100, "{o:?}");
-        assert_eq!(o.round_trips, o.retries + 1);
+    // Someone else holds each run's lock for longer than a buyer is willing to wait: the
+    // buyers (one per app server) poll it until their budget runs out.
+    for name in LOCKS {
+        let keys = RunKeys::new(&format!("{name}-held"));
+        let squatted = lock::try_lock(&mut c, &keys, "squatter", Duration::from_secs(60));
+        assert!(squatted.await.unwrap());
     }
-    // The run's cleanup removes its keys, the squatter's lock included.
+    let polls = |name: &'static str| {
+        let cfg = config(RunRequest {
+            strategy: Some(name.into()),
+            buyers: Some(3),
+            seed: Some(7),
+            ..Default::default()
+        });
+        let redis = &redis;
+        async move { run(redis, &cfg, &format!("{name}-held")).await }
+    };
+    // And a buyer whose app server's connection another buyer never lets go of waits in
+    // that app server's queue, sending nothing, until its budget runs out.
+    let link = Mutex::new(redis.conn().await);
+    let ahead = link.lock().await;
+    let keys = RunKeys::new("queued");
+    let queued = async {
+        let order = Order {
+            shelf: &keys,
+            qty: 1,
+            race_window: Duration::ZERO,
+            ticket: 0,
+        };
+        let Backend::ExclusiveRedis(s) = strategy("lock").backend else {
+            panic!("lock waits in its app server's queue");
+        };
+        s.buy(&link, order).await
+    };
+    let (plain, fenced, queued) = tokio::join!(polls("lock"), polls("fenced_lock"), queued);
+
+    for (name, report) in [("lock", plain), ("fenced_lock", fenced)] {
+        let s = &report.summary;
+        assert_eq!(
+            (s.gave_up, s.errors, s.units_sold, s.final_stock),
+            (3, 0, 0, 10),
+            "{name}: {s:?}"
+        );
+        for o in &report.outcomes {
+            let why = o.error.as_deref().unwrap();
+            assert_eq!(o.result, OutcomeResult::GaveUp);
+            assert!(
+                why.starts_with("gave up after 10 s waiting for the lock"),
+                "{why}"
+            );
+            assert!(why.contains("busy at all"), "{why}");
+            assert!(o.retries > 100, "{name}: {o:?}");
+            assert_eq!(o.round_trips, o.retries + 1);
+        }
+    }
+    assert_eq!(queued.result, OutcomeResult::GaveUp, "{queued:?}");
+    let why = queued.error.as_deref().unwrap();
+    assert!(
+        why.contains("in its app server's queue for the lock"),
+        "{why}"
+    );
+    assert_eq!((queued.round_trips, ahead.requests_sent()), (0, 0));
+    // The runs' cleanup removes their keys, the squatters' locks included.
     assert!(crate::common::run_keys(&mut raw).await.is_empty());
+}
+
+/// Wait (bounded) until `key`'s value passes `check`: a test's way to see a buyer reach a
+/// step.
+async fn until_key(
+    raw: &mut MultiplexedConnection,
+    key: &str,
+    check: impl Fn(Option<&str>) -> bool,
+) {
+    for _ in 0..2_000 {
+        let now: Option<String> = redis::cmd("GET").arg(key).query_async(raw).await.unwrap();
+        if check(now.as_deref()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("{key} never got there");
+}
+
+/// Make the run's lock expire now, as its lease running out under a stalled holder would.
+async fn expire_lock(raw: &mut MultiplexedConnection, keys: &RunKeys) {
+    redis::cmd("PEXPIRE")
+        .arg(keys.lock_key())
+        .arg(1)
+        .query_async::<()>(raw)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(3)).await;
+}
+
+/// Buyer A on its own app server, stalling 300 ms between its read and its write.
+async fn stalling_buyer(name: &'static str, redis: &TestRedis, keys: &RunKeys) -> (Attempt, u64) {
+    let conn = redis.conn().await;
+    let a = buy_once(name, &conn, keys, 1, Duration::from_millis(300)).await;
+    (a, conn.requests_sent())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_sells_twice_when_a_holders_lease_runs_out() {
+    let redis = TestRedis::start();
+    let raw = redis.raw().await;
+    let keys = RunKeys::new("lease-lost");
+    stock::init(&mut redis.conn().await, &keys, 1)
+        .await
+        .unwrap();
+    let a = stalling_buyer("lock", &redis, &keys);
+    let b = async {
+        // A holds the lock and sits between its GET and its DECRBY when its lease runs out.
+        until_key(&mut raw.clone(), keys.lock_key(), |v| v.is_some()).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        expire_lock(&mut raw.clone(), &keys).await;
+        buy_once("lock", &redis.conn().await, &keys, 1, Duration::ZERO).await
+    };
+    let ((a, a_sent), b) = tokio::join!(a, b);
+    assert_eq!(
+        (a.result, b.result),
+        (OutcomeResult::Reserved, OutcomeResult::Reserved)
+    );
+    assert_eq!(
+        (a.observed_stock, b.observed_stock),
+        (Some(1), Some(1)),
+        "both read the last unit"
+    );
+    assert_eq!(
+        stock::get(&mut redis.conn().await, &keys).await.unwrap(),
+        Some(-1)
+    );
+    // Only A's release tells: the lock was no longer its own.
+    assert!(a.lease_lost && !b.lease_lost, "{a:?} {b:?}");
+    assert_eq!(u64::from(a.round_trips), a_sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fenced_lock_turns_away_a_holder_whose_lease_ran_out() {
+    let redis = TestRedis::start();
+    let mut raw = redis.raw().await;
+    let keys = RunKeys::new("fenced-out");
+    stock::init(&mut redis.conn().await, &keys, 1)
+        .await
+        .unwrap();
+    let a = stalling_buyer("fenced_lock", &redis, &keys);
+    let b = async {
+        // A has read with token 1 (the stock recorded it) and stalls when its lease runs out.
+        until_key(&mut raw.clone(), keys.stock_fence_key(), |v| v == Some("1")).await;
+        expire_lock(&mut raw.clone(), &keys).await;
+        buy_once("fenced_lock", &redis.conn().await, &keys, 1, Duration::ZERO).await
+    };
+    let ((a, a_sent), b) = tokio::join!(a, b);
+    // B took token 2 and sold the last unit. A's write with token 1 was refused, so A
+    // never wrote; it started over with token 3 and found the shelf empty.
+    assert_eq!(b.result, OutcomeResult::Reserved, "{b:?}");
+    assert_eq!((b.observed_stock, b.stock_after), (Some(1), Some(0)));
+    assert_eq!(a.result, OutcomeResult::SoldOut, "{a:?}");
+    assert_eq!(a.observed_stock, Some(0));
+    assert!(a.retries >= 1, "{a:?}");
+    assert!(
+        !a.lease_lost && !b.lease_lost,
+        "the fenced-out pass skips its release"
+    );
+    assert_eq!(
+        stock::get(&mut redis.conn().await, &keys).await.unwrap(),
+        Some(0)
+    );
+    assert_eq!(u64::from(a.round_trips), a_sent);
+    let fence: Option<String> = redis::cmd("GET")
+        .arg(keys.fence_key())
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(fence.as_deref(), Some("3"));
 }
 
 #[tokio::test]
