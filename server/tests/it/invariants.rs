@@ -21,7 +21,8 @@ async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) 
     let mut sold_out_runs = 0;
     for i in 0..runs {
         let config = random_config(&mut rng, name);
-        let run_id = format!("inv-{name}-{i}");
+        // The process id keeps two test processes sharing one PostgreSQL apart.
+        let run_id = format!("inv-{name}-{}-{i}", std::process::id());
         let report = engine::run(
             backends,
             safe,
@@ -80,9 +81,10 @@ async fn postgres_never_oversells_over_40_seeded_random_runs() {
     let redis = TestRedis::start();
     let backends = redis.backends_with_postgres().await;
     never_oversells(&backends, "postgres", 0x0005_01d0_0015, 40).await;
-    let left = crate::common::pg_count(
-        "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-%'",
-    )
+    let left = crate::common::pg_count(&format!(
+        "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-{}-%'",
+        std::process::id()
+    ))
     .await;
     assert_eq!(left, 0, "postgres runs left rows behind");
 }

@@ -82,7 +82,11 @@ async fn trial(name: &'static str) -> Trial {
     let keys = RunKeys::new(&format!("stall-{name}"));
     let mut admin = redis.conn().await;
     stock::init(&mut admin, &keys, STOCK).await.unwrap();
-    let fleet = redis.store.connect_fleet(APP_SERVERS as u32).await.unwrap();
+    let fleet = redis
+        .store
+        .connect_fleet(&format!("stall-{name}"), APP_SERVERS as u32)
+        .await
+        .unwrap();
     let links: Vec<Mutex<_>> = fleet.into_iter().map(Mutex::new).collect();
     let Backend::ExclusiveRedis(s) = strategy(name).backend else {
         panic!("{name} is a lock strategy");
