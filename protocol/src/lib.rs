@@ -75,6 +75,23 @@ pub enum ClientMessage {
     /// Stop the run (or comparison) in flight on this connection; buyers not yet started are
     /// skipped, and a comparison runs no further strategies.
     CancelRun,
+    /// Open step-through mode: 2 to 4 buyers of `config.strategy` stand ready on their own
+    /// connections, each stopped before its first Redis command. Answered by `step_state`.
+    StepOpen {
+        /// `strategy` (a Redis one), `stock` and `buyers` (2–4); `qty` and `max_qty` apply;
+        /// the other knobs do not (each buyer is its own app server, and decides instantly).
+        config: RunRequest,
+    },
+    /// Let buyer `buyer` (1-based) send its next real Redis command. Answered by `step_state`
+    /// once the reply is in and the buyer is waiting at its next command (or done).
+    Step {
+        /// Which buyer moves.
+        buyer: u32,
+    },
+    /// Start the step-through over: same strategy and knobs, fresh keys, buyers back at the start.
+    StepReset,
+    /// Leave step-through mode; its keys are deleted. Answered by `step_closed`.
+    StepClose,
 }
 
 /// Every frame the server sends. Tagged by `type`, fields in `snake_case`.
@@ -136,8 +153,59 @@ pub enum ServerMessage {
         /// The scoreboard.
         summaries: Vec<RunSummary>,
     },
+    /// Step-through mode, as it stands now: sent after `step_open`, every `step` and
+    /// `step_reset`.
+    StepState(StepState),
+    /// Step-through mode ended (`step_close`, or it sat idle too long); its keys are gone.
+    StepClosed {
+        /// The step session's id.
+        run_id: String,
+    },
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
+}
+
+/// Step-through mode's whole state: small (at most 4 buyers), so every answer carries all of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepState {
+    /// Identifies the step session (its keys carry it as their hash tag).
+    pub run_id: String,
+    /// The knobs in use (`buyers` is the number of buyers standing ready).
+    pub config: RunConfig,
+    /// Each buyer: the command it will send next, or how it ended.
+    pub buyers: Vec<StepBuyer>,
+    /// Every command that went through, in the order Redis ran them (exact: each was sent
+    /// alone, on a click).
+    pub log: Vec<StepCommand>,
+    /// The stock as Redis holds it now (read after the last command), or `None` if the key
+    /// is gone.
+    pub stock: Option<i64>,
+    /// Units sold so far by buyers that finished `reserved`.
+    pub units_sold: u64,
+}
+
+/// One buyer in step-through mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepBuyer {
+    /// 1-based buyer number.
+    pub buyer: u32,
+    /// The command it will send on its next click, as a person reads it (`DECRBY stock 1`);
+    /// `None` while it is between commands or when it is done.
+    pub next: Option<String>,
+    /// How it ended, once it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<BuyerOutcome>,
+}
+
+/// One command in step-through mode's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCommand {
+    /// Who sent it.
+    pub buyer: u32,
+    /// The command, e.g. `GET stock`.
+    pub command: String,
+    /// Redis's reply, e.g. `1`, `nil`, `[1, 1, 0]`.
+    pub reply: String,
 }
 
 /// The greeting: everything a page needs to draw its controls.

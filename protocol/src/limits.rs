@@ -23,6 +23,10 @@ pub const MAX_APP_SERVERS: u32 = 256;
 pub const MAX_ARRIVAL_SPREAD_MS: u32 = 60_000;
 /// Longest race window, ms.
 pub const MAX_RACE_WINDOW_MS: u32 = 5_000;
+/// Fewest buyers in step-through mode (one alone cannot race).
+pub const MIN_STEP_BUYERS: u32 = 2;
+/// Most buyers in step-through mode (one key each on a keyboard, and room on a phone).
+pub const MAX_STEP_BUYERS: u32 = 4;
 
 /// An inclusive range, as sent in `hello` so a page can size its sliders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

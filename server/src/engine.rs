@@ -24,6 +24,7 @@ use crate::backends::Backends;
 use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
 use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
+use crate::store::turnstile::Turnstile;
 use crate::store::{RedisConn, StockLayout, scripts};
 use crate::strategy::{
     Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, RedisBuyer, Strategy,
@@ -114,6 +115,19 @@ impl Arena {
         stock: u32,
         app_servers: u32,
     ) -> Result<Arena, RunError> {
+        Self::set_up_gated(backends, strategy, run_id, stock, app_servers, &[]).await
+    }
+
+    /// [`Arena::set_up`], with a turnstile on each app server's connection (step-through
+    /// mode: app server `k` gets `turnstiles[k]`). PostgreSQL strategies cannot be stepped.
+    pub async fn set_up_gated(
+        backends: &Backends,
+        strategy: &'static Strategy,
+        run_id: &str,
+        stock: u32,
+        app_servers: u32,
+        turnstiles: &[Arc<Turnstile>],
+    ) -> Result<Arena, RunError> {
         let setup = RunError::Setup;
         let (shelf, wired) = match strategy.backend {
             Backend::SharedRedis(s) => {
@@ -121,7 +135,7 @@ impl Arena {
                     .await
                     .map_err(setup)?;
                 let wired = match preload(strategy, &mut shelf).await {
-                    Ok(()) => shared_redis(backends, s, &mut shelf, app_servers).await,
+                    Ok(()) => shared_redis(backends, s, &mut shelf, app_servers, turnstiles).await,
                     Err(e) => Err(e),
                 };
                 (Shelf::Redis(shelf), wired)
@@ -131,10 +145,17 @@ impl Arena {
                     .await
                     .map_err(setup)?;
                 let wired = match preload(strategy, &mut shelf).await {
-                    Ok(()) => exclusive_redis(backends, s, &mut shelf, app_servers).await,
+                    Ok(()) => {
+                        exclusive_redis(backends, s, &mut shelf, app_servers, turnstiles).await
+                    }
                     Err(e) => Err(e),
                 };
                 (Shelf::Redis(shelf), wired)
+            }
+            Backend::Postgres(_) if !turnstiles.is_empty() => {
+                return Err(setup(ShelfError::NoPostgres(
+                    "step-through mode steps Redis commands; PostgreSQL runs race only".into(),
+                )));
             }
             Backend::Postgres(s) => {
                 let shelf = PgShelf::stock(backends, run_id, stock)
@@ -170,6 +191,14 @@ impl Arena {
     /// killed); this tells the two apart.
     pub async fn store_answers(&self) -> bool {
         (self.probe)().await
+    }
+
+    /// The run's Redis keys (`None` for a PostgreSQL run).
+    pub fn redis_keys(&self) -> Option<&crate::store::RunKeys> {
+        match &self.shelf {
+            Shelf::Redis(shelf) => Some(&shelf.keys),
+            Shelf::Postgres(_) => None,
+        }
     }
 
     /// Requests the buyers' Redis connections have sent so far (0 for PostgreSQL runs).
@@ -232,18 +261,37 @@ async fn preload(strategy: &Strategy, shelf: &mut RedisShelf) -> Result<(), Shel
     Ok(())
 }
 
+/// The app servers' connections, each behind its turnstile when there are some.
+async fn fleet(
+    backends: &Backends,
+    shelf: &RedisShelf,
+    app_servers: u32,
+    turnstiles: &[Arc<Turnstile>],
+) -> Result<Vec<RedisConn>, ShelfError> {
+    let fleet = backends
+        .redis
+        .connect_fleet(shelf.run_id(), app_servers)
+        .await?;
+    Ok(match turnstiles {
+        [] => fleet,
+        gates => fleet
+            .into_iter()
+            .zip(gates)
+            .map(|(conn, gate)| conn.with_turnstile(gate.clone()))
+            .collect(),
+    })
+}
+
 /// A pipelined connection per app server, cloned into each buyer.
 async fn shared_redis(
     backends: &Backends,
     strategy: &'static dyn RedisBuyer,
     shelf: &mut RedisShelf,
     app_servers: u32,
+    turnstiles: &[Arc<Turnstile>],
 ) -> Wired {
     strategy.prepare(&mut shelf.admin).await?;
-    let fleet = backends
-        .redis
-        .connect_fleet(shelf.run_id(), app_servers)
-        .await?;
+    let fleet = fleet(backends, shelf, app_servers, turnstiles).await?;
     let (links, keys) = (Arc::new(fleet.clone()), Arc::new(shelf.keys.clone()));
     let buy: BuyFn = Arc::new(move |app_server, line| {
         let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
@@ -258,11 +306,9 @@ async fn exclusive_redis(
     strategy: &'static dyn ExclusiveRedisBuyer,
     shelf: &mut RedisShelf,
     app_servers: u32,
+    turnstiles: &[Arc<Turnstile>],
 ) -> Wired {
-    let fleet = backends
-        .redis
-        .connect_fleet(shelf.run_id(), app_servers)
-        .await?;
+    let fleet = fleet(backends, shelf, app_servers, turnstiles).await?;
     let links: Arc<Vec<Arc<Mutex<RedisConn>>>> = Arc::new(
         fleet
             .iter()

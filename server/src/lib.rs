@@ -13,6 +13,7 @@
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
+//! - [`stepper`]: step-through mode, one real command per click, behind turnstiles.
 //! - [`health`]: pings Redis every second and publishes up/down, with the reason.
 //! - [`headless`]: `oversold run` and `oversold compare`, races on the command line.
 //! - [`bench`]: `oversold bench`, a closed-loop load for throughput and latency.
@@ -32,6 +33,7 @@ pub mod private_redis;
 pub mod redis_source;
 pub mod serve;
 pub mod shelf;
+pub mod stepper;
 pub mod store;
 pub mod strategy;
 pub mod summary;

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError};
+use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, Value};
+
+use turnstile::Turnstile;
 
 pub mod fence;
 pub mod functions;
@@ -28,6 +30,7 @@ pub mod keys;
 pub mod lock;
 pub mod scripts;
 pub mod stock;
+pub mod turnstile;
 
 pub use keys::{RunKeys, StockLayout};
 
@@ -237,6 +240,7 @@ impl Store {
             inner,
             sent: Arc::new(AtomicU64::new(0)),
             broken: Arc::new(AtomicBool::new(false)),
+            turnstile: None,
         })
     }
 
@@ -284,9 +288,16 @@ pub struct RedisConn {
     inner: MultiplexedConnection,
     sent: Arc<AtomicU64>,
     broken: Arc<AtomicBool>,
+    turnstile: Option<Arc<Turnstile>>,
 }
 
 impl RedisConn {
+    /// The same connection, every command of which waits at `turnstile` (step-through mode).
+    pub fn with_turnstile(mut self, turnstile: Arc<Turnstile>) -> Self {
+        self.turnstile = Some(turnstile);
+        self
+    }
+
     /// Requests sent on this connection (and its clones) so far.
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
@@ -307,6 +318,10 @@ impl RedisConn {
         if self.is_broken() {
             return Err(StoreError::NotSent { op });
         }
+        if let Some(t) = self.turnstile.clone() {
+            let command = turnstile::describe(cmd.args_iter().map(arg_bytes));
+            return self.through_turnstile(&t, command, op, cmd.query_async(&mut self.inner.clone())).await;
+        }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = cmd.query_async(&mut self.inner).await;
         self.check(op, reply)
@@ -321,9 +336,45 @@ impl RedisConn {
         if self.is_broken() {
             return Err(StoreError::NotSent { op });
         }
+        if let Some(t) = self.turnstile.clone() {
+            let mut parts: Vec<String> = pipe
+                .cmd_iter()
+                .map(|c| turnstile::describe(c.args_iter().map(arg_bytes)))
+                .collect();
+            if pipe.is_transaction() {
+                parts.insert(0, "MULTI".into());
+                parts.push("EXEC".into());
+            }
+            let command = parts.join(" · ");
+            return self.through_turnstile(&t, command, op, pipe.query_async(&mut self.inner.clone())).await;
+        }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = pipe.query_async(&mut self.inner).await;
         self.check(op, reply)
+    }
+
+    /// Step-through mode: wait for the visitor's click, send, report the reply as Redis sent
+    /// it, then decode it as usual.
+    async fn through_turnstile<T: FromRedisValue>(
+        &mut self,
+        t: &Turnstile,
+        command: String,
+        op: &'static str,
+        send: impl std::future::Future<Output = Result<Value, RedisError>>,
+    ) -> Result<T, StoreError> {
+        t.wait(command.clone()).await;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let reply = send.await;
+        let shown = match &reply {
+            Ok(v) => turnstile::show(v),
+            Err(e) => e.to_string(),
+        };
+        t.passed(command, shown);
+        let value = self.check(op, reply)?;
+        T::from_redis_value(value).map_err(|e| StoreError::Unexpected {
+            op,
+            detail: e.to_string(),
+        })
     }
 
     fn check<T>(&self, op: &'static str, reply: Result<T, RedisError>) -> Result<T, StoreError> {
@@ -333,6 +384,13 @@ impl RedisConn {
             }
             StoreError::Command { op, source }
         })
+    }
+}
+
+fn arg_bytes(arg: redis::Arg<&[u8]>) -> Vec<u8> {
+    match arg {
+        redis::Arg::Simple(b) => b.to_vec(),
+        _ => b"?".to_vec(), // a SCAN cursor: never sent by this project
     }
 }
 

@@ -9,8 +9,16 @@ use oversold_protocol::{
 };
 use serde_json::{Map, Value};
 
-/// The `type`s a client may send.
-const KNOWN_TYPES: [&str; 3] = ["start_run", "start_compare", "cancel_run"];
+/// The `type`s a client may send, and the fields each one takes besides `type`.
+const KNOWN_TYPES: [(&str, &[&str]); 7] = [
+    ("start_run", &["config"]),
+    ("start_compare", &["config"]),
+    ("cancel_run", &[]),
+    ("step_open", &["config"]),
+    ("step", &["buyer"]),
+    ("step_reset", &[]),
+    ("step_close", &[]),
+];
 
 /// Build an error frame body.
 pub fn wire_error(code: ErrorCode, message: impl Into<String>) -> WireError {
@@ -31,34 +39,56 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
             "expected a JSON object with a \"type\" field",
         ));
     };
-    let kind = match object.get("type").and_then(Value::as_str) {
-        Some(t) if KNOWN_TYPES.contains(&t) => t,
-        Some(t) => {
-            return Err(wire_error(
-                ErrorCode::UnknownType,
-                format!("unknown type {t:?}; expected one of {KNOWN_TYPES:?}"),
-            ));
-        }
+    let names: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
+    let (kind, fields) = match object.get("type").and_then(Value::as_str) {
+        Some(t) => match KNOWN_TYPES.iter().find(|(known, _)| *known == t) {
+            Some(&(kind, fields)) => (kind, fields),
+            None => {
+                return Err(wire_error(
+                    ErrorCode::UnknownType,
+                    format!("unknown type {t:?}; expected one of {names:?}"),
+                ));
+            }
+        },
         None => {
             return Err(wire_error(
                 ErrorCode::UnknownType,
-                format!("missing string field \"type\"; expected one of {KNOWN_TYPES:?}"),
+                format!("missing string field \"type\"; expected one of {names:?}"),
             ));
         }
     };
     for key in object.keys() {
-        let allowed = match kind {
-            "cancel_run" => key == "type",
-            _ => key == "type" || key == "config",
-        };
-        if !allowed {
+        if key != "type" && !fields.contains(&key.as_str()) {
             return Err(wire_error(
                 ErrorCode::BadMessage,
                 format!("unknown field {key:?} in {kind}"),
             ));
         }
     }
-    if kind != "cancel_run" {
+    if fields.contains(&"buyer") {
+        match object.get("buyer") {
+            None => {
+                return Err(wire_error(
+                    ErrorCode::MissingField,
+                    format!("{kind} needs a \"buyer\" number"),
+                ));
+            }
+            Some(v) if v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()) => {}
+            Some(v) if v.as_i64().is_some_and(|n| n < 0) => {
+                return Err(wire_error(
+                    ErrorCode::OutOfRange,
+                    format!("buyer = {v} is out of range: buyers are numbered from 1"),
+                ));
+            }
+            Some(v) => {
+                return Err(wire_error(
+                    ErrorCode::BadMessage,
+                    format!("\"buyer\" must be a whole number, got {v}"),
+                ));
+            }
+        }
+    }
+    if fields.contains(&"config") {
         match object.get("config") {
             None => {
                 return Err(wire_error(

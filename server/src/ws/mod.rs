@@ -17,6 +17,7 @@ pub mod inbound;
 pub mod job;
 pub mod origin;
 mod rate;
+pub mod step;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,168 @@
+//! Step-through mode on a socket: `step_open`, `step`, `step_reset`, `step_close`, each
+//! answered with the whole [`StepState`](oversold_protocol::StepState) (or an error).
+//!
+//! A socket has at most one step session. It holds one of the server's run slots while open
+//! (it holds connections and keys like a run does), and closes itself after
+//! [`stepper::IDLE`] without a click.
+
+use std::sync::Arc;
+
+use oversold_protocol::limits::{LIMITS, MAX_STEP_BUYERS, MIN_STEP_BUYERS};
+use oversold_protocol::{ErrorCode, RunConfig, RunRequest, ServerMessage, WireError};
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::inbound::{self, wire_error};
+use super::job;
+use crate::app::AppState;
+use crate::stepper::{StepError, Stepper};
+use crate::strategy;
+
+/// A socket's open step session and the run slot it holds.
+pub struct StepSlot {
+    stepper: Stepper,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl StepSlot {
+    /// True when nobody has clicked for [`crate::stepper::IDLE`].
+    pub fn idle(&self) -> bool {
+        self.stepper.last_used.elapsed() >= crate::stepper::IDLE
+    }
+}
+
+/// Step-through opens on the classic case: one unit, two buyers.
+const DEFAULT_STOCK: u32 = 1;
+const DEFAULT_BUYERS: u32 = 2;
+
+/// Check a `step_open` completely (nothing touches Redis before that).
+fn admit(state: &AppState, request: &RunRequest) -> Result<(&'static strategy::Strategy, RunConfig), WireError> {
+    let request = RunRequest {
+        stock: request.stock.or(Some(DEFAULT_STOCK)),
+        buyers: request.buyers.or(Some(DEFAULT_BUYERS)),
+        ..request.clone()
+    };
+    let config = inbound::validate_run(&request)?;
+    let buyers = config.race.buyers;
+    if !(MIN_STEP_BUYERS..=MAX_STEP_BUYERS).contains(&buyers) {
+        return Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!(
+                "buyers = {buyers} is out of range for step-through: it must be between \
+                 {MIN_STEP_BUYERS} and {MAX_STEP_BUYERS} (the stock may be 0 to {})",
+                LIMITS.stock.max
+            ),
+        ));
+    }
+    let Some(strategy) = strategy::find(&config.strategy) else {
+        return Err(wire_error(
+            ErrorCode::UnknownStrategy,
+            format!("unknown strategy {:?}", config.strategy),
+        ));
+    };
+    if !strategy.uses_redis() {
+        return Err(wire_error(
+            ErrorCode::StrategyUnavailable,
+            format!(
+                "{} runs in PostgreSQL; step-through steps Redis commands",
+                strategy.about.short_label
+            ),
+        ));
+    }
+    Ok((strategy, config))
+}
+
+/// `step_open` (also used by `step_reset`): close any session, open a new one.
+pub async fn open(
+    state: &Arc<AppState>,
+    request: &RunRequest,
+    current: &mut Option<StepSlot>,
+) -> ServerMessage {
+    let (strategy, config) = match admit(state, request) {
+        Ok(ok) => ok,
+        Err(e) => return ServerMessage::Error(e),
+    };
+    close_quietly(state, current).await;
+    let slot = match state.run_slots.clone().try_acquire_owned() {
+        Ok(slot) => slot,
+        Err(_) => {
+            return ServerMessage::Error(wire_error(
+                ErrorCode::Busy,
+                format!(
+                    "the server is running its maximum of {} races; try again in a moment",
+                    state.max_runs
+                ),
+            ));
+        }
+    };
+    let run_id = job::new_id("s");
+    match Stepper::open(&state.backends, strategy, config, run_id).await {
+        Ok(mut stepper) => {
+            let snapshot = stepper.state().await;
+            *current = Some(StepSlot {
+                stepper,
+                _slot: slot,
+            });
+            ServerMessage::StepState(snapshot)
+        }
+        Err(e) => ServerMessage::Error(wire_error(ErrorCode::RedisUnavailable, e.to_string())),
+    }
+}
+
+/// `step`: move one buyer by one command.
+pub async fn step(buyer: u32, current: &mut Option<StepSlot>) -> ServerMessage {
+    let Some(slot) = current.as_mut() else {
+        return ServerMessage::Error(wire_error(
+            ErrorCode::NoRunInProgress,
+            "no step-through is open; send step_open first",
+        ));
+    };
+    let stepped = slot.stepper.step(buyer).await;
+    let snapshot = slot.stepper.state().await;
+    match stepped {
+        Ok(()) => ServerMessage::StepState(snapshot),
+        Err(e) => {
+            let code = match e {
+                StepError::NoSuchBuyer(_) => ErrorCode::OutOfRange,
+                StepError::Done(_) => ErrorCode::BadMessage,
+                StepError::Stuck(..) | StepError::Setup(_) => ErrorCode::RunFailed,
+            };
+            let mut err = wire_error(code, e.to_string());
+            err.run_id = Some(snapshot.run_id);
+            ServerMessage::Error(err)
+        }
+    }
+}
+
+/// `step_reset`: the same knobs, fresh keys, buyers back at the start.
+pub async fn reset(state: &Arc<AppState>, current: &mut Option<StepSlot>) -> ServerMessage {
+    let Some(slot) = current.as_ref() else {
+        return ServerMessage::Error(wire_error(
+            ErrorCode::NoRunInProgress,
+            "no step-through is open; send step_open first",
+        ));
+    };
+    let c = slot.stepper.config();
+    let request = RunRequest {
+        strategy: Some(c.strategy.clone()),
+        stock: Some(c.race.stock),
+        buyers: Some(c.race.buyers),
+        qty: Some(c.race.qty),
+        max_qty: c.race.max_qty,
+        seed: Some(c.race.seed),
+        ..Default::default()
+    };
+    open(state, &request, current).await
+}
+
+/// `step_close` (and the idle timeout): close the session and say so.
+pub async fn close(state: &AppState, current: &mut Option<StepSlot>) -> Option<ServerMessage> {
+    let slot = current.take()?;
+    let run_id = slot.stepper.run_id().to_string();
+    slot.stepper.close(&state.backends).await;
+    Some(ServerMessage::StepClosed { run_id })
+}
+
+/// Close without a frame (the socket is going away, or a new session replaces this one).
+pub async fn close_quietly(state: &AppState, current: &mut Option<StepSlot>) {
+    let _ = close(state, current).await;
+}
