@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -20,6 +20,8 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::backends::Backends;
+use crate::budget::{Budget, DEFAULT_PG_MAX_CONNECTIONS, FDS_PER_RUN};
+use crate::client::{ClientCaps, Clients};
 use crate::health::Health;
 use crate::store::scripts;
 use crate::strategy::REGISTRY;
@@ -37,10 +39,24 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     /// The cap `run_slots` started with.
     pub max_runs: usize,
+    /// One permit per comparison in flight (each also holds a run slot). A comparison races
+    /// every strategy in turn and can last minutes, so comparisons may hold at most half the
+    /// run slots: single runs always find room.
+    pub compare_slots: Arc<Semaphore>,
+    /// The cap `compare_slots` started with.
+    pub max_compares: usize,
     /// One permit per open WebSocket; when none is left, upgrades get 503.
     pub socket_slots: Arc<Semaphore>,
     /// The cap `socket_slots` started with.
     pub max_sockets: usize,
+    /// Sockets and runs per client address, against the per-address caps.
+    pub clients: Arc<Clients>,
+    /// Connections (file descriptors) the runs may hold together: a run reserves its
+    /// `app_servers + 1` before opening any.
+    pub connections: Budget,
+    /// PostgreSQL connections the server may open: a `postgres` run reserves its
+    /// `app_servers + 1` before opening any.
+    pub pg_connections: Budget,
     /// Latest Redis health, kept fresh by [`crate::health::monitor`].
     pub health: watch::Receiver<Health>,
     /// Where the built page lives (Trunk's `dist/`).
@@ -51,20 +67,33 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
+/// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
+pub fn max_compares(max_runs: usize) -> usize {
+    max_runs.div_ceil(2).max(1)
+}
+
 impl AppState {
-    /// State with `max_runs` concurrent runs, the default socket cap, and the given health feed.
+    /// State with `max_runs` concurrent runs and every other cap at its default: sockets,
+    /// per-address caps, the PostgreSQL pool, and a connection budget that fits `max_runs`
+    /// of the largest runs (`main` sizes it from the open-file limit instead).
     pub fn new(
         backends: Backends,
         health: watch::Receiver<Health>,
         assets: PathBuf,
         max_runs: usize,
     ) -> Self {
+        let max_compares = max_compares(max_runs);
         AppState {
             backends,
             run_slots: Arc::new(Semaphore::new(max_runs)),
             max_runs,
+            compare_slots: Arc::new(Semaphore::new(max_compares)),
+            max_compares,
             socket_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SOCKETS)),
             max_sockets: DEFAULT_MAX_SOCKETS,
+            clients: Arc::new(Clients::new(ClientCaps::default(), None)),
+            connections: Budget::new("connections", max_runs * FDS_PER_RUN),
+            pg_connections: Budget::new("PostgreSQL connections", DEFAULT_PG_MAX_CONNECTIONS),
             health,
             assets,
             allowed_origins: Vec::new(),
@@ -76,6 +105,25 @@ impl AppState {
     pub fn with_max_sockets(mut self, max_sockets: usize) -> Self {
         self.socket_slots = Arc::new(Semaphore::new(max_sockets));
         self.max_sockets = max_sockets;
+        self
+    }
+
+    /// The same state with these per-address caps, client addresses taken from `ip_header`
+    /// (behind a proxy that sets it) or else from the TCP peer.
+    pub fn with_client_caps(mut self, caps: ClientCaps, ip_header: Option<HeaderName>) -> Self {
+        self.clients = Arc::new(Clients::new(caps, ip_header));
+        self
+    }
+
+    /// The same state with a budget of `units` connections for the runs together.
+    pub fn with_connection_budget(mut self, units: usize) -> Self {
+        self.connections = Budget::new("connections", units);
+        self
+    }
+
+    /// The same state with a pool of `max` PostgreSQL connections.
+    pub fn with_pg_max_connections(mut self, max: usize) -> Self {
+        self.pg_connections = Budget::new("PostgreSQL connections", max);
         self
     }
 
@@ -168,8 +216,13 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
         "protocol_version": PROTOCOL_VERSION,
         "runs_in_flight": in_flight,
         "max_runs": state.max_runs,
+        "comparisons_in_flight": state.max_compares - state.compare_slots.available_permits(),
+        "max_comparisons": state.max_compares,
         "sockets_open": state.max_sockets - state.socket_slots.available_permits(),
         "max_sockets": state.max_sockets,
+        "client_addresses": state.clients.addresses(),
+        "connections": { "in_use": state.connections.in_use(), "budget": state.connections.total() },
+        "pg_connections": { "in_use": state.pg_connections.in_use(), "budget": state.pg_connections.total() },
     });
     if let Some(reason) = health.reason {
         body["reason"] = reason.into();

@@ -13,6 +13,8 @@
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
+//! - [`client`]: who a client is (its address) and the per-address caps; [`budget`]: the
+//!   open-file and PostgreSQL budgets a run reserves from before it opens anything.
 //! - [`health`]: pings Redis every second and publishes up/down, with the reason.
 //! - [`headless`]: `oversold run` and `oversold compare`, races on the command line.
 //! - [`bench`]: `oversold bench`, a closed-loop load for throughput and latency.
@@ -22,7 +24,9 @@
 pub mod app;
 pub mod backends;
 pub mod bench;
+pub mod budget;
 pub mod cli;
+pub mod client;
 pub mod engine;
 pub mod headless;
 pub mod health;

@@ -1,6 +1,12 @@
 //! Work a socket asked for: admitting a `start_run` or `start_compare` (every check before
 //! anything touches a store), then running its races and sending each one's frames, ending
 //! with exactly one terminal frame per `run_started`.
+//!
+//! Admission takes, in this order, everything the job will hold until it ends (its
+//! [`Holds`]): a run of this address's share, a comparison slot (comparisons only), a run
+//! slot, the connections it will open from the connection budget, and for a `postgres` run
+//! its PostgreSQL connections. The first that is missing refuses the job with a sentence
+//! that says which and why; nothing is opened before all are held.
 
 use std::sync::Arc;
 
@@ -10,13 +16,16 @@ use oversold_protocol::{
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::Caller;
 use super::batcher;
 use super::inbound::{self, wire_error};
 use crate::app::AppState;
+use crate::budget::Shortfall;
+use crate::client::ClientSlot;
 use crate::engine::{self, RunError};
 use crate::shelf::ShelfError;
 use crate::store::Cause;
-use crate::strategy::{self, PrepareError, REGISTRY, Strategy};
+use crate::strategy::{self, Backend, PrepareError, REGISTRY, Strategy};
 
 /// Work admitted for one socket: a single race, or a comparison of several.
 pub struct Job {
@@ -24,8 +33,33 @@ pub struct Job {
     pub compare: Option<(String, RaceConfig)>,
     /// The races to run, in order.
     pub races: Vec<(&'static Strategy, RunConfig)>,
-    /// Held for the whole job: one slot of the server's run cap.
-    pub permit: OwnedSemaphorePermit,
+    /// Held for the whole job, given back when it ends.
+    pub holds: Holds,
+}
+
+/// What a job holds while it runs; dropping it gives everything back.
+pub struct Holds {
+    /// One of its address's runs.
+    _client: ClientSlot,
+    /// A comparison slot (comparisons only).
+    _compare: Option<OwnedSemaphorePermit>,
+    /// One slot of the server's run cap.
+    _run: OwnedSemaphorePermit,
+    /// Its connections from the connection budget (its races run one at a time, so one
+    /// race's worth covers a comparison).
+    _connections: OwnedSemaphorePermit,
+    /// Its PostgreSQL connections, for a single `postgres` run. A comparison reserves them
+    /// only for its `postgres` race, when that race begins.
+    _postgres: Option<OwnedSemaphorePermit>,
+}
+
+/// A single run or a comparison: they are capped differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A single run, and whether its strategy needs PostgreSQL connections.
+    Run { postgres: bool },
+    /// A comparison (its `postgres` race reserves its connections when it begins).
+    Compare,
 }
 
 impl Job {
@@ -39,7 +73,11 @@ impl Job {
 }
 
 /// Check a start_run completely before anything touches a store.
-pub fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
+pub fn admit_run(
+    state: &AppState,
+    caller: &Caller,
+    request: &RunRequest,
+) -> Result<Job, WireError> {
     let config = inbound::validate_run(request)?;
     let Some(strategy) = strategy::find(&config.strategy) else {
         let names: Vec<&str> = REGISTRY.iter().map(|s| s.name()).collect();
@@ -61,15 +99,23 @@ pub fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireErro
     if strategy.uses_redis() {
         check_redis(state)?;
     }
+    let kind = Kind::Run {
+        postgres: uses_postgres(strategy),
+    };
+    let holds = take_holds(state, caller, kind, config.race.app_servers)?;
     Ok(Job {
         compare: None,
         races: vec![(strategy, config)],
-        permit: take_slot(state)?,
+        holds,
     })
 }
 
 /// Check a start_compare: the knobs once, then every strategy that can run here.
-pub fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
+pub fn admit_compare(
+    state: &AppState,
+    caller: &Caller,
+    request: &RunRequest,
+) -> Result<Job, WireError> {
     let race = inbound::validate_compare(request)?;
     check_redis(state)?;
     let races = REGISTRY
@@ -78,10 +124,11 @@ pub fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, Wire
         .filter(|s| s.unavailable_reason(&state.backends).is_none())
         .map(|s| (s, race.with_strategy(s.name())))
         .collect();
+    let holds = take_holds(state, caller, Kind::Compare, race.app_servers)?;
     Ok(Job {
         compare: Some((new_id("c"), race)),
         races,
-        permit: take_slot(state)?,
+        holds,
     })
 }
 
@@ -99,16 +146,132 @@ fn check_redis(state: &AppState) -> Result<(), WireError> {
     Ok(())
 }
 
-fn take_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
-    state.run_slots.clone().try_acquire_owned().map_err(|_| {
-        wire_error(
-            ErrorCode::Busy,
-            format!(
-                "the server is running its maximum of {} races; try again in a moment",
-                state.max_runs
-            ),
-        )
+fn uses_postgres(strategy: &Strategy) -> bool {
+    matches!(strategy.backend, Backend::Postgres(_))
+}
+
+/// Everything the job holds, in the order of the module doc; each refusal says which cap
+/// and why.
+fn take_holds(
+    state: &AppState,
+    caller: &Caller,
+    kind: Kind,
+    app_servers: u32,
+) -> Result<Holds, WireError> {
+    let busy = |message: String| wire_error(ErrorCode::Busy, message);
+    let client = state.clients.start_run(caller.addr).map_err(busy)?;
+    let compare = match kind {
+        Kind::Compare => Some(take_compare_slot(state)?),
+        Kind::Run { .. } => None,
+    };
+    let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+        busy(format!(
+            "the server is running its maximum of {}; try again in a moment",
+            plural(state.max_runs, "race", "races")
+        ))
+    })?;
+    let wanted = app_servers as usize + 1;
+    let connections = state
+        .connections
+        .try_reserve(wanted)
+        .map_err(|short| connections_exhausted(app_servers, short))?;
+    let postgres = match kind {
+        Kind::Run { postgres: true } => Some(reserve_postgres(state, app_servers)?),
+        Kind::Run { postgres: false } | Kind::Compare => None,
+    };
+    Ok(Holds {
+        _client: client,
+        _compare: compare,
+        _run: run,
+        _connections: connections,
+        _postgres: postgres,
     })
+}
+
+/// A comparison slot, or `busy` with how the run slots are shared out right now.
+fn take_compare_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
+    let refused = |_| {
+        let runs = state.max_runs - state.run_slots.available_permits();
+        let compares = state.max_compares - state.compare_slots.available_permits();
+        let singles = runs.saturating_sub(compares);
+        let all = match state.max_compares {
+            1 => "the only comparison slot is".to_string(),
+            n => format!("all {n} comparison slots are"),
+        };
+        let after = if runs < state.max_runs {
+            "single runs are still accepted"
+        } else {
+            "every run slot is busy too; try again in a moment"
+        };
+        let message = format!(
+            "{all} in use ({runs} of {} run slots busy: {}, {}); {after}",
+            state.max_runs,
+            plural(compares, "comparison", "comparisons"),
+            plural(singles, "single run", "single runs"),
+        );
+        wire_error(ErrorCode::Busy, message)
+    };
+    state
+        .compare_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(refused)
+}
+
+/// `1 race`, `2 races`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn connections_exhausted(app_servers: u32, short: Shortfall) -> WireError {
+    let needs = format!(
+        "this run needs {} connections ({app_servers} app servers + 1 admin)",
+        short.wanted
+    );
+    let message = if short.never_fits() {
+        format!(
+            "{needs}, more than this server's whole budget of {} (it keeps the server under its \
+             open-file limit); use at most {} app servers",
+            short.total,
+            short.total.saturating_sub(1)
+        )
+    } else {
+        format!(
+            "{needs} and only {} of the server's {} are free (the budget keeps the server under \
+             its open-file limit); try fewer app servers, or again when a run ends",
+            short.free, short.total
+        )
+    };
+    wire_error(ErrorCode::ResourceExhausted, message)
+}
+
+/// A `postgres` run's `app_servers + 1` connections from the PostgreSQL pool.
+fn reserve_postgres(state: &AppState, app_servers: u32) -> Result<OwnedSemaphorePermit, WireError> {
+    state
+        .pg_connections
+        .try_reserve(app_servers as usize + 1)
+        .map_err(|short| {
+            let needs = format!(
+                "a postgres run with {app_servers} app servers needs {} PostgreSQL connections \
+                 (one per app server + 1 admin)",
+                short.wanted
+            );
+            let message = if short.never_fits() {
+                format!(
+                    "{needs}, more than this server's pool of {} (--pg-max-connections); use at \
+                     most {} app servers",
+                    short.total,
+                    short.total.saturating_sub(1)
+                )
+            } else {
+                format!(
+                    "{needs} and only {} of the server's {} are free; try fewer app servers, or \
+                     again when a run ends",
+                    short.free, short.total
+                )
+            };
+            wire_error(ErrorCode::ResourceExhausted, message)
+        })
 }
 
 /// Run a job's races one after another; a comparison is framed by its own messages.
@@ -122,7 +285,7 @@ pub async fn run_job(
     let Job {
         compare,
         races,
-        permit: _permit,
+        holds: _holds,
     } = job;
     if let Some((compare_id, config)) = &compare {
         let strategies = races.iter().map(|(s, _)| s.name().to_string()).collect();
@@ -142,8 +305,17 @@ pub async fn run_job(
             break;
         }
         let id = run_id.take().unwrap_or_else(|| new_id("r"));
-        if let Some(summary) =
-            run_one(&state, strategy, config, id, &outbound, cancel.clone()).await
+        let in_compare = compare.is_some();
+        if let Some(summary) = run_one(
+            &state,
+            strategy,
+            config,
+            id,
+            &outbound,
+            cancel.clone(),
+            in_compare,
+        )
+        .await
         {
             summaries.push(summary);
         }
@@ -166,6 +338,7 @@ async fn run_one(
     run_id: String,
     outbound: &mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
+    in_compare: bool,
 ) -> Option<RunSummary> {
     tracing::info!(run_id, config = %config.describe(), "run started");
     let started = ServerMessage::RunStarted {
@@ -173,6 +346,22 @@ async fn run_one(
         config: config.clone(),
     };
     let _ = outbound.send(started).await;
+    // A comparison holds PostgreSQL connections only while its postgres race runs, not for
+    // the minutes the other races take; when the pool is full, that one race is refused
+    // (its terminal frame is the error) and the comparison goes on.
+    let _postgres = if in_compare && uses_postgres(strategy) && !cancel.is_cancelled() {
+        match reserve_postgres(state, config.race.app_servers) {
+            Ok(permit) => Some(permit),
+            Err(mut e) => {
+                tracing::info!(run_id, reason = %e.message, "postgres race refused");
+                e.run_id = Some(run_id);
+                let _ = outbound.send(ServerMessage::Error(e)).await;
+                return None;
+            }
+        }
+    } else {
+        None
+    };
     let result = if cancel.is_cancelled() {
         None
     } else {

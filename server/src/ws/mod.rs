@@ -7,7 +7,8 @@
 //! cleans up.
 //!
 //! # Layout
-//! - this file: the upgrade (origin and socket caps), the session loop, the send task.
+//! - this file: the upgrade (origin check, per-address and global socket caps), the session
+//!   loop, the send task.
 //! - [`inbound`]: frame parsing and error codes; [`job`]: admission and the run task.
 //! - [`batcher`]: outcome batching; [`rate`]: the per-socket token bucket;
 //!   [`origin`]: which pages may open a socket.
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
@@ -33,6 +34,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
+use crate::client::ClientAddr;
 use inbound::wire_error;
 use job::Job;
 
@@ -49,17 +51,30 @@ const PING_EVERY: Duration = Duration::from_secs(20);
 /// forgotten tabs do not hold socket slots forever. The page reconnects by itself.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// `GET /ws`.
+/// Seconds a client refused for its address's socket cap is asked to wait (`Retry-After`).
+const RETRY_AFTER_SECS: &str = "5";
+
+/// `GET /ws`. Refusals happen before upgrading, with a status a browser and a load balancer
+/// understand: 403 for another origin, 429 for an address over its share, 503 when the
+/// server is full.
 pub async fn upgrade(
     ws: WebSocketUpgrade,
     headers: HeaderMap,
+    client: ClientAddr,
     State(state): State<Arc<AppState>>,
 ) -> Response {
-    // Refuse before upgrading, with a status a browser and a load balancer understand.
     if let Err(why) = origin::check(&headers, &state.allowed_origins) {
         tracing::info!(%why, "refused a WebSocket from another origin");
         return (StatusCode::FORBIDDEN, why).into_response();
     }
+    let mine = match state.clients.open_socket(client) {
+        Ok(slot) => slot,
+        Err(why) => {
+            tracing::info!(%client, "refused a WebSocket: address over its socket cap");
+            let retry = [(header::RETRY_AFTER, RETRY_AFTER_SECS)];
+            return (StatusCode::TOO_MANY_REQUESTS, retry, why).into_response();
+        }
+    };
     let Ok(slot) = state.socket_slots.clone().try_acquire_owned() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -70,8 +85,8 @@ pub async fn upgrade(
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| async move {
-            session(socket, state).await;
-            drop(slot);
+            session(socket, state, client).await;
+            drop((slot, mine));
         })
 }
 
@@ -82,10 +97,17 @@ struct InFlight {
     cancel: CancellationToken,
 }
 
-async fn session(socket: WebSocket, state: Arc<AppState>) {
+/// What a session knows about its client, for admission.
+pub struct Caller {
+    /// The address its per-address caps count against.
+    pub addr: ClientAddr,
+}
+
+async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
     let mut writer = tokio::spawn(send_task(sink, queue));
+    let caller = Caller { addr };
 
     let _ = frames.send(ServerMessage::Hello(state.hello())).await;
     let mut health = state.health.clone();
@@ -120,7 +142,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
                     }
                     _ => continue, // ping (answered by the library) or pong
                 };
-                handle(&state, &text, &frames, &mut jobs, &mut in_flight).await;
+                handle(&state, &caller, &text, &frames, &mut jobs, &mut in_flight).await;
             }
             Some(_) = jobs.join_next() => in_flight = None,
             Ok(()) = health.changed() => {
@@ -156,6 +178,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
 /// One text frame from the client.
 async fn handle(
     state: &Arc<AppState>,
+    caller: &Caller,
     text: &str,
     frames: &mpsc::Sender<ServerMessage>,
     jobs: &mut JoinSet<()>,
@@ -186,8 +209,8 @@ async fn handle(
             e.run_id = in_flight.as_ref().map(|job| job.id.clone());
             Err(e)
         }
-        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, &config),
-        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, &config),
+        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, caller, &config),
+        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, caller, &config),
     };
     match admitted {
         Err(e) => send_error(frames, e).await,

@@ -5,8 +5,11 @@
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
+//! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
+//!   budgets.
 
 mod all_strategies;
+mod budgets;
 mod common;
 mod http;
 mod invariants;

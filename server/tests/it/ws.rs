@@ -4,6 +4,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::common::{TestRedis, TestServer, calls};
+use oversold::app::AppState;
+use oversold::client::ClientCaps;
 use oversold_protocol::{ErrorCode, OutcomeResult, RedisState, ServerMessage};
 use serde_json::json;
 
@@ -291,7 +293,16 @@ async fn a_global_cap_answers_busy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_clients_at_once_each_see_only_their_own_runs() {
     let redis = TestRedis::start();
-    let server = TestServer::start(redis.store.clone(), 16).await;
+    // Ten visitors, all from 127.0.0.1: lift the per-address cap, which is not under test.
+    let state = AppState::new(redis.backends(), idle_health(), "/nonexistent".into(), 16)
+        .with_client_caps(
+            ClientCaps {
+                sockets: 32,
+                runs: 16,
+            },
+            None,
+        );
+    let server = TestServer::serve(state).await;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..10u32 {
         let mut client = server.client().await;
@@ -497,4 +508,9 @@ async fn sockets_past_the_cap_get_503_and_a_slot_frees_on_close() {
             Err(e) => panic!("slot never freed: {e}"),
         }
     }
+}
+
+/// A health feed for a state that `TestServer::serve` replaces with a live monitor.
+pub fn idle_health() -> tokio::sync::watch::Receiver<oversold::health::Health> {
+    tokio::sync::watch::channel(oversold::health::Health::up()).1
 }
