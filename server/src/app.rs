@@ -22,6 +22,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::backends::Backends;
 use crate::budget::{Budget, DEFAULT_PG_MAX_CONNECTIONS, FDS_PER_RUN};
 use crate::client::{ClientCaps, Clients};
+use crate::headers;
 use crate::health::Health;
 use crate::store::scripts;
 use crate::strategy::REGISTRY;
@@ -163,19 +164,35 @@ impl AppState {
     }
 }
 
-/// The whole router.
+/// The whole router. Every response, errors and static files included, carries the
+/// security headers of [`headers`]; `index.html` sets its own policy (with its inline
+/// script's hash), which the layer then leaves alone.
 pub fn app(state: Arc<AppState>) -> Router {
     let assets = ServeDir::new(&state.assets);
+    let csp = headers::header_value(&headers::policy(&state.allowed_origins, &[]));
     Router::new()
         .route("/", get(index))
+        .route("/index.html", get(index))
         .route("/healthz", get(healthz))
         .route("/ws", get(crate::ws::upgrade))
         .fallback_service(assets)
         .layer(axum::middleware::map_response(cache_policy))
         .layer(CompressionLayer::new())
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            csp,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static(headers::X_FRAME_OPTIONS),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static(headers::REFERRER_POLICY),
         ))
         .with_state(state)
 }
@@ -235,16 +252,20 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     (status, Json(body)).into_response()
 }
 
-/// `GET /`: the built page, or a note on how to build it.
+/// `GET /`: the built page, with a policy that allows its inline script, or a note on how
+/// to build it.
 async fn index(State(state): State<Arc<AppState>>) -> Response {
     match tokio::fs::read_to_string(state.assets.join("index.html")).await {
-        Ok(html) => Html(html).into_response(),
+        Ok(html) => {
+            let csp = headers::page_policy(&state.allowed_origins, &html);
+            ([(header::CONTENT_SECURITY_POLICY, csp)], Html(html)).into_response()
+        }
         Err(_) => (
             StatusCode::NOT_FOUND,
+            // No inline style: the policy would block it.
             Html(format!(
                 "<!doctype html><meta charset=utf-8><title>oversold: page not built</title>\
-                 <body style=\"font:20px system-ui;max-width:40em;margin:3em auto\">\
-                 <h1>The page is not built yet</h1>\
+                 <body><h1>The page is not built yet</h1>\
                  <p>No <code>index.html</code> in <code>{}</code>. Build it with\
                  <pre>scripts/frontend.sh</pre> (or <code>trunk build --release</code>) and reload.\
                  The WebSocket at <code>/ws</code> and <code>/healthz</code> work already.</p>",

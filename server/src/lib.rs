@@ -14,7 +14,8 @@
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
 //! - [`client`]: who a client is (its address) and the per-address caps; [`budget`]: the
-//!   open-file and PostgreSQL budgets a run reserves from before it opens anything.
+//!   open-file and PostgreSQL budgets a run reserves from before it opens anything;
+//!   [`headers`]: the security headers and Content-Security-Policy on every response.
 //! - [`health`]: pings Redis every second and publishes up/down, with the reason.
 //! - [`headless`]: `oversold run` and `oversold compare`, races on the command line.
 //! - [`bench`]: `oversold bench`, a closed-loop load for throughput and latency.
@@ -28,6 +29,7 @@ pub mod budget;
 pub mod cli;
 pub mod client;
 pub mod engine;
+pub mod headers;
 pub mod headless;
 pub mod health;
 pub mod pg;
