@@ -23,12 +23,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -106,7 +106,9 @@ pub struct Caller {
 async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
-    let mut writer = tokio::spawn(send_task(sink, queue));
+    let (close, close_requested) = oneshot::channel();
+    let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
+    let mut close = Some(close);
     let caller = Caller { addr };
 
     let _ = frames.send(ServerMessage::Hello(state.hello())).await;
@@ -122,7 +124,15 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
         tokio::select! {
             frame = stream.next() => {
                 let frame = match frame {
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Err(e)) => {
+                        if is_too_big(e) {
+                            // Say why, with the code made for it, instead of a bare close.
+                            let reason = format!("frames are limited to {} KiB", MAX_FRAME_BYTES / 1024);
+                            ask_to_close(&mut close, close_code::SIZE, reason);
+                        }
+                        break;
+                    }
                     Some(Ok(frame)) => frame,
                 };
                 last_heard = Instant::now();
@@ -159,7 +169,10 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
             }
             // The writer gave up (or the socket broke): nothing more can reach the client.
             _ = &mut writer => break,
-            _ = state.shutdown.cancelled() => break,
+            _ = state.shutdown.cancelled() => {
+                ask_to_close(&mut close, close_code::AWAY, "the server is shutting down".into());
+                break;
+            }
         }
     }
 
@@ -172,6 +185,25 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     drop(frames);
     if !writer.is_finished() {
         let _ = writer.await;
+    }
+}
+
+/// True when a read failed because the client's frame was over [`MAX_FRAME_BYTES`].
+fn is_too_big(e: axum::Error) -> bool {
+    matches!(
+        e.into_inner().downcast_ref::<tungstenite::Error>(),
+        Some(tungstenite::Error::Capacity(_))
+    )
+}
+
+/// Ask the send task (the socket's only writer) to close with `code`. It sends the Close
+/// frame itself, so it never races a data frame on the socket.
+fn ask_to_close(close: &mut Option<oneshot::Sender<CloseFrame>>, code: u16, reason: String) {
+    if let Some(close) = close.take() {
+        let _ = close.send(CloseFrame {
+            code,
+            reason: reason.into(),
+        });
     }
 }
 
@@ -241,33 +273,44 @@ fn start(
 /// The send task: the only writer of the socket. A client that stops reading would
 /// otherwise block it forever, then the queue, then the job, which would keep its run slot:
 /// after [`SEND_TIMEOUT`] on one frame the socket is given up instead. It also pings every
-/// [`PING_EVERY`], so a live client always has something to answer.
+/// [`PING_EVERY`], so a live client always has something to answer, and closes with the
+/// code the session asks for on `close` (a session that ends without asking gets a plain
+/// close).
 async fn send_task(
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
     mut queue: mpsc::Receiver<ServerMessage>,
+    mut close: oneshot::Receiver<CloseFrame>,
 ) {
     let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
-    loop {
+    let last = loop {
         let frame = tokio::select! {
+            // A close the session asked for wins over a queue that just ended with it.
+            biased;
+            Ok(frame) = &mut close => break Message::Close(Some(frame)),
             msg = queue.recv() => match msg {
                 Some(msg) => {
                     let text = serde_json::to_string(&msg).expect("protocol types always serialize");
                     Message::Text(Utf8Bytes::from(text))
                 }
-                None => break,
+                None => break Message::Close(None),
             },
             _ = ping.tick() => Message::Ping(Default::default()),
         };
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(frame)).await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => break,
+            Ok(Err(_)) => return,
             Err(_) => {
                 tracing::warn!("client stopped reading; closing its socket");
                 return;
             }
         }
-    }
-    let _ = sink.close().await;
+    };
+    // Bounded like every other send: a client that stopped reading cannot hold this task.
+    let _ = tokio::time::timeout(SEND_TIMEOUT, async {
+        let _ = sink.send(last).await;
+        let _ = sink.close().await;
+    })
+    .await;
 }
 
 async fn send_error(frames: &mpsc::Sender<ServerMessage>, e: WireError) {

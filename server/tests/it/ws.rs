@@ -514,3 +514,29 @@ async fn sockets_past_the_cap_get_503_and_a_slot_frees_on_close() {
 pub fn idle_health() -> tokio::sync::watch::Receiver<oversold::health::Health> {
     tokio::sync::watch::channel(oversold::health::Health::up()).1
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_frame_closes_with_1009() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    // 20 KB, over the 16 KiB a frame may carry (a start_run is a few hundred bytes).
+    let padding = "x".repeat(20 * 1024);
+    client
+        .send_text(&format!(r#"{{"type":"cancel_run","pad":"{padding}"}}"#))
+        .await;
+    let close = loop {
+        match tokio::time::timeout(Duration::from_secs(5), client.ws.next()).await {
+            Ok(Some(Ok(Message::Close(frame)))) => break frame.expect("a close code"),
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    assert_eq!(close.code, CloseCode::Size, "{close:?}");
+    assert_eq!(close.reason.as_str(), "frames are limited to 16 KiB");
+}
