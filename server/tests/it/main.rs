@@ -6,7 +6,7 @@
 //!   seeded random races with their checkers.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
-//!   budgets.
+//!   budgets; `timeouts`: half-sent requests and shutdown.
 
 mod all_strategies;
 mod budgets;
@@ -15,4 +15,5 @@ mod http;
 mod invariants;
 mod lua_contract;
 mod strategies;
+mod timeouts;
 mod ws;
