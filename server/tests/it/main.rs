@@ -6,10 +6,12 @@
 //!   seeded random races with their checkers.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
-//!   budgets; `timeouts`: half-sent requests and shutdown.
+//!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
+//!   never show a password.
 
 mod all_strategies;
 mod budgets;
+mod cli;
 mod common;
 mod http;
 mod invariants;
