@@ -275,17 +275,22 @@ fn reserve_postgres(state: &AppState, app_servers: u32) -> Result<OwnedSemaphore
 }
 
 /// Run a job's races one after another; a comparison is framed by its own messages.
+///
+/// Everything the job holds is given back, and `ended` cancelled, *before* its last frame
+/// goes out: a client that starts its next run the moment it reads that frame finds its
+/// slots free and its socket idle (see `handle` in the parent module).
 pub async fn run_job(
     state: Arc<AppState>,
     job: Job,
     first_run_id: String,
     outbound: mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
+    ended: CancellationToken,
 ) {
     let Job {
         compare,
         races,
-        holds: _holds,
+        holds,
     } = job;
     if let Some((compare_id, config)) = &compare {
         let strategies = races.iter().map(|(s, _)| s.name().to_string()).collect();
@@ -298,48 +303,55 @@ pub async fn run_job(
     }
     let mut summaries = Vec::new();
     let mut run_id = Some(first_run_id);
+    // The latest race's terminal frame, held back in case it is the job's last frame.
+    let mut pending = None;
     for (strategy, config) in races {
         // A cancelled comparison starts no further races; a single run that was cancelled
         // before it began still gets its run_started and a run_cancelled.
         if cancel.is_cancelled() && compare.is_some() {
             break;
         }
+        if let Some(frame) = pending.take() {
+            let _ = outbound.send(frame).await;
+        }
         let id = run_id.take().unwrap_or_else(|| new_id("r"));
         let in_compare = compare.is_some();
-        if let Some(summary) = run_one(
-            &state,
-            strategy,
-            config,
-            id,
-            &outbound,
-            cancel.clone(),
-            in_compare,
-        )
-        .await
-        {
-            summaries.push(summary);
-        }
+        let race = run_one(&state, strategy, config, id, &outbound, &cancel, in_compare);
+        let (terminal, summary) = race.await;
+        summaries.extend(summary);
+        pending = Some(terminal);
     }
-    if let Some((compare_id, _)) = compare {
-        let finished = ServerMessage::CompareFinished {
-            compare_id,
-            summaries,
-        };
-        let _ = outbound.send(finished).await;
+    let last = match compare {
+        Some((compare_id, _)) => {
+            if let Some(frame) = pending.take() {
+                let _ = outbound.send(frame).await;
+            }
+            Some(ServerMessage::CompareFinished {
+                compare_id,
+                summaries,
+            })
+        }
+        None => pending,
+    };
+    drop(holds);
+    ended.cancel();
+    if let Some(frame) = last {
+        let _ = outbound.send(frame).await;
     }
 }
 
-/// One run: announce it, race while batching outcomes out, then its one terminal frame.
-/// Returns the summary of a run that finished (not cancelled, not failed).
+/// One run: announce it and race while batching outcomes out. Returns its one terminal
+/// frame (for the caller to send), and its summary if it finished (not cancelled, not
+/// failed).
 async fn run_one(
     state: &AppState,
     strategy: &'static Strategy,
     config: RunConfig,
     run_id: String,
     outbound: &mpsc::Sender<ServerMessage>,
-    cancel: CancellationToken,
+    cancel: &CancellationToken,
     in_compare: bool,
-) -> Option<RunSummary> {
+) -> (ServerMessage, Option<RunSummary>) {
     tracing::info!(run_id, config = %config.describe(), "run started");
     let started = ServerMessage::RunStarted {
         run_id: run_id.clone(),
@@ -355,8 +367,7 @@ async fn run_one(
             Err(mut e) => {
                 tracing::info!(run_id, reason = %e.message, "postgres race refused");
                 e.run_id = Some(run_id);
-                let _ = outbound.send(ServerMessage::Error(e)).await;
-                return None;
+                return (ServerMessage::Error(e), None);
             }
         }
     } else {
@@ -377,9 +388,7 @@ async fn run_one(
         let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
         Some(tokio::join!(race, forward).0)
     };
-    let (terminal, finished) = terminal_frame(run_id, result, cancel.is_cancelled());
-    let _ = outbound.send(terminal).await;
-    finished
+    terminal_frame(run_id, result, cancel.is_cancelled())
 }
 
 /// The terminal frame for a run that ended with `result` (`None`: never started, because it

@@ -95,6 +95,8 @@ struct InFlight {
     /// Its run id, or its compare id.
     id: String,
     cancel: CancellationToken,
+    /// Cancelled by the job just before its last frame, once it holds nothing.
+    ended: CancellationToken,
 }
 
 /// What a session knows about its client, for admission.
@@ -216,6 +218,15 @@ async fn handle(
     jobs: &mut JoinSet<()>,
     in_flight: &mut Option<InFlight>,
 ) {
+    // A job that is sending its last frame is over for the client, which may answer that
+    // frame at once: wait for the task's last instant, so that answer meets an idle socket.
+    if in_flight
+        .as_ref()
+        .is_some_and(|job| job.ended.is_cancelled())
+    {
+        jobs.join_next().await;
+        *in_flight = None;
+    }
     let admitted = match inbound::parse(text) {
         Err(e) => Err(e),
         Ok(ClientMessage::CancelRun) => {
@@ -258,6 +269,7 @@ fn start(
     frames: &mpsc::Sender<ServerMessage>,
 ) -> InFlight {
     let cancel = state.shutdown.child_token();
+    let ended = CancellationToken::new();
     let run_id = job::new_id("r");
     let id = job.id(&run_id);
     jobs.spawn(job::run_job(
@@ -266,8 +278,9 @@ fn start(
         run_id,
         frames.clone(),
         cancel.clone(),
+        ended.clone(),
     ));
-    InFlight { id, cancel }
+    InFlight { id, cancel, ended }
 }
 
 /// The send task: the only writer of the socket. A client that stops reading would

@@ -540,3 +540,36 @@ async fn an_oversized_frame_closes_with_1009() {
     assert_eq!(close.code, CloseCode::Size, "{close:?}");
     assert_eq!(close.reason.as_str(), "frames are limited to 16 KiB");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_run_may_start_the_moment_the_last_one_ends() {
+    // Eight clients, eight run slots, eight runs per address: each client answers every
+    // terminal frame with its next start at once, and must find its slot free and its socket
+    // idle every time. (Under load it used to meet run_in_progress, or busy, while the
+    // finished job's task wound down after sending that frame.)
+    let redis = TestRedis::start();
+    let caps = ClientCaps {
+        sockets: 8,
+        runs: 8,
+    };
+    let state = AppState::new(redis.backends(), idle_health(), "/nonexistent".into(), 8)
+        .with_client_caps(caps, None);
+    let server = TestServer::serve(state).await;
+    let mut clients = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let mut client = server.client().await;
+        clients.spawn(async move {
+            client.hello().await;
+            let run = json!({"type":"start_run","config":{"strategy":"lua","stock":1,"buyers":2}});
+            // 18 starts: within the socket's burst of 20 frames.
+            for _ in 0..18 {
+                client.send_json(run.clone()).await;
+                let seen = client.collect_run().await;
+                seen.summary.expect("every run is admitted and finishes");
+            }
+        });
+    }
+    while let Some(done) = clients.join_next().await {
+        done.unwrap();
+    }
+}
