@@ -1,6 +1,6 @@
-//! The built `oversold` binary never prints a password from `REDIS_URL` or `DATABASE_URL`:
-//! not in any help screen, not in its logs when those stores cannot be reached or the URLs
-//! do not parse.
+//! The built `oversold` binary: it never prints a password from `REDIS_URL` or
+//! `DATABASE_URL` (not in any help screen, not in its logs when those stores cannot be reached
+//! or the URLs do not parse), and `serve --public` runs with its profile.
 
 use std::process::{Command, Output};
 
@@ -85,4 +85,72 @@ fn failing_to_reach_the_stores_logs_no_password() {
         assert!(everything_printed(&out).contains("PostgreSQL unavailable"));
         assert_no_secret(&out, "an unreachable or unparsable DATABASE_URL");
     }
+}
+
+/// `oversold serve --public` with no database URL: tighter caps, and no reaching for the
+/// machine's local PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_serves_with_its_profile_and_no_implicit_postgres() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    let redis = crate::common::TestRedis::start();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_oversold"))
+        .args([
+            "serve",
+            "--public",
+            "--addr",
+            "127.0.0.1:0",
+            "--max-sockets",
+            "100",
+        ])
+        .args(["--assets", "/nonexistent-oversold-dist"])
+        .env("REDIS_URL", redis.server.url())
+        .env_remove("DATABASE_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = stdout
+        .next_line()
+        .await
+        .unwrap()
+        .expect("the listening line");
+    let addr = line
+        .strip_prefix("oversold listening on http://")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = String::new();
+    tcp.read_to_string(&mut raw).await.unwrap();
+    let body: serde_json::Value =
+        serde_json::from_str(raw.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["max_runs"], 4, "{body}");
+    assert_eq!(
+        body["max_sockets"], 100,
+        "an explicit flag beats the profile: {body}"
+    );
+    assert_eq!(body["pg_connections"]["budget"], 10, "{body}");
+
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .unwrap();
+    let hello = crate::common::Client { ws }.hello().await;
+    let postgres = hello
+        .strategies
+        .iter()
+        .find(|s| s.about.name == "postgres")
+        .unwrap();
+    assert!(!postgres.available);
+    let why = postgres.unavailable_reason.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("--public") && why.contains("DATABASE_URL"),
+        "{why}"
+    );
+    child.kill().await.unwrap();
 }

@@ -7,7 +7,7 @@
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
-//!   never show a password.
+//!   never show a password, and `serve --public` keeps its profile.
 
 mod all_strategies;
 mod budgets;
