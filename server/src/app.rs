@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -20,6 +20,9 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::backends::Backends;
+use crate::budget::{Budget, DEFAULT_PG_MAX_CONNECTIONS, FDS_PER_RUN};
+use crate::client::{ClientCaps, Clients};
+use crate::headers;
 use crate::health::Health;
 use crate::store::scripts;
 use crate::strategy::REGISTRY;
@@ -37,10 +40,24 @@ pub struct AppState {
     pub run_slots: Arc<Semaphore>,
     /// The cap `run_slots` started with.
     pub max_runs: usize,
+    /// One permit per comparison in flight (each also holds a run slot). A comparison races
+    /// every strategy in turn and can last minutes, so comparisons may hold at most half the
+    /// run slots: single runs always find room.
+    pub compare_slots: Arc<Semaphore>,
+    /// The cap `compare_slots` started with.
+    pub max_compares: usize,
     /// One permit per open WebSocket; when none is left, upgrades get 503.
     pub socket_slots: Arc<Semaphore>,
     /// The cap `socket_slots` started with.
     pub max_sockets: usize,
+    /// Sockets and runs per client address, against the per-address caps.
+    pub clients: Arc<Clients>,
+    /// Connections (file descriptors) the runs may hold together: a run reserves its
+    /// `app_servers + 1` before opening any.
+    pub connections: Budget,
+    /// PostgreSQL connections the server may open: a `postgres` run reserves its
+    /// `app_servers + 1` before opening any.
+    pub pg_connections: Budget,
     /// Latest Redis health, kept fresh by [`crate::health::monitor`].
     pub health: watch::Receiver<Health>,
     /// Where the built page lives (Trunk's `dist/`).
@@ -51,20 +68,33 @@ pub struct AppState {
     pub shutdown: CancellationToken,
 }
 
+/// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
+pub fn max_compares(max_runs: usize) -> usize {
+    max_runs.div_ceil(2).max(1)
+}
+
 impl AppState {
-    /// State with `max_runs` concurrent runs, the default socket cap, and the given health feed.
+    /// State with `max_runs` concurrent runs and every other cap at its default: sockets,
+    /// per-address caps, the PostgreSQL pool, and a connection budget that fits `max_runs`
+    /// of the largest runs (`main` sizes it from the open-file limit instead).
     pub fn new(
         backends: Backends,
         health: watch::Receiver<Health>,
         assets: PathBuf,
         max_runs: usize,
     ) -> Self {
+        let max_compares = max_compares(max_runs);
         AppState {
             backends,
             run_slots: Arc::new(Semaphore::new(max_runs)),
             max_runs,
+            compare_slots: Arc::new(Semaphore::new(max_compares)),
+            max_compares,
             socket_slots: Arc::new(Semaphore::new(DEFAULT_MAX_SOCKETS)),
             max_sockets: DEFAULT_MAX_SOCKETS,
+            clients: Arc::new(Clients::new(ClientCaps::default(), None)),
+            connections: Budget::new("connections", max_runs * FDS_PER_RUN),
+            pg_connections: Budget::new("PostgreSQL connections", DEFAULT_PG_MAX_CONNECTIONS),
             health,
             assets,
             allowed_origins: Vec::new(),
@@ -76,6 +106,25 @@ impl AppState {
     pub fn with_max_sockets(mut self, max_sockets: usize) -> Self {
         self.socket_slots = Arc::new(Semaphore::new(max_sockets));
         self.max_sockets = max_sockets;
+        self
+    }
+
+    /// The same state with these per-address caps, client addresses taken from `ip_header`
+    /// (behind a proxy that sets it) or else from the TCP peer.
+    pub fn with_client_caps(mut self, caps: ClientCaps, ip_header: Option<HeaderName>) -> Self {
+        self.clients = Arc::new(Clients::new(caps, ip_header));
+        self
+    }
+
+    /// The same state with a budget of `units` connections for the runs together.
+    pub fn with_connection_budget(mut self, units: usize) -> Self {
+        self.connections = Budget::new("connections", units);
+        self
+    }
+
+    /// The same state with a pool of `max` PostgreSQL connections.
+    pub fn with_pg_max_connections(mut self, max: usize) -> Self {
+        self.pg_connections = Budget::new("PostgreSQL connections", max);
         self
     }
 
@@ -115,19 +164,35 @@ impl AppState {
     }
 }
 
-/// The whole router.
+/// The whole router. Every response, errors and static files included, carries the
+/// security headers of [`headers`]; `index.html` sets its own policy (with its inline
+/// script's hash), which the layer then leaves alone.
 pub fn app(state: Arc<AppState>) -> Router {
     let assets = ServeDir::new(&state.assets);
+    let csp = headers::header_value(&headers::policy(&state.allowed_origins, &[]));
     Router::new()
         .route("/", get(index))
+        .route("/index.html", get(index))
         .route("/healthz", get(healthz))
         .route("/ws", get(crate::ws::upgrade))
         .fallback_service(assets)
         .layer(axum::middleware::map_response(cache_policy))
         .layer(CompressionLayer::new())
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            csp,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static(headers::X_FRAME_OPTIONS),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static(headers::REFERRER_POLICY),
         ))
         .with_state(state)
 }
@@ -168,8 +233,13 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
         "protocol_version": PROTOCOL_VERSION,
         "runs_in_flight": in_flight,
         "max_runs": state.max_runs,
+        "comparisons_in_flight": state.max_compares - state.compare_slots.available_permits(),
+        "max_comparisons": state.max_compares,
         "sockets_open": state.max_sockets - state.socket_slots.available_permits(),
         "max_sockets": state.max_sockets,
+        "client_addresses": state.clients.addresses(),
+        "connections": { "in_use": state.connections.in_use(), "budget": state.connections.total() },
+        "pg_connections": { "in_use": state.pg_connections.in_use(), "budget": state.pg_connections.total() },
     });
     if let Some(reason) = health.reason {
         body["reason"] = reason.into();
@@ -182,16 +252,20 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     (status, Json(body)).into_response()
 }
 
-/// `GET /`: the built page, or a note on how to build it.
+/// `GET /`: the built page, with a policy that allows its inline script, or a note on how
+/// to build it.
 async fn index(State(state): State<Arc<AppState>>) -> Response {
     match tokio::fs::read_to_string(state.assets.join("index.html")).await {
-        Ok(html) => Html(html).into_response(),
+        Ok(html) => {
+            let csp = headers::page_policy(&state.allowed_origins, &html);
+            ([(header::CONTENT_SECURITY_POLICY, csp)], Html(html)).into_response()
+        }
         Err(_) => (
             StatusCode::NOT_FOUND,
+            // No inline style: the policy would block it.
             Html(format!(
                 "<!doctype html><meta charset=utf-8><title>oversold: page not built</title>\
-                 <body style=\"font:20px system-ui;max-width:40em;margin:3em auto\">\
-                 <h1>The page is not built yet</h1>\
+                 <body><h1>The page is not built yet</h1>\
                  <p>No <code>index.html</code> in <code>{}</code>. Build it with\
                  <pre>scripts/frontend.sh</pre> (or <code>trunk build --release</code>) and reload.\
                  The WebSocket at <code>/ws</code> and <code>/healthz</code> work already.</p>",

@@ -3,8 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use axum::http::HeaderName;
 use clap::{Args, Parser, Subcommand};
 use oversold_protocol::RunRequest;
+
+use crate::client::ClientCaps;
 
 /// Real concurrent buyers against a real Redis: watch check-then-write oversell, and the Lua fix.
 #[derive(Debug, Parser)]
@@ -36,7 +39,8 @@ pub enum Command {
     Bench(BenchArgs),
 }
 
-/// `oversold serve` flags.
+/// `oversold serve` flags. The caps are `Option`s so that a flag given explicitly wins over
+/// the profile (`--public` or not); [`ServeArgs::limits`] resolves them.
 #[derive(Debug, Args, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free one; the chosen address is printed).
@@ -45,12 +49,38 @@ pub struct ServeArgs {
     /// The built page (Trunk's output folder).
     #[arg(long, default_value = "dist")]
     pub assets: PathBuf,
-    /// Most runs in flight at once across all clients.
-    #[arg(long, default_value_t = crate::app::DEFAULT_MAX_RUNS)]
-    pub max_runs: usize,
-    /// Most WebSockets open at once; more get HTTP 503.
-    #[arg(long, default_value_t = crate::app::DEFAULT_MAX_SOCKETS)]
-    pub max_sockets: usize,
+    /// Profile for an internet-facing demo: --max-runs 4, --max-sockets 256,
+    /// --max-sockets-per-address 8, --max-runs-per-address 1, --pg-max-connections 10, and the
+    /// postgres strategy only with an explicit --database-url/DATABASE_URL (never the local
+    /// default). Flags given explicitly override these.
+    #[arg(long)]
+    pub public: bool,
+    /// Most runs in flight at once across all clients [default: 8; 4 with --public]. At most
+    /// half of them (rounded up) may be comparisons.
+    #[arg(long)]
+    pub max_runs: Option<usize>,
+    /// Most WebSockets open at once; more get HTTP 503 [default: 512; 256 with --public].
+    #[arg(long)]
+    pub max_sockets: Option<usize>,
+    /// Most WebSockets one client address may have open; more get HTTP 429 [default: 32, a
+    /// room behind one conference NAT; 8 with --public].
+    #[arg(long)]
+    pub max_sockets_per_address: Option<usize>,
+    /// Most runs one client address may have in flight; more get `busy` [default: 2; 1 with
+    /// --public].
+    #[arg(long)]
+    pub max_runs_per_address: Option<usize>,
+    /// Take the client address from this request header (e.g. X-Forwarded-For, where the
+    /// right-most entry is used, or X-Real-IP) instead of the TCP peer. Only safe behind a
+    /// reverse proxy that overwrites (or appends to) it: otherwise any client can claim any
+    /// address and dodge the per-address caps.
+    #[arg(long, value_name = "NAME")]
+    pub client_ip_header: Option<HeaderName>,
+    /// Most PostgreSQL connections the server opens at once; a postgres run needs its app
+    /// servers + 1 [default: 20; 10 with --public]. Lowered at start-up if it is not below
+    /// the database's own max_connections.
+    #[arg(long)]
+    pub pg_max_connections: Option<usize>,
     /// Another origin whose pages may open the WebSocket, e.g. `http://127.0.0.1:8080` for
     /// `trunk serve`. Repeatable. Pages served by this server are always allowed; clients that
     /// send no Origin (not browsers) are too.
@@ -59,13 +89,88 @@ pub struct ServeArgs {
 }
 
 impl Default for ServeArgs {
+    /// `oversold` with no subcommand: serve with every default.
     fn default() -> Self {
         ServeArgs {
             addr: "127.0.0.1:3000".parse().expect("valid address"),
             assets: "dist".into(),
+            public: false,
+            max_runs: None,
+            max_sockets: None,
+            max_sockets_per_address: None,
+            max_runs_per_address: None,
+            client_ip_header: None,
+            pg_max_connections: None,
+            allow_origins: Vec::new(),
+        }
+    }
+}
+
+/// The caps `serve` runs with, once the profile and the explicit flags are resolved
+/// (before they are fitted under the open-file limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeLimits {
+    /// `--max-runs`.
+    pub max_runs: usize,
+    /// `--max-sockets`.
+    pub max_sockets: usize,
+    /// `--max-sockets-per-address` and `--max-runs-per-address`.
+    pub per_client: ClientCaps,
+    /// `--pg-max-connections`.
+    pub pg_max_connections: usize,
+    /// True with `--public`: PostgreSQL only when its URL was given explicitly.
+    pub postgres_needs_explicit_url: bool,
+}
+
+impl ServeLimits {
+    /// A lab on a laptop or a conference room's Wi-Fi.
+    pub fn lab() -> Self {
+        ServeLimits {
             max_runs: crate::app::DEFAULT_MAX_RUNS,
             max_sockets: crate::app::DEFAULT_MAX_SOCKETS,
-            allow_origins: Vec::new(),
+            per_client: ClientCaps::default(),
+            pg_max_connections: crate::budget::DEFAULT_PG_MAX_CONNECTIONS,
+            postgres_needs_explicit_url: false,
+        }
+    }
+
+    /// `--public`: anyone on the internet may open the page. Half the runs, so the box
+    /// stays responsive; one run per address, so one visitor (or a script) takes one slot.
+    pub fn public() -> Self {
+        ServeLimits {
+            max_runs: 4,
+            max_sockets: 256,
+            per_client: ClientCaps {
+                sockets: 8,
+                runs: 1,
+            },
+            pg_max_connections: 10,
+            postgres_needs_explicit_url: true,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// The profile's caps, with every explicitly given flag in place of its default.
+    pub fn limits(&self) -> ServeLimits {
+        let profile = if self.public {
+            ServeLimits::public()
+        } else {
+            ServeLimits::lab()
+        };
+        ServeLimits {
+            max_runs: self.max_runs.unwrap_or(profile.max_runs),
+            max_sockets: self.max_sockets.unwrap_or(profile.max_sockets),
+            per_client: ClientCaps {
+                sockets: self
+                    .max_sockets_per_address
+                    .unwrap_or(profile.per_client.sockets),
+                runs: self.max_runs_per_address.unwrap_or(profile.per_client.runs),
+            },
+            pg_max_connections: self
+                .pg_max_connections
+                .unwrap_or(profile.pg_max_connections),
+            postgres_needs_explicit_url: profile.postgres_needs_explicit_url,
         }
     }
 }
@@ -159,4 +264,42 @@ pub struct BenchArgs {
     /// Print one JSON object instead of the progress bar and table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve_args(flags: &[&str]) -> ServeArgs {
+        let argv = ["oversold", "serve"].iter().chain(flags);
+        match Cli::parse_from(argv).command {
+            Some(Command::Serve(args)) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_flags_is_the_lab_profile() {
+        assert_eq!(serve_args(&[]).limits(), ServeLimits::lab());
+        assert_eq!(ServeArgs::default().limits(), ServeLimits::lab());
+    }
+
+    #[test]
+    fn public_tightens_the_caps_and_explicit_flags_still_win() {
+        assert_eq!(serve_args(&["--public"]).limits(), ServeLimits::public());
+        let limits =
+            serve_args(&["--public", "--max-runs", "6", "--max-runs-per-address", "2"]).limits();
+        assert_eq!(limits.max_runs, 6);
+        assert_eq!(limits.per_client.runs, 2);
+        assert_eq!(limits.per_client.sockets, 8, "the rest stays the profile's");
+        assert!(limits.postgres_needs_explicit_url);
+    }
+
+    #[test]
+    fn the_client_ip_header_must_be_a_header_name() {
+        let args = serve_args(&["--client-ip-header", "X-Forwarded-For"]);
+        assert_eq!(args.client_ip_header.unwrap().as_str(), "x-forwarded-for");
+        let argv = ["oversold", "serve", "--client-ip-header", "not a header"];
+        assert!(Cli::try_parse_from(argv).is_err());
+    }
 }

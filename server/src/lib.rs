@@ -14,6 +14,9 @@
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
 //! - [`stepper`]: step-through mode, one real command per click, behind turnstiles.
+//! - [`client`]: who a client is (its address) and the per-address caps; [`budget`]: the
+//!   open-file and PostgreSQL budgets a run reserves from before it opens anything;
+//!   [`headers`]: the security headers and Content-Security-Policy on every response.
 //! - [`health`]: pings Redis every second and publishes up/down, with the reason.
 //! - [`headless`]: `oversold run` and `oversold compare`, races on the command line.
 //! - [`bench`]: `oversold bench`, a closed-loop load for throughput and latency.
@@ -23,8 +26,11 @@
 pub mod app;
 pub mod backends;
 pub mod bench;
+pub mod budget;
 pub mod cli;
+pub mod client;
 pub mod engine;
+pub mod headers;
 pub mod headless;
 pub mod health;
 pub mod pg;

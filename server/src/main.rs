@@ -9,7 +9,7 @@ use oversold::backends::Backends;
 use oversold::bench::{self, BenchConfig};
 use oversold::cli::{Cli, Command, ServeArgs};
 use oversold::pg::{self, PgDb};
-use oversold::{headless, health, redis_source};
+use oversold::{budget, headless, health, redis_source};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -31,13 +31,20 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Bench(a)) => a.strategy == "postgres",
         _ => true,
     };
-    let backends = if wants_postgres {
+    // A public demo never reaches for "whatever PostgreSQL runs on this machine".
+    let public = matches!(&cli.command, Some(Command::Serve(a)) if a.public);
+    let backends = if !wants_postgres {
+        Backends::redis_only(source.store.clone(), "not needed by this command")
+    } else if public && cli.database_url.is_none() {
+        Backends::redis_only(
+            source.store.clone(),
+            "off in --public mode unless --database-url or DATABASE_URL is given",
+        )
+    } else {
         Backends {
             redis: source.store.clone(),
             postgres: postgres(cli.database_url.as_deref()).await,
         }
-    } else {
-        Backends::redis_only(source.store.clone(), "not needed by this command")
     };
     match cli.command {
         None => serve(source, backends, ServeArgs::default()).await,
@@ -115,9 +122,21 @@ async fn serve(
         );
     }
     let (health_tx, health_rx) = watch::channel(first);
+    let limits = args.limits();
+    let plan = budget::startup_plan(limits.max_runs, limits.max_sockets);
+    let pg_pool = match &backends.postgres {
+        Ok(db) => budget::startup_pg_pool(db, limits.pg_max_connections).await,
+        Err(_) => limits.pg_max_connections,
+    };
+    if let Some(name) = &args.client_ip_header {
+        tracing::info!(header = %name, "client addresses come from this header: only safe behind a proxy that sets it");
+    }
     let state = Arc::new(
-        AppState::new(backends, health_rx, args.assets.clone(), args.max_runs)
-            .with_max_sockets(args.max_sockets)
+        AppState::new(backends, health_rx, args.assets.clone(), plan.max_runs)
+            .with_max_sockets(plan.max_sockets)
+            .with_client_caps(limits.per_client, args.client_ip_header.clone())
+            .with_connection_budget(plan.connection_budget)
+            .with_pg_max_connections(pg_pool)
             .with_allowed_origins(args.allow_origins.clone()),
     );
     if !args.assets.join("index.html").exists() {

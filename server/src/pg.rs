@@ -136,6 +136,22 @@ impl PgDb {
         Ok(db)
     }
 
+    /// What `SHOW max_connections` says: every client's connections together, superuser
+    /// slots included. The server keeps its own pool well below it (see
+    /// [`crate::budget::fit_pg_pool`]).
+    pub async fn server_max_connections(&self) -> Result<usize, PgError> {
+        let conn = self.connect().await?;
+        let row = conn
+            .client
+            .query_one("SHOW max_connections", &[])
+            .await
+            .map_err(PgError::query("SHOW max_connections"))?;
+        let text: String = row.get(0);
+        // PostgreSQL sends an integer setting; anything else would be a PostgreSQL bug, and
+        // the pool check is then skipped rather than the server refusing to start.
+        Ok(text.trim().parse().unwrap_or(usize::MAX))
+    }
+
     /// `host:port/dbname as user`: safe to log.
     pub fn display_addr(&self) -> &str {
         &self.display

@@ -5,7 +5,7 @@
 //! (instead of `axum::serve`) for three things axum's helper does not do:
 //! - a **header read timeout**: a client that opens a connection and sends half a request
 //!   (or keeps an idle keep-alive connection) is dropped after [`HEADER_READ_TIMEOUT`],
-//!   instead of holding a file descriptor forever;
+//!   instead of holding a file descriptor forever (a slow-loris client);
 //! - the **peer address** in every request, for the per-client caps;
 //! - a shutdown that stops accepting, asks open connections and WebSockets to finish, and
 //!   gives up on them after [`DRAIN_TIMEOUT`].
@@ -31,11 +31,39 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest a shutdown waits for open connections and sockets before closing them.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The timeouts of [`serve_with`]. Tests shorten them; `oversold serve` uses the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// See [`HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// See [`DRAIN_TIMEOUT`].
+    pub drain_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            drain_timeout: DRAIN_TIMEOUT,
+        }
+    }
+}
+
 /// Serve `state`'s app on `listener` until `shutdown` resolves, then drain.
 pub async fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    serve_with(listener, state, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with other timeouts.
+pub async fn serve_with(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
 ) -> std::io::Result<()> {
     let router = app(state.clone());
     let mut connections = JoinSet::new();
@@ -66,7 +94,7 @@ pub async fn serve(
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
+                .header_read_timeout(options.header_read_timeout);
             let conn = builder
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
@@ -84,18 +112,20 @@ pub async fn serve(
         });
     }
 
+    // New clients are refused from here on, instead of waiting in the backlog for nothing.
+    drop(listener);
     tracing::info!("shutting down: closing sockets and cancelling runs");
     closing.cancel();
     state.shutdown.cancel();
-    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+    let drained = tokio::time::timeout(options.drain_timeout, async {
         while connections.join_next().await.is_some() {}
         state.sockets_closed().await;
     })
     .await;
     if drained.is_err() {
         tracing::warn!(
-            "connections still open after {} s; closing them",
-            DRAIN_TIMEOUT.as_secs()
+            "connections still open after {:?}; closing them",
+            options.drain_timeout
         );
         connections.abort_all();
     }

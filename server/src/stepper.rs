@@ -19,9 +19,9 @@ use tokio::task::JoinSet;
 
 use crate::backends::Backends;
 use crate::engine::{Arena, Line, RunError};
+use crate::store::RedisConn;
 use crate::store::stock::{self, Reading};
 use crate::store::turnstile::{Passed, Turn, Turnstile};
-use crate::store::RedisConn;
 use crate::strategy::{Attempt, Strategy};
 
 /// Longest a click waits for its buyer to reach its next command (a lock buyer sleeps a few
@@ -79,20 +79,9 @@ impl Stepper {
     ) -> Result<Stepper, StepError> {
         let n = config.race.buyers;
         let (passed_tx, passed) = mpsc::unbounded_channel();
-        let mut turnstiles = Vec::new();
-        for buyer in 1..=n {
-            let (turnstile, mut log) = Turnstile::new();
-            let tx = passed_tx.clone();
-            // Tag each passed command with its buyer, into one ordered stream.
-            tokio::spawn(async move {
-                while let Some(p) = log.recv().await {
-                    if tx.send((buyer, p)).is_err() {
-                        break;
-                    }
-                }
-            });
-            turnstiles.push(Arc::new(turnstile));
-        }
+        let turnstiles: Vec<Arc<Turnstile>> = (1..=n)
+            .map(|buyer| Arc::new(Turnstile::new(buyer, passed_tx.clone())))
+            .collect();
         let arena = Arena::set_up_gated(
             backends,
             strategy,
@@ -161,7 +150,10 @@ impl Stepper {
     /// Let buyer `buyer` send its next command; return once it waits at the next one or is done.
     pub async fn step(&mut self, buyer: u32) -> Result<(), StepError> {
         self.last_used = Instant::now();
-        let Some(b) = buyer.checked_sub(1).and_then(|i| self.buyers.get(i as usize)) else {
+        let Some(b) = buyer
+            .checked_sub(1)
+            .and_then(|i| self.buyers.get(i as usize))
+        else {
             return Err(StepError::NoSuchBuyer(buyer));
         };
         if b.outcome.is_some() || !matches!(*b.turn.borrow(), Turn::Waiting(_)) {
@@ -280,7 +272,10 @@ impl Stepper {
             Ok(arena) => {
                 let _ = arena.finish(backends, &self.run_id).await;
             }
-            Err(_) => tracing::warn!(run_id = self.run_id, "step arena still shared; keys expire by TTL"),
+            Err(_) => tracing::warn!(
+                run_id = self.run_id,
+                "step arena still shared; keys expire by TTL"
+            ),
         }
     }
 }

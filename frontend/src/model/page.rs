@@ -10,7 +10,7 @@
 //! server answers it.
 
 use oversold_protocol::{
-    Hello, RedisState, RunConfig, RunSummary, ServerMessage, StrategyInfo, WireError,
+    Hello, RedisState, RunConfig, RunSummary, ServerMessage, StepState, StrategyInfo, WireError,
 };
 
 use super::compare::CompareModel;
@@ -61,6 +61,8 @@ pub struct PageState {
     pub history: Vec<HistoryEntry>,
     /// Errors on screen, oldest first.
     pub notices: Vec<Notice>,
+    /// Step-through mode as the server last described it; `None` when it is not open.
+    pub step: Option<StepState>,
     next_notice: u64,
 }
 
@@ -73,6 +75,12 @@ impl PageState {
                 self.hello = Some(hello);
             }
             ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
+            ServerMessage::StepState(state) => self.step = Some(state),
+            ServerMessage::StepClosed { run_id } => {
+                if self.step.as_ref().is_some_and(|s| s.run_id == run_id) {
+                    self.step = None;
+                }
+            }
             ServerMessage::RunStarted { run_id, config } => self.run_started(run_id, config),
             ServerMessage::Outcomes { run_id, outcomes } => {
                 // One fold per frame, however many buyers it carries.

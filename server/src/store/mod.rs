@@ -320,7 +320,9 @@ impl RedisConn {
         }
         if let Some(t) = self.turnstile.clone() {
             let command = turnstile::describe(cmd.args_iter().map(arg_bytes));
-            return self.through_turnstile(&t, command, op, cmd.query_async(&mut self.inner.clone())).await;
+            return self
+                .through_turnstile(&t, command, op, cmd.query_async(&mut self.inner.clone()))
+                .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = cmd.query_async(&mut self.inner).await;
@@ -346,7 +348,9 @@ impl RedisConn {
                 parts.push("EXEC".into());
             }
             let command = parts.join(" · ");
-            return self.through_turnstile(&t, command, op, pipe.query_async(&mut self.inner.clone())).await;
+            return self
+                .through_turnstile(&t, command, op, pipe.query_async(&mut self.inner.clone()))
+                .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = pipe.query_async(&mut self.inner).await;

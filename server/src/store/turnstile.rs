@@ -30,21 +30,22 @@ pub struct Passed {
 
 /// The turnstile of one buyer's connection.
 pub struct Turnstile {
+    buyer: u32,
     turn: watch::Sender<Turn>,
     go: Semaphore,
-    passed: mpsc::UnboundedSender<Passed>,
+    passed: mpsc::UnboundedSender<(u32, Passed)>,
 }
 
 impl Turnstile {
-    /// A closed turnstile, and the stream of commands that pass it.
-    pub fn new() -> (Turnstile, mpsc::UnboundedReceiver<Passed>) {
-        let (passed, log) = mpsc::unbounded_channel();
-        let turnstile = Turnstile {
+    /// A closed turnstile for `buyer`; what passes it goes to `log`, tagged with the buyer,
+    /// before the reply reaches the buyer's code (so the log is never behind the buyer).
+    pub fn new(buyer: u32, log: mpsc::UnboundedSender<(u32, Passed)>) -> Turnstile {
+        Turnstile {
+            buyer,
             turn: watch::Sender::new(Turn::Busy),
             go: Semaphore::new(0),
-            passed,
-        };
-        (turnstile, log)
+            passed: log,
+        }
     }
 
     /// Watch where the buyer stands.
@@ -68,7 +69,7 @@ impl Turnstile {
 
     /// Called by the connection once the reply is in.
     pub(super) fn passed(&self, command: String, reply: String) {
-        let _ = self.passed.send(Passed { command, reply });
+        let _ = self.passed.send((self.buyer, Passed { command, reply }));
     }
 }
 
@@ -123,10 +124,15 @@ mod tests {
         let args = ["DECRBY", "oversold:{r-1a}:stock", "1"].map(|s| s.as_bytes().to_vec());
         assert_eq!(describe(args), "DECRBY stock 1");
         let sha = scripts::RESERVE.sha().to_string();
-        let args = ["EVALSHA", &sha, "1", "oversold:{r-1a}:stock", "2"].map(|s| s.as_bytes().to_vec());
+        let args =
+            ["EVALSHA", &sha, "1", "oversold:{r-1a}:stock", "2"].map(|s| s.as_bytes().to_vec());
         assert_eq!(describe(args), "EVALSHA reserve.lua 1 stock 2");
         assert_eq!(
-            show(&Value::Array(vec![Value::Int(1), Value::Int(1), Value::Int(0)])),
+            show(&Value::Array(vec![
+                Value::Int(1),
+                Value::Int(1),
+                Value::Int(0)
+            ])),
             "[1, 1, 0]"
         );
         assert_eq!(show(&Value::Nil), "nil");

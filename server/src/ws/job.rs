@@ -1,6 +1,12 @@
 //! Work a socket asked for: admitting a `start_run` or `start_compare` (every check before
 //! anything touches a store), then running its races and sending each one's frames, ending
 //! with exactly one terminal frame per `run_started`.
+//!
+//! Admission takes, in this order, everything the job will hold until it ends (its
+//! [`Holds`]): a run of this address's share, a comparison slot (comparisons only), a run
+//! slot, the connections it will open from the connection budget, and for a `postgres` run
+//! its PostgreSQL connections. The first that is missing refuses the job with a sentence
+//! that says which and why; nothing is opened before all are held.
 
 use std::sync::Arc;
 
@@ -10,13 +16,16 @@ use oversold_protocol::{
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::Caller;
 use super::batcher;
 use super::inbound::{self, wire_error};
 use crate::app::AppState;
+use crate::budget::Shortfall;
+use crate::client::ClientSlot;
 use crate::engine::{self, RunError};
 use crate::shelf::ShelfError;
 use crate::store::Cause;
-use crate::strategy::{self, PrepareError, REGISTRY, Strategy};
+use crate::strategy::{self, Backend, PrepareError, REGISTRY, Strategy};
 
 /// Work admitted for one socket: a single race, or a comparison of several.
 pub struct Job {
@@ -24,8 +33,33 @@ pub struct Job {
     pub compare: Option<(String, RaceConfig)>,
     /// The races to run, in order.
     pub races: Vec<(&'static Strategy, RunConfig)>,
-    /// Held for the whole job: one slot of the server's run cap.
-    pub permit: OwnedSemaphorePermit,
+    /// Held for the whole job, given back when it ends.
+    pub holds: Holds,
+}
+
+/// What a job holds while it runs; dropping it gives everything back.
+pub struct Holds {
+    /// One of its address's runs.
+    _client: ClientSlot,
+    /// A comparison slot (comparisons only).
+    _compare: Option<OwnedSemaphorePermit>,
+    /// One slot of the server's run cap.
+    _run: OwnedSemaphorePermit,
+    /// Its connections from the connection budget (its races run one at a time, so one
+    /// race's worth covers a comparison).
+    _connections: OwnedSemaphorePermit,
+    /// Its PostgreSQL connections, for a single `postgres` run. A comparison reserves them
+    /// only for its `postgres` race, when that race begins.
+    _postgres: Option<OwnedSemaphorePermit>,
+}
+
+/// A single run or a comparison: they are capped differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A single run, and whether its strategy needs PostgreSQL connections.
+    Run { postgres: bool },
+    /// A comparison (its `postgres` race reserves its connections when it begins).
+    Compare,
 }
 
 impl Job {
@@ -39,7 +73,11 @@ impl Job {
 }
 
 /// Check a start_run completely before anything touches a store.
-pub fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
+pub fn admit_run(
+    state: &AppState,
+    caller: &Caller,
+    request: &RunRequest,
+) -> Result<Job, WireError> {
     let config = inbound::validate_run(request)?;
     let Some(strategy) = strategy::find(&config.strategy) else {
         let names: Vec<&str> = REGISTRY.iter().map(|s| s.name()).collect();
@@ -61,15 +99,23 @@ pub fn admit_run(state: &AppState, request: &RunRequest) -> Result<Job, WireErro
     if strategy.uses_redis() {
         check_redis(state)?;
     }
+    let kind = Kind::Run {
+        postgres: uses_postgres(strategy),
+    };
+    let holds = take_holds(state, caller, kind, config.race.app_servers)?;
     Ok(Job {
         compare: None,
         races: vec![(strategy, config)],
-        permit: take_slot(state)?,
+        holds,
     })
 }
 
 /// Check a start_compare: the knobs once, then every strategy that can run here.
-pub fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, WireError> {
+pub fn admit_compare(
+    state: &AppState,
+    caller: &Caller,
+    request: &RunRequest,
+) -> Result<Job, WireError> {
     let race = inbound::validate_compare(request)?;
     check_redis(state)?;
     let races = REGISTRY
@@ -78,11 +124,19 @@ pub fn admit_compare(state: &AppState, request: &RunRequest) -> Result<Job, Wire
         .filter(|s| s.unavailable_reason(&state.backends).is_none())
         .map(|s| (s, race.with_strategy(s.name())))
         .collect();
+    let holds = take_holds(state, caller, Kind::Compare, race.app_servers)?;
     Ok(Job {
         compare: Some((new_id("c"), race)),
         races,
-        permit: take_slot(state)?,
+        holds,
     })
+}
+
+/// What a step-through session holds: the same caps as a single Redis run of `buyers` app
+/// servers, plus one connection to read the stock between clicks.
+pub fn hold_for_step(state: &AppState, caller: &Caller, buyers: u32) -> Result<Holds, WireError> {
+    check_redis(state)?;
+    take_holds(state, caller, Kind::Run { postgres: false }, buyers + 1)
 }
 
 fn check_redis(state: &AppState) -> Result<(), WireError> {
@@ -99,30 +153,151 @@ fn check_redis(state: &AppState) -> Result<(), WireError> {
     Ok(())
 }
 
-fn take_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
-    state.run_slots.clone().try_acquire_owned().map_err(|_| {
-        wire_error(
-            ErrorCode::Busy,
-            format!(
-                "the server is running its maximum of {} races; try again in a moment",
-                state.max_runs
-            ),
-        )
+fn uses_postgres(strategy: &Strategy) -> bool {
+    matches!(strategy.backend, Backend::Postgres(_))
+}
+
+/// Everything the job holds, in the order of the module doc; each refusal says which cap
+/// and why.
+fn take_holds(
+    state: &AppState,
+    caller: &Caller,
+    kind: Kind,
+    app_servers: u32,
+) -> Result<Holds, WireError> {
+    let busy = |message: String| wire_error(ErrorCode::Busy, message);
+    let client = state.clients.start_run(caller.addr).map_err(busy)?;
+    let compare = match kind {
+        Kind::Compare => Some(take_compare_slot(state)?),
+        Kind::Run { .. } => None,
+    };
+    let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+        busy(format!(
+            "the server is running its maximum of {}; try again in a moment",
+            plural(state.max_runs, "race", "races")
+        ))
+    })?;
+    let wanted = app_servers as usize + 1;
+    let connections = state
+        .connections
+        .try_reserve(wanted)
+        .map_err(|short| connections_exhausted(app_servers, short))?;
+    let postgres = match kind {
+        Kind::Run { postgres: true } => Some(reserve_postgres(state, app_servers)?),
+        Kind::Run { postgres: false } | Kind::Compare => None,
+    };
+    Ok(Holds {
+        _client: client,
+        _compare: compare,
+        _run: run,
+        _connections: connections,
+        _postgres: postgres,
     })
 }
 
+/// A comparison slot, or `busy` with how the run slots are shared out right now.
+fn take_compare_slot(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
+    let refused = |_| {
+        let runs = state.max_runs - state.run_slots.available_permits();
+        let compares = state.max_compares - state.compare_slots.available_permits();
+        let singles = runs.saturating_sub(compares);
+        let all = match state.max_compares {
+            1 => "the only comparison slot is".to_string(),
+            n => format!("all {n} comparison slots are"),
+        };
+        let after = if runs < state.max_runs {
+            "single runs are still accepted"
+        } else {
+            "every run slot is busy too; try again in a moment"
+        };
+        let message = format!(
+            "{all} in use ({runs} of {} run slots busy: {}, {}); {after}",
+            state.max_runs,
+            plural(compares, "comparison", "comparisons"),
+            plural(singles, "single run", "single runs"),
+        );
+        wire_error(ErrorCode::Busy, message)
+    };
+    state
+        .compare_slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(refused)
+}
+
+/// `1 race`, `2 races`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn connections_exhausted(app_servers: u32, short: Shortfall) -> WireError {
+    let needs = format!(
+        "this run needs {} connections ({app_servers} app servers + 1 admin)",
+        short.wanted
+    );
+    let message = if short.never_fits() {
+        format!(
+            "{needs}, more than this server's whole budget of {} (it keeps the server under its \
+             open-file limit); use at most {} app servers",
+            short.total,
+            short.total.saturating_sub(1)
+        )
+    } else {
+        format!(
+            "{needs} and only {} of the server's {} are free (the budget keeps the server under \
+             its open-file limit); try fewer app servers, or again when a run ends",
+            short.free, short.total
+        )
+    };
+    wire_error(ErrorCode::ResourceExhausted, message)
+}
+
+/// A `postgres` run's `app_servers + 1` connections from the PostgreSQL pool.
+fn reserve_postgres(state: &AppState, app_servers: u32) -> Result<OwnedSemaphorePermit, WireError> {
+    state
+        .pg_connections
+        .try_reserve(app_servers as usize + 1)
+        .map_err(|short| {
+            let needs = format!(
+                "a postgres run with {app_servers} app servers needs {} PostgreSQL connections \
+                 (one per app server + 1 admin)",
+                short.wanted
+            );
+            let message = if short.never_fits() {
+                format!(
+                    "{needs}, more than this server's pool of {} (--pg-max-connections); use at \
+                     most {} app servers",
+                    short.total,
+                    short.total.saturating_sub(1)
+                )
+            } else {
+                format!(
+                    "{needs} and only {} of the server's {} are free; try fewer app servers, or \
+                     again when a run ends",
+                    short.free, short.total
+                )
+            };
+            wire_error(ErrorCode::ResourceExhausted, message)
+        })
+}
+
 /// Run a job's races one after another; a comparison is framed by its own messages.
+///
+/// Everything the job holds is given back, and `ended` cancelled, *before* its last frame
+/// goes out: a client that starts its next run the moment it reads that frame finds its
+/// slots free and its socket idle (see `handle` in the parent module).
 pub async fn run_job(
     state: Arc<AppState>,
     job: Job,
     first_run_id: String,
     outbound: mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
+    ended: CancellationToken,
 ) {
     let Job {
         compare,
         races,
-        permit: _permit,
+        holds,
     } = job;
     if let Some((compare_id, config)) = &compare {
         let strategies = races.iter().map(|(s, _)| s.name().to_string()).collect();
@@ -135,44 +310,76 @@ pub async fn run_job(
     }
     let mut summaries = Vec::new();
     let mut run_id = Some(first_run_id);
+    // The latest race's terminal frame, held back in case it is the job's last frame.
+    let mut pending = None;
     for (strategy, config) in races {
         // A cancelled comparison starts no further races; a single run that was cancelled
         // before it began still gets its run_started and a run_cancelled.
         if cancel.is_cancelled() && compare.is_some() {
             break;
         }
-        let id = run_id.take().unwrap_or_else(|| new_id("r"));
-        if let Some(summary) =
-            run_one(&state, strategy, config, id, &outbound, cancel.clone()).await
-        {
-            summaries.push(summary);
+        if let Some(frame) = pending.take() {
+            let _ = outbound.send(frame).await;
         }
+        let id = run_id.take().unwrap_or_else(|| new_id("r"));
+        let in_compare = compare.is_some();
+        let race = run_one(&state, strategy, config, id, &outbound, &cancel, in_compare);
+        let (terminal, summary) = race.await;
+        summaries.extend(summary);
+        pending = Some(terminal);
     }
-    if let Some((compare_id, _)) = compare {
-        let finished = ServerMessage::CompareFinished {
-            compare_id,
-            summaries,
-        };
-        let _ = outbound.send(finished).await;
+    let last = match compare {
+        Some((compare_id, _)) => {
+            if let Some(frame) = pending.take() {
+                let _ = outbound.send(frame).await;
+            }
+            Some(ServerMessage::CompareFinished {
+                compare_id,
+                summaries,
+            })
+        }
+        None => pending,
+    };
+    drop(holds);
+    ended.cancel();
+    if let Some(frame) = last {
+        let _ = outbound.send(frame).await;
     }
 }
 
-/// One run: announce it, race while batching outcomes out, then its one terminal frame.
-/// Returns the summary of a run that finished (not cancelled, not failed).
+/// One run: announce it and race while batching outcomes out. Returns its one terminal
+/// frame (for the caller to send), and its summary if it finished (not cancelled, not
+/// failed).
 async fn run_one(
     state: &AppState,
     strategy: &'static Strategy,
     config: RunConfig,
     run_id: String,
     outbound: &mpsc::Sender<ServerMessage>,
-    cancel: CancellationToken,
-) -> Option<RunSummary> {
+    cancel: &CancellationToken,
+    in_compare: bool,
+) -> (ServerMessage, Option<RunSummary>) {
     tracing::info!(run_id, config = %config.describe(), "run started");
     let started = ServerMessage::RunStarted {
         run_id: run_id.clone(),
         config: config.clone(),
     };
     let _ = outbound.send(started).await;
+    // A comparison holds PostgreSQL connections only while its postgres race runs, not for
+    // the minutes the other races take; when the pool is full, that one race is refused
+    // (its terminal frame is the error) and the comparison goes on.
+    let _postgres = if in_compare && uses_postgres(strategy) && !cancel.is_cancelled() {
+        match reserve_postgres(state, config.race.app_servers) {
+            Ok(permit) => Some(permit),
+            Err(mut e) => {
+                tracing::info!(run_id, reason = %e.message, "postgres race refused");
+                e.run_id = Some(run_id);
+                return (ServerMessage::Error(e), None);
+            }
+        }
+    } else {
+        None
+    };
     let result = if cancel.is_cancelled() {
         None
     } else {
@@ -188,9 +395,7 @@ async fn run_one(
         let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
         Some(tokio::join!(race, forward).0)
     };
-    let (terminal, finished) = terminal_frame(run_id, result, cancel.is_cancelled());
-    let _ = outbound.send(terminal).await;
-    finished
+    terminal_frame(run_id, result, cancel.is_cancelled())
 }
 
 /// The terminal frame for a run that ended with `result` (`None`: never started, because it

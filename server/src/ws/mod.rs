@@ -7,7 +7,8 @@
 //! cleans up.
 //!
 //! # Layout
-//! - this file: the upgrade (origin and socket caps), the session loop, the send task.
+//! - this file: the upgrade (origin check, per-address and global socket caps), the session
+//!   loop, the send task.
 //! - [`inbound`]: frame parsing and error codes; [`job`]: admission and the run task.
 //! - [`batcher`]: outcome batching; [`rate`]: the per-socket token bucket;
 //!   [`origin`]: which pages may open a socket.
@@ -23,17 +24,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
+use crate::client::ClientAddr;
 use inbound::wire_error;
 use job::Job;
 
@@ -50,17 +52,30 @@ const PING_EVERY: Duration = Duration::from_secs(20);
 /// forgotten tabs do not hold socket slots forever. The page reconnects by itself.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// `GET /ws`.
+/// Seconds a client refused for its address's socket cap is asked to wait (`Retry-After`).
+const RETRY_AFTER_SECS: &str = "5";
+
+/// `GET /ws`. Refusals happen before upgrading, with a status a browser and a load balancer
+/// understand: 403 for another origin, 429 for an address over its share, 503 when the
+/// server is full.
 pub async fn upgrade(
     ws: WebSocketUpgrade,
     headers: HeaderMap,
+    client: ClientAddr,
     State(state): State<Arc<AppState>>,
 ) -> Response {
-    // Refuse before upgrading, with a status a browser and a load balancer understand.
     if let Err(why) = origin::check(&headers, &state.allowed_origins) {
         tracing::info!(%why, "refused a WebSocket from another origin");
         return (StatusCode::FORBIDDEN, why).into_response();
     }
+    let mine = match state.clients.open_socket(client) {
+        Ok(slot) => slot,
+        Err(why) => {
+            tracing::info!(%client, "refused a WebSocket: address over its socket cap");
+            let retry = [(header::RETRY_AFTER, RETRY_AFTER_SECS)];
+            return (StatusCode::TOO_MANY_REQUESTS, retry, why).into_response();
+        }
+    };
     let Ok(slot) = state.socket_slots.clone().try_acquire_owned() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -71,8 +86,8 @@ pub async fn upgrade(
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| async move {
-            session(socket, state).await;
-            drop(slot);
+            session(socket, state, client).await;
+            drop((slot, mine));
         })
 }
 
@@ -81,12 +96,23 @@ struct InFlight {
     /// Its run id, or its compare id.
     id: String,
     cancel: CancellationToken,
+    /// Cancelled by the job just before its last frame, once it holds nothing.
+    ended: CancellationToken,
 }
 
-async fn session(socket: WebSocket, state: Arc<AppState>) {
+/// What a session knows about its client, for admission.
+pub struct Caller {
+    /// The address its per-address caps count against.
+    pub addr: ClientAddr,
+}
+
+async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
-    let mut writer = tokio::spawn(send_task(sink, queue));
+    let (close, close_requested) = oneshot::channel();
+    let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
+    let mut close = Some(close);
+    let caller = Caller { addr };
 
     let _ = frames.send(ServerMessage::Hello(state.hello())).await;
     let mut health = state.health.clone();
@@ -94,6 +120,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
     let mut limiter = rate::Limiter::default();
     let mut jobs: JoinSet<()> = JoinSet::new();
     let mut in_flight: Option<InFlight> = None;
+    let mut stepping: Option<step::StepSlot> = None;
     let mut last_heard = Instant::now();
     let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
 
@@ -101,7 +128,15 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
         tokio::select! {
             frame = stream.next() => {
                 let frame = match frame {
-                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                    Some(Ok(Message::Close(_))) | None => break,
+                    Some(Err(e)) => {
+                        if is_too_big(e) {
+                            // Say why, with the code made for it, instead of a bare close.
+                            let reason = format!("frames are limited to {} KiB", MAX_FRAME_BYTES / 1024);
+                            ask_to_close(&mut close, close_code::SIZE, reason);
+                        }
+                        break;
+                    }
                     Some(Ok(frame)) => frame,
                 };
                 last_heard = Instant::now();
@@ -121,7 +156,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
                     }
                     _ => continue, // ping (answered by the library) or pong
                 };
-                handle(&state, &text, &frames, &mut jobs, &mut in_flight).await;
+                handle(&state, &caller, &text, &frames, &mut jobs, &mut in_flight, &mut stepping).await;
             }
             Some(_) = jobs.join_next() => in_flight = None,
             Ok(()) = health.changed() => {
@@ -130,6 +165,11 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
             }
             // The send task pings every PING_EVERY; a live client answers with a pong.
             _ = liveness.tick() => {
+                if stepping.as_ref().is_some_and(step::StepSlot::idle)
+                    && let Some(closed) = step::close(&state, &mut stepping).await
+                {
+                    let _ = frames.send(closed).await;
+                }
                 let silent = last_heard.elapsed();
                 if silent >= 2 * PING_EVERY || (in_flight.is_none() && silent >= IDLE_TIMEOUT) {
                     tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
@@ -138,7 +178,10 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
             }
             // The writer gave up (or the socket broke): nothing more can reach the client.
             _ = &mut writer => break,
-            _ = state.shutdown.cancelled() => break,
+            _ = state.shutdown.cancelled() => {
+                ask_to_close(&mut close, close_code::AWAY, "the server is shutting down".into());
+                break;
+            }
         }
     }
 
@@ -148,20 +191,51 @@ async fn session(socket: WebSocket, state: Arc<AppState>) {
     }
     // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
     while jobs.join_next().await.is_some() {}
+    step::close_quietly(&state, &mut stepping).await;
     drop(frames);
     if !writer.is_finished() {
         let _ = writer.await;
     }
 }
 
+/// True when a read failed because the client's frame was over [`MAX_FRAME_BYTES`].
+fn is_too_big(e: axum::Error) -> bool {
+    matches!(
+        e.into_inner().downcast_ref::<tungstenite::Error>(),
+        Some(tungstenite::Error::Capacity(_))
+    )
+}
+
+/// Ask the send task (the socket's only writer) to close with `code`. It sends the Close
+/// frame itself, so it never races a data frame on the socket.
+fn ask_to_close(close: &mut Option<oneshot::Sender<CloseFrame>>, code: u16, reason: String) {
+    if let Some(close) = close.take() {
+        let _ = close.send(CloseFrame {
+            code,
+            reason: reason.into(),
+        });
+    }
+}
+
 /// One text frame from the client.
 async fn handle(
     state: &Arc<AppState>,
+    caller: &Caller,
     text: &str,
     frames: &mpsc::Sender<ServerMessage>,
     jobs: &mut JoinSet<()>,
     in_flight: &mut Option<InFlight>,
+    stepping: &mut Option<step::StepSlot>,
 ) {
+    // A job that is sending its last frame is over for the client, which may answer that
+    // frame at once: wait for the task's last instant, so that answer meets an idle socket.
+    if in_flight
+        .as_ref()
+        .is_some_and(|job| job.ended.is_cancelled())
+    {
+        jobs.join_next().await;
+        *in_flight = None;
+    }
     let admitted = match inbound::parse(text) {
         Err(e) => Err(e),
         Ok(ClientMessage::CancelRun) => {
@@ -187,8 +261,27 @@ async fn handle(
             e.run_id = in_flight.as_ref().map(|job| job.id.clone());
             Err(e)
         }
-        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, &config),
-        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, &config),
+        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, caller, &config),
+        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, caller, &config),
+        // Step-through mode answers each message with its whole state (or an error).
+        Ok(step_message) => {
+            let answer = match step_message {
+                ClientMessage::StepOpen { config } => {
+                    step::open(state, caller, &config, stepping).await
+                }
+                ClientMessage::Step { buyer } => step::step(buyer, stepping).await,
+                ClientMessage::StepReset => step::reset(state, caller, stepping).await,
+                _ => match step::close(state, stepping).await {
+                    Some(closed) => closed,
+                    None => ServerMessage::Error(wire_error(
+                        ErrorCode::NoRunInProgress,
+                        "no step-through is open",
+                    )),
+                },
+            };
+            let _ = frames.send(answer).await;
+            return;
+        }
     };
     match admitted {
         Err(e) => send_error(frames, e).await,
@@ -204,6 +297,7 @@ fn start(
     frames: &mpsc::Sender<ServerMessage>,
 ) -> InFlight {
     let cancel = state.shutdown.child_token();
+    let ended = CancellationToken::new();
     let run_id = job::new_id("r");
     let id = job.id(&run_id);
     jobs.spawn(job::run_job(
@@ -212,40 +306,52 @@ fn start(
         run_id,
         frames.clone(),
         cancel.clone(),
+        ended.clone(),
     ));
-    InFlight { id, cancel }
+    InFlight { id, cancel, ended }
 }
 
 /// The send task: the only writer of the socket. A client that stops reading would
 /// otherwise block it forever, then the queue, then the job, which would keep its run slot:
 /// after [`SEND_TIMEOUT`] on one frame the socket is given up instead. It also pings every
-/// [`PING_EVERY`], so a live client always has something to answer.
+/// [`PING_EVERY`], so a live client always has something to answer, and closes with the
+/// code the session asks for on `close` (a session that ends without asking gets a plain
+/// close).
 async fn send_task(
     mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
     mut queue: mpsc::Receiver<ServerMessage>,
+    mut close: oneshot::Receiver<CloseFrame>,
 ) {
     let mut ping = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
-    loop {
+    let last = loop {
         let frame = tokio::select! {
+            // A close the session asked for wins over a queue that just ended with it.
+            biased;
+            Ok(frame) = &mut close => break Message::Close(Some(frame)),
             msg = queue.recv() => match msg {
                 Some(msg) => {
                     let text = serde_json::to_string(&msg).expect("protocol types always serialize");
                     Message::Text(Utf8Bytes::from(text))
                 }
-                None => break,
+                None => break Message::Close(None),
             },
             _ = ping.tick() => Message::Ping(Default::default()),
         };
         match tokio::time::timeout(SEND_TIMEOUT, sink.send(frame)).await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => break,
+            Ok(Err(_)) => return,
             Err(_) => {
                 tracing::warn!("client stopped reading; closing its socket");
                 return;
             }
         }
-    }
-    let _ = sink.close().await;
+    };
+    // Bounded like every other send: a client that stopped reading cannot hold this task.
+    let _ = tokio::time::timeout(SEND_TIMEOUT, async {
+        let _ = sink.send(last).await;
+        let _ = sink.close().await;
+    })
+    .await;
 }
 
 async fn send_error(frames: &mpsc::Sender<ServerMessage>, e: WireError) {

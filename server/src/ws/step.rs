@@ -7,20 +7,19 @@
 
 use std::sync::Arc;
 
-use oversold_protocol::limits::{LIMITS, MAX_STEP_BUYERS, MIN_STEP_BUYERS};
-use oversold_protocol::{ErrorCode, RunConfig, RunRequest, ServerMessage, WireError};
-use tokio::sync::OwnedSemaphorePermit;
-
+use super::Caller;
 use super::inbound::{self, wire_error};
-use super::job;
+use super::job::{self, Holds};
 use crate::app::AppState;
 use crate::stepper::{StepError, Stepper};
 use crate::strategy;
+use oversold_protocol::limits::{LIMITS, MAX_STEP_BUYERS, MIN_STEP_BUYERS};
+use oversold_protocol::{ErrorCode, RunConfig, RunRequest, ServerMessage, WireError};
 
-/// A socket's open step session and the run slot it holds.
+/// A socket's open step session and the caps it holds (as a run would).
 pub struct StepSlot {
     stepper: Stepper,
-    _slot: OwnedSemaphorePermit,
+    _holds: Holds,
 }
 
 impl StepSlot {
@@ -35,7 +34,10 @@ const DEFAULT_STOCK: u32 = 1;
 const DEFAULT_BUYERS: u32 = 2;
 
 /// Check a `step_open` completely (nothing touches Redis before that).
-fn admit(state: &AppState, request: &RunRequest) -> Result<(&'static strategy::Strategy, RunConfig), WireError> {
+fn admit(
+    _state: &AppState,
+    request: &RunRequest,
+) -> Result<(&'static strategy::Strategy, RunConfig), WireError> {
     let request = RunRequest {
         stock: request.stock.or(Some(DEFAULT_STOCK)),
         buyers: request.buyers.or(Some(DEFAULT_BUYERS)),
@@ -74,6 +76,7 @@ fn admit(state: &AppState, request: &RunRequest) -> Result<(&'static strategy::S
 /// `step_open` (also used by `step_reset`): close any session, open a new one.
 pub async fn open(
     state: &Arc<AppState>,
+    caller: &Caller,
     request: &RunRequest,
     current: &mut Option<StepSlot>,
 ) -> ServerMessage {
@@ -81,18 +84,11 @@ pub async fn open(
         Ok(ok) => ok,
         Err(e) => return ServerMessage::Error(e),
     };
+    // The session being replaced gives its holds back first.
     close_quietly(state, current).await;
-    let slot = match state.run_slots.clone().try_acquire_owned() {
-        Ok(slot) => slot,
-        Err(_) => {
-            return ServerMessage::Error(wire_error(
-                ErrorCode::Busy,
-                format!(
-                    "the server is running its maximum of {} races; try again in a moment",
-                    state.max_runs
-                ),
-            ));
-        }
+    let holds = match job::hold_for_step(state, caller, config.race.buyers) {
+        Ok(holds) => holds,
+        Err(e) => return ServerMessage::Error(e),
     };
     let run_id = job::new_id("s");
     match Stepper::open(&state.backends, strategy, config, run_id).await {
@@ -100,7 +96,7 @@ pub async fn open(
             let snapshot = stepper.state().await;
             *current = Some(StepSlot {
                 stepper,
-                _slot: slot,
+                _holds: holds,
             });
             ServerMessage::StepState(snapshot)
         }
@@ -134,7 +130,11 @@ pub async fn step(buyer: u32, current: &mut Option<StepSlot>) -> ServerMessage {
 }
 
 /// `step_reset`: the same knobs, fresh keys, buyers back at the start.
-pub async fn reset(state: &Arc<AppState>, current: &mut Option<StepSlot>) -> ServerMessage {
+pub async fn reset(
+    state: &Arc<AppState>,
+    caller: &Caller,
+    current: &mut Option<StepSlot>,
+) -> ServerMessage {
     let Some(slot) = current.as_ref() else {
         return ServerMessage::Error(wire_error(
             ErrorCode::NoRunInProgress,
@@ -151,7 +151,7 @@ pub async fn reset(state: &Arc<AppState>, current: &mut Option<StepSlot>) -> Ser
         seed: Some(c.race.seed),
         ..Default::default()
     };
-    open(state, &request, current).await
+    open(state, caller, &request, current).await
 }
 
 /// `step_close` (and the idle timeout): close the session and say so.

@@ -50,8 +50,9 @@ async fn healthz_reports_redis_up() {
 
 #[tokio::test]
 async fn healthz_is_503_with_the_reason_when_redis_is_down() {
-    let port = oversold::private_redis::free_port();
-    let store = Store::open(&format!("redis://127.0.0.1:{port}")).unwrap();
+    // Port 1: nothing listens there. (A "free" port could be taken meanwhile by another
+    // test's redis-server, which then answers or drops the connection.)
+    let store = Store::open("redis://127.0.0.1:1").unwrap();
     let seen = health::check_once(&store).await;
     let (status, body) = get(state_with(store, "dist".into(), seen), "/healthz").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
@@ -148,5 +149,85 @@ async fn index_and_assets_are_served_from_the_assets_dir() {
             .contains("immutable")
     );
     assert_eq!(cache("/").await, "no-cache");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The policy on every response but the page itself.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+                   connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; \
+                   frame-ancestors 'none'";
+
+async fn headers_of(state: Arc<AppState>, path: &str) -> (StatusCode, axum::http::HeaderMap) {
+    let res = app(state)
+        .oneshot(Request::get(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    (res.status(), res.headers().clone())
+}
+
+fn assert_security_headers(headers: &axum::http::HeaderMap, csp: &str, what: &str) {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .unwrap_or_else(|| panic!("{what}: no {name}"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(get("content-security-policy"), csp, "{what}");
+    assert_eq!(get("x-frame-options"), "DENY", "{what}");
+    assert_eq!(get("referrer-policy"), "no-referrer", "{what}");
+    assert_eq!(get("x-content-type-options"), "nosniff", "{what}");
+}
+
+#[tokio::test]
+async fn every_response_carries_the_security_headers() {
+    let store = Store::open("redis://127.0.0.1:1").unwrap();
+    let state = state(store, "/nonexistent-oversold-dist".into());
+    for (path, status) in [
+        ("/healthz", StatusCode::OK),
+        ("/", StatusCode::NOT_FOUND),
+        ("/no-such-asset.js", StatusCode::NOT_FOUND),
+        // Not an upgrade request: refused by the WebSocket extractor, headers all the same.
+        ("/ws", StatusCode::BAD_REQUEST),
+    ] {
+        let (got, headers) = headers_of(state.clone(), path).await;
+        assert_eq!(got.is_success(), status.is_success(), "{path}: {got}");
+        assert_security_headers(&headers, CSP, path);
+    }
+}
+
+#[tokio::test]
+async fn the_page_allows_exactly_its_own_inline_script() {
+    // Trunk ends index.html with an inline module script that starts the wasm; the policy
+    // names its hash rather than allowing every inline script.
+    let dir = std::env::temp_dir().join(format!("oversold-csp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        "<html><head><link rel=\"modulepreload\" href=\"/app-1.js\"></head>\
+         <body><script type=\"module\">alert(1)</script></body></html>",
+    )
+    .unwrap();
+    let store = Store::open("redis://127.0.0.1:1").unwrap();
+    let with_origin = Arc::new(
+        AppState::new(
+            Backends::redis_only(store, "not used"),
+            watch::channel(Health::up()).1,
+            dir.clone(),
+            8,
+        )
+        .with_allowed_origins(vec!["http://127.0.0.1:8080".into()]),
+    );
+    // printf 'alert(1)' | openssl dgst -sha256 -binary | base64
+    let page_csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' \
+                    'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='; style-src 'self'; \
+                    connect-src 'self' ws://127.0.0.1:8080; object-src 'none'; base-uri 'none'; \
+                    form-action 'none'; frame-ancestors 'none'";
+    for path in ["/", "/index.html"] {
+        let (status, headers) = headers_of(with_origin.clone(), path).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_security_headers(&headers, page_csp, path);
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -7,12 +7,19 @@
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
 //!   does not oversell.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
+//! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
+//!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
+//!   never show a password, and `serve --public` keeps its profile.
 
 mod all_strategies;
+mod budgets;
+mod cli;
 mod common;
 mod http;
 mod invariants;
 mod lua_contract;
 mod stalls;
+mod step;
 mod strategies;
+mod timeouts;
 mod ws;

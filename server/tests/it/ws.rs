@@ -4,6 +4,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::common::{TestRedis, TestServer, calls};
+use oversold::app::AppState;
+use oversold::client::ClientCaps;
 use oversold_protocol::{ErrorCode, OutcomeResult, RedisState, ServerMessage};
 use serde_json::json;
 
@@ -309,7 +311,16 @@ async fn a_global_cap_answers_busy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_clients_at_once_each_see_only_their_own_runs() {
     let redis = TestRedis::start();
-    let server = TestServer::start(redis.store.clone(), 16).await;
+    // Ten visitors, all from 127.0.0.1: lift the per-address cap, which is not under test.
+    let state = AppState::new(redis.backends(), idle_health(), "/nonexistent".into(), 16)
+        .with_client_caps(
+            ClientCaps {
+                sockets: 32,
+                runs: 16,
+            },
+            None,
+        );
+    let server = TestServer::serve(state).await;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..10u32 {
         let mut client = server.client().await;
@@ -516,5 +527,69 @@ async fn sockets_past_the_cap_get_503_and_a_slot_frees_on_close() {
             }
             Err(e) => panic!("slot never freed: {e}"),
         }
+    }
+}
+
+/// A health feed for a state that `TestServer::serve` replaces with a live monitor.
+pub fn idle_health() -> tokio::sync::watch::Receiver<oversold::health::Health> {
+    tokio::sync::watch::channel(oversold::health::Health::up()).1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_frame_closes_with_1009() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    // 20 KB, over the 16 KiB a frame may carry (a start_run is a few hundred bytes).
+    let padding = "x".repeat(20 * 1024);
+    client
+        .send_text(&format!(r#"{{"type":"cancel_run","pad":"{padding}"}}"#))
+        .await;
+    let close = loop {
+        match tokio::time::timeout(Duration::from_secs(5), client.ws.next()).await {
+            Ok(Some(Ok(Message::Close(frame)))) => break frame.expect("a close code"),
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    assert_eq!(close.code, CloseCode::Size, "{close:?}");
+    assert_eq!(close.reason.as_str(), "frames are limited to 16 KiB");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_run_may_start_the_moment_the_last_one_ends() {
+    // Eight clients, eight run slots, eight runs per address: each client answers every
+    // terminal frame with its next start at once, and must find its slot free and its socket
+    // idle every time. (Under load it used to meet run_in_progress, or busy, while the
+    // finished job's task wound down after sending that frame.)
+    let redis = TestRedis::start();
+    let caps = ClientCaps {
+        sockets: 8,
+        runs: 8,
+    };
+    let state = AppState::new(redis.backends(), idle_health(), "/nonexistent".into(), 8)
+        .with_client_caps(caps, None);
+    let server = TestServer::serve(state).await;
+    let mut clients = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let mut client = server.client().await;
+        clients.spawn(async move {
+            client.hello().await;
+            let run = json!({"type":"start_run","config":{"strategy":"lua","stock":1,"buyers":2}});
+            // 18 starts: within the socket's burst of 20 frames.
+            for _ in 0..18 {
+                client.send_json(run.clone()).await;
+                let seen = client.collect_run().await;
+                seen.summary.expect("every run is admitted and finishes");
+            }
+        });
+    }
+    while let Some(done) = clients.join_next().await {
+        done.unwrap();
     }
 }
