@@ -305,6 +305,7 @@ pub(crate) mod tests {
             read_us: None,
             round_trips: 2,
             retries: 0,
+            bucket: None,
         }
     }
 

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, lock, stock};
@@ -97,6 +97,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        tape: TapeRule::ReadThenDecrement { guard: Guard::Lock },
     },
     backend: Backend::SharedRedis(&Lock),
 };

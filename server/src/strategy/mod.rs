@@ -183,6 +183,9 @@ pub struct Attempt {
     pub read_at: Option<Instant>,
     /// True when the failure means the store is unreachable: the engine stops the run.
     pub outage: bool,
+    /// Which stock bucket answered `observed_stock` and `stock_after`, for strategies that
+    /// split the stock (`sharded`); the tape needs it to put each reply on its counter.
+    pub bucket: Option<u32>,
 }
 
 impl Attempt {
@@ -196,6 +199,7 @@ impl Attempt {
             error: None,
             read_at: None,
             outage: false,
+            bucket: None,
         }
     }
 
@@ -277,6 +281,12 @@ impl Attempt {
         self.retries = retries;
         self
     }
+
+    /// The same attempt, reporting which bucket answered it (when one did).
+    pub fn with_bucket(mut self, bucket: Option<u32>) -> Self {
+        self.bucket = bucket;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -304,6 +314,46 @@ mod tests {
             .map(|s| s.name())
             .collect();
         assert_eq!(featured, ["naive", "lua"]);
+    }
+
+    /// The tape rule must fit what the strategy is: a lock-based strategy whose script
+    /// reports before and after (a fenced lock) may use `AtomicCall`.
+    #[test]
+    fn every_strategy_names_a_tape_rule_that_fits_its_category() {
+        use oversold_protocol::{Category, Guard, TapeRule};
+        for s in REGISTRY {
+            let fits = match (s.about.category, s.about.tape) {
+                (
+                    Category::CheckThenWrite,
+                    TapeRule::ReadThenSet
+                    | TapeRule::ReadThenDecrement {
+                        guard: Guard::Unguarded,
+                    },
+                ) => s.about.unsafe_by_design,
+                (Category::Atomic, TapeRule::AtomicCall { .. } | TapeRule::DecrementThenUndo) => {
+                    true
+                }
+                (Category::Optimistic, TapeRule::ReadThenDecrement { guard }) => {
+                    guard == Guard::Watch
+                }
+                (Category::Lock, TapeRule::ReadThenDecrement { guard }) => guard == Guard::Lock,
+                (Category::Lock, TapeRule::AtomicCall { .. }) => true,
+                (Category::Database, TapeRule::ReadThenDecrement { guard }) => {
+                    guard == Guard::RowLock
+                }
+                (Category::Sharded, TapeRule::AtomicPerBucket { buckets }) => {
+                    buckets == sharded::BUCKETS
+                }
+                _ => false,
+            };
+            assert!(
+                fits,
+                "{}: {:?} with {:?}",
+                s.name(),
+                s.about.category,
+                s.about.tape
+            );
+        }
     }
 
     #[test]
