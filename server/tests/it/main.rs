@@ -4,6 +4,7 @@
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
+//! - `tape`: real runs rebuilt into Redis's order from their replies, and replayed.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 
 mod all_strategies;
@@ -12,4 +13,5 @@ mod http;
 mod invariants;
 mod lua_contract;
 mod strategies;
+mod tape;
 mod ws;
