@@ -11,6 +11,11 @@
 //! - [`StrategyInfo`] / [`StrategyAbout`]: how each strategy describes itself in `hello`.
 //! - [`BuyerOutcome`] / [`RunSummary`]: what each buyer did, and the tally at the end.
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
+//! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
+//!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
+//!   a replay that proves it ([`tape::Tape::verify`]) and a caption that agrees with the
+//!   counters. The page draws it; `oversold run --tape N` prints it. Each strategy names its
+//!   [`TapeRule`] in its [`StrategyAbout`].
 //!
 //! # A session, frame by frame
 //! ```text
@@ -38,6 +43,7 @@ mod config;
 pub mod limits;
 mod outcome;
 mod strategy;
+pub mod tape;
 mod validate;
 
 pub use config::{RaceConfig, RunConfig, RunRequest};
@@ -45,6 +51,7 @@ pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary};
 pub use strategy::{
     Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
 };
+pub use tape::{Guard, ScriptCall, TapeRule};
 pub use validate::ConfigError;
 
 /// Bumped whenever a message changes shape in a way an old client would misread.
@@ -52,7 +59,9 @@ pub use validate::ConfigError;
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
 /// and `gave_up`; new summary fields; the `run_cancelled` terminal frame. Every version 1
-/// field kept its name and meaning.
+/// field kept its name and meaning. Added since, without a bump (an old client ignores
+/// them): `strategies[].tape`, each strategy's [`TapeRule`], and `outcomes[].bucket`, which
+/// `sharded` sets.
 pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Every frame a client may send. Tagged by `type`, fields in `snake_case`.

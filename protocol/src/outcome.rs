@@ -68,6 +68,10 @@ pub struct BuyerOutcome {
     /// Attempts beyond the first (optimistic or lock strategies); 0 otherwise.
     #[serde(default)]
     pub retries: u32,
+    /// Which stock bucket answered `observed_stock` and `stock_after`, for strategies that
+    /// split the stock over several counters (`sharded`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<u32>,
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).

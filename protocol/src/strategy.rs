@@ -8,6 +8,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
+use crate::TapeRule;
+
 /// Text that is `&'static str` in the server's constants and a `String` after decoding.
 pub type Text = Cow<'static, str>;
 
@@ -46,6 +48,8 @@ pub struct StrategyAbout {
     pub scripts: Cow<'static, [Text]>,
     /// The "why" panel.
     pub explanation: Explanation,
+    /// How its replies put its commands back in Redis's order (see [`crate::tape`]).
+    pub tape: TapeRule,
 }
 
 /// The family a strategy belongs to, shown as a small badge.

@@ -120,11 +120,21 @@ fn outcome_round_trips() {
         read_us: None,
         round_trips: 2,
         retries: 0,
+        bucket: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");
     assert!(v.get("error").is_none());
+    // Only sharded outcomes name a bucket; the others leave the field out.
+    assert!(v.get("bucket").is_none());
     assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), o);
+    let sharded = BuyerOutcome {
+        bucket: Some(2),
+        ..o
+    };
+    let v = serde_json::to_value(&sharded).unwrap();
+    assert_eq!(v["bucket"], 2);
+    assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), sharded);
 }
 
 #[test]
@@ -210,6 +220,9 @@ fn strategy_info_is_flat_and_round_trips() {
                 cost: text("Cost"),
                 steps: std::borrow::Cow::Borrowed(STEPS),
             },
+            tape: TapeRule::ReadThenDecrement {
+                guard: Guard::Unguarded,
+            },
         },
         available: true,
         unavailable_reason: None,
@@ -219,7 +232,41 @@ fn strategy_info_is_flat_and_round_trips() {
     assert_eq!(v["category"], "check_then_write");
     assert_eq!(v["explanation"]["steps"][0]["tone"], "a");
     assert!(v.get("about").is_none());
+    assert_eq!(
+        v["tape"],
+        json!({"kind": "read_then_decrement", "guard": "unguarded"})
+    );
     assert_eq!(serde_json::from_value::<StrategyInfo>(v).unwrap(), info);
+}
+
+#[test]
+fn tape_rules_are_tagged_by_kind() {
+    for (rule, wire) in [
+        (TapeRule::ReadThenSet, json!({"kind": "read_then_set"})),
+        (
+            TapeRule::AtomicCall {
+                call: ScriptCall::Fcall,
+            },
+            json!({"kind": "atomic_call", "call": "fcall"}),
+        ),
+        (
+            TapeRule::AtomicPerBucket { buckets: 4 },
+            json!({"kind": "atomic_per_bucket", "buckets": 4}),
+        ),
+        (
+            TapeRule::DecrementThenUndo,
+            json!({"kind": "decrement_then_undo"}),
+        ),
+        (
+            TapeRule::ReadThenDecrement {
+                guard: Guard::Watch,
+            },
+            json!({"kind": "read_then_decrement", "guard": "watch"}),
+        ),
+    ] {
+        assert_eq!(serde_json::to_value(rule).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<TapeRule>(wire).unwrap(), rule);
+    }
 }
 
 #[test]

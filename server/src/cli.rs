@@ -233,6 +233,10 @@ pub struct RunArgs {
     /// Print exactly the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// After the table, print the first N commands of the Redis tape (the run's commands in
+    /// the order Redis ran them, rebuilt from its replies) and its caption. Not with --json.
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub tape: Option<usize>,
 }
 
 /// `oversold compare` flags.

@@ -509,6 +509,7 @@ impl Buyer {
                 .map(|t| micros(t.saturating_duration_since(opened))),
             round_trips: attempt.round_trips,
             retries: attempt.retries,
+            bucket: attempt.bucket,
         };
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.

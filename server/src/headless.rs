@@ -2,11 +2,12 @@
 
 use std::fmt::Write as _;
 
-use oversold_protocol::{RunConfig, RunRequest, RunSummary};
+use oversold_protocol::tape::Tape;
+use oversold_protocol::{BuyerOutcome, RunConfig, RunRequest, RunSummary};
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
-use crate::engine::{self, RunError};
+use crate::engine::{self, RunError, RunReport};
 use crate::strategy::{self, REGISTRY, Strategy};
 
 /// Why a headless run did not produce a summary.
@@ -45,6 +46,15 @@ pub async fn run_once(
     backends: &Backends,
     request: &RunRequest,
 ) -> Result<(RunConfig, RunSummary), HeadlessError> {
+    let (config, report) = run_report(backends, request).await?;
+    Ok((config, report.summary))
+}
+
+/// Validate, run, and return everything the run produced (outcomes included, for the tape).
+pub async fn run_report(
+    backends: &Backends,
+    request: &RunRequest,
+) -> Result<(RunConfig, RunReport), HeadlessError> {
     let config = request
         .validate(rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
@@ -59,7 +69,7 @@ pub async fn run_once(
         CancellationToken::new(),
     )
     .await?;
-    Ok((config, report.summary))
+    Ok((config, report))
 }
 
 /// Run `race` through every available strategy, one after another, with one seed.
@@ -181,5 +191,40 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
         let _ = writeln!(out, "  {name:<22}{value:>14}");
     }
     let _ = writeln!(out, "  => {verdict}");
+    out
+}
+
+/// What `oversold run --tape N` prints after the table: the first `n` lines of the run's Redis
+/// tape, what its rule can and cannot order, whether the replay explains every reply, and the
+/// caption.
+pub fn tape(config: &RunConfig, outcomes: &[BuyerOutcome], n: usize) -> String {
+    let Some(strategy) = strategy::find(&config.strategy) else {
+        return format!("no tape: unknown strategy {:?}\n", config.strategy);
+    };
+    let rule = strategy.about.tape;
+    let tape = Tape::build(config.race.stock, rule, outcomes);
+    let total = tape.lines().count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nRedis tape: the first {} of {total} commands, in Redis's order, from its replies alone",
+        n.min(total)
+    );
+    let _ = writeln!(out, "({})", rule.limits());
+    for line in tape.lines().take(n) {
+        let _ = writeln!(out, "{line}");
+    }
+    if total > n {
+        let _ = writeln!(out, "… {} more", total - n);
+    }
+    match tape.verify() {
+        Ok(()) => {
+            let _ = writeln!(out, "replayed: this order explains every reply");
+        }
+        Err(e) => {
+            let _ = writeln!(out, "replayed: NO order explains these replies: {e}");
+        }
+    }
+    let _ = writeln!(out, "=> {}", tape.caption().sentence);
     out
 }

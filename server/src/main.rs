@@ -51,11 +51,14 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => serve(source, backends, args).await,
         Some(Command::Run(args)) => {
             let request = args.race.request(Some(&args.strategy));
-            let (config, summary) = headless::run_once(&backends, &request).await?;
+            let (config, report) = headless::run_report(&backends, &request).await?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&summary)?);
+                println!("{}", serde_json::to_string_pretty(&report.summary)?);
             } else {
-                print!("{}", headless::table(&config, &summary));
+                print!("{}", headless::table(&config, &report.summary));
+                if let Some(n) = args.tape {
+                    print!("{}", headless::tape(&config, &report.outcomes, n));
+                }
             }
             Ok(())
         }

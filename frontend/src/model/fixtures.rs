@@ -28,6 +28,9 @@ pub(crate) fn info(
             unsafe_by_design: category == Category::CheckThenWrite,
             category,
             featured,
+            tape: oversold_protocol::TapeRule::ReadThenDecrement {
+                guard: oversold_protocol::Guard::Unguarded,
+            },
             scripts: scripts.iter().map(|s| text(s)).collect::<Vec<_>>().into(),
             explanation: Explanation {
                 title: Cow::Owned(format!("Why {short_label} does what it does")),
@@ -147,6 +150,7 @@ pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutco
         read_us: None,
         round_trips: 2,
         retries: 0,
+        bucket: None,
     }
 }
 

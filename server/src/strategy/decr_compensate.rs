@@ -21,7 +21,9 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, OutcomeResult, StrategyAbout, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, OutcomeResult, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -69,6 +71,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        tape: TapeRule::DecrementThenUndo,
     },
     backend: Backend::SharedRedis(&DecrCompensate),
 };

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 use tokio::sync::Mutex;
 
 use super::lock::{LEASE, MAX_WAIT, backoff, gave_up_at_lock, queue_turn, settle};
@@ -52,6 +52,9 @@ pub const STRATEGY: Strategy = Strategy {
         unsafe_by_design: false,
         category: Category::Lock,
         featured: false,
+        // The fencing keeps a holder's read and write adjacent in the write order, stalls or
+        // not: drawn exactly like the plain lock.
+        tape: TapeRule::ReadThenDecrement { guard: Guard::Lock },
         scripts: Cow::Borrowed(&[
             text("acquire_fenced_lock.lua"),
             text("fenced_get.lua"),

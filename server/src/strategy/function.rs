@@ -17,7 +17,9 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, PrepareError, RedisBuyer, Strategy};
 use crate::store::functions::{self, LoadError};
@@ -64,6 +66,9 @@ pub const STRATEGY: Strategy = Strategy {
                     Tone::B,
                 ),
             ]),
+        },
+        tape: TapeRule::AtomicCall {
+            call: ScriptCall::Fcall,
         },
     },
     backend: Backend::SharedRedis(&Function),

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
@@ -121,6 +121,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        tape: TapeRule::ReadThenDecrement { guard: Guard::Lock },
     },
     backend: Backend::ExclusiveRedis(&Lock),
 };

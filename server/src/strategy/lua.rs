@@ -4,7 +4,9 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -48,6 +50,9 @@ pub const STRATEGY: Strategy = Strategy {
                     Tone::B,
                 ),
             ]),
+        },
+        tape: TapeRule::AtomicCall {
+            call: ScriptCall::Evalsha,
         },
     },
     backend: Backend::SharedRedis(&Lua),

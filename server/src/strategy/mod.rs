@@ -189,6 +189,9 @@ pub struct Attempt {
     /// section: giving the lock back found it gone or someone else's, so another buyer may
     /// have been inside at the same time. Lock strategies only; logged, and read by tests.
     pub lease_lost: bool,
+    /// Which stock bucket answered `observed_stock` and `stock_after`, for strategies that
+    /// split the stock (`sharded`); the tape needs it to put each reply on its counter.
+    pub bucket: Option<u32>,
 }
 
 impl Attempt {
@@ -203,6 +206,7 @@ impl Attempt {
             read_at: None,
             outage: false,
             lease_lost: false,
+            bucket: None,
         }
     }
 
@@ -290,6 +294,12 @@ impl Attempt {
         self.round_trips += round_trips;
         self
     }
+
+    /// The same attempt, reporting which bucket answered it (when one did).
+    pub fn with_bucket(mut self, bucket: Option<u32>) -> Self {
+        self.bucket = bucket;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -317,6 +327,46 @@ mod tests {
             .map(|s| s.name())
             .collect();
         assert_eq!(featured, ["naive", "lua"]);
+    }
+
+    /// The tape rule must fit what the strategy is: a lock-based strategy whose script
+    /// reports before and after (a fenced lock) may use `AtomicCall`.
+    #[test]
+    fn every_strategy_names_a_tape_rule_that_fits_its_category() {
+        use oversold_protocol::{Category, Guard, TapeRule};
+        for s in REGISTRY {
+            let fits = match (s.about.category, s.about.tape) {
+                (
+                    Category::CheckThenWrite,
+                    TapeRule::ReadThenSet
+                    | TapeRule::ReadThenDecrement {
+                        guard: Guard::Unguarded,
+                    },
+                ) => s.about.unsafe_by_design,
+                (Category::Atomic, TapeRule::AtomicCall { .. } | TapeRule::DecrementThenUndo) => {
+                    true
+                }
+                (Category::Optimistic, TapeRule::ReadThenDecrement { guard }) => {
+                    guard == Guard::Watch
+                }
+                (Category::Lock, TapeRule::ReadThenDecrement { guard }) => guard == Guard::Lock,
+                (Category::Lock, TapeRule::AtomicCall { .. }) => true,
+                (Category::Database, TapeRule::ReadThenDecrement { guard }) => {
+                    guard == Guard::RowLock
+                }
+                (Category::Sharded, TapeRule::AtomicPerBucket { buckets }) => {
+                    buckets == sharded::BUCKETS
+                }
+                _ => false,
+            };
+            assert!(
+                fits,
+                "{}: {:?} with {:?}",
+                s.name(),
+                s.about.category,
+                s.about.tape
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -55,6 +55,9 @@ pub const STRATEGY: Strategy = Strategy {
                     Tone::Bad,
                 ),
             ]),
+        },
+        tape: TapeRule::ReadThenDecrement {
+            guard: Guard::Unguarded,
         },
     },
     backend: Backend::SharedRedis(&Naive),

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, StrategyAbout, TapeRule, Tone, step, text};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -56,6 +56,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        tape: TapeRule::ReadThenSet,
     },
     backend: Backend::SharedRedis(&NaiveSet),
 };

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 use tokio::sync::Mutex;
 
 use super::{Attempt, Backend, Order, PostgresBuyer, Strategy};
@@ -58,6 +58,9 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
                 step("buyer #12", "… → 0", "sold out", Tone::B),
             ]),
+        },
+        tape: TapeRule::ReadThenDecrement {
+            guard: Guard::RowLock,
         },
     },
     backend: Backend::Postgres(&Postgres),

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, StrategyAbout, TapeRule, Tone, step, text};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, StockLayout, stock};
@@ -73,6 +73,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        tape: TapeRule::AtomicPerBucket { buckets: BUCKETS },
     },
     backend: Backend::SharedRedis(&Sharded),
 };
@@ -94,7 +95,10 @@ impl RedisBuyer for Sharded {
     fn buy<'a>(&'a self, mut conn: RedisConn, order: Order<'a, RunKeys>) -> BoxFuture<'a, Attempt> {
         async move {
             let mut round_trips = 0;
+            // The last refusal: what that bucket held, and which bucket it was. The outcome
+            // reports one reply, and the tape needs to know whose counter it came from.
             let mut last_seen = None;
+            let mut last_bucket = None;
             for (i, bucket) in probe_order(order.ticket).into_iter().enumerate() {
                 let key = order.shelf.bucket_key(bucket);
                 match stock::reserve(&mut conn, &key, order.qty).await {
@@ -106,9 +110,11 @@ impl RedisBuyer for Sharded {
                                 c.reply.after,
                                 round_trips,
                             )
-                            .with_retries(i as u32);
+                            .with_retries(i as u32)
+                            .with_bucket(Some(bucket));
                         }
                         last_seen = Some(c.reply.before);
+                        last_bucket = Some(bucket);
                     }
                     Err(f) => {
                         return Attempt::write_failed(
@@ -116,11 +122,14 @@ impl RedisBuyer for Sharded {
                             last_seen,
                             round_trips + f.round_trips,
                         )
-                        .with_retries(i as u32);
+                        .with_retries(i as u32)
+                        .with_bucket(last_bucket);
                     }
                 }
             }
-            Attempt::sold_out(last_seen, round_trips).with_retries(PROBES - 1)
+            Attempt::sold_out(last_seen, round_trips)
+                .with_retries(PROBES - 1)
+                .with_bucket(last_bucket)
         }
         .boxed()
     }

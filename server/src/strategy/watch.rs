@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, Tone, step, text};
+use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
 use tokio::sync::Mutex;
 
 use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
@@ -81,6 +81,9 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
                 step("buyer #12", "WATCH stock · GET → 0", "sold out", Tone::B),
             ]),
+        },
+        tape: TapeRule::ReadThenDecrement {
+            guard: Guard::Watch,
         },
     },
     backend: Backend::ExclusiveRedis(&Watch),

@@ -6,6 +6,7 @@
 //!   seeded random races with their checkers.
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
 //!   does not oversell.
+//! - `tape`: real runs rebuilt into Redis's order from their replies, and replayed.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
@@ -21,5 +22,6 @@ mod lua_contract;
 mod stalls;
 mod step;
 mod strategies;
+mod tape;
 mod timeouts;
 mod ws;
