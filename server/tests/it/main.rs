@@ -8,6 +8,7 @@
 
 mod all_strategies;
 mod common;
+mod faults;
 mod http;
 mod invariants;
 mod lua_contract;
