@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use oversold::private_redis::PrivateRedis;
-use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
+use oversold_protocol::{ErrorCode, ServerMessage};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -433,6 +433,67 @@ fn slow_run(strategies: &[String]) -> Value {
     frame
 }
 
+/// What one frame means for the action reading it.
+enum Step {
+    /// More frames to come.
+    More,
+    /// The action is over.
+    Done,
+    /// Refused before it started: wait a little (as the page does), then it is over.
+    Refused(ErrorCode),
+}
+
+/// Count one frame of a run (or comparison) in the tally and say what it means. `compare` is
+/// true while reading a comparison, which ends at `compare_finished`, not at a run's end.
+fn tally_frame(msg: ServerMessage, compare: bool, tally: &Shared) -> Step {
+    let mut t = tally.lock().expect("tally");
+    match msg {
+        ServerMessage::Outcomes { outcomes, .. } => {
+            for o in outcomes {
+                bump(&mut t.outcomes, o.result.as_str());
+            }
+            Step::More
+        }
+        ServerMessage::RunFinished { .. } => {
+            t.runs_finished += 1;
+            if compare { Step::More } else { Step::Done }
+        }
+        ServerMessage::RunCancelled { .. } => {
+            t.runs_cancelled += 1;
+            if compare { Step::More } else { Step::Done }
+        }
+        ServerMessage::CompareFinished { .. } => {
+            t.compares += 1;
+            Step::Done
+        }
+        ServerMessage::Error(e) => {
+            bump(&mut t.errors, classed(e.code));
+            match (e.run_id, e.code) {
+                // A run's terminal error (in a comparison, the next race follows).
+                (Some(_), _) => {
+                    t.runs_failed += 1;
+                    if compare { Step::More } else { Step::Done }
+                }
+                // A late answer to an earlier cancel that crossed the run's end: not about
+                // this action.
+                (None, ErrorCode::NoRunInProgress) => Step::More,
+                (None, code) => Step::Refused(code),
+            }
+        }
+        _ => Step::More, // run_started, compare_started, redis_status
+    }
+}
+
+/// End an action: a refused one pauses first (busy or Redis down), as the page would.
+async fn finish(step: Step) -> bool {
+    if let Step::Refused(code) = step
+        && matches!(code, ErrorCode::Busy | ErrorCode::RedisUnavailable)
+    {
+        tokio::time::sleep(Duration::from_millis(rand::random_range(100..400))).await;
+    }
+    true
+}
+
 /// Start a run, optionally cancel it after `cancel_after`, and read it to its terminal frame.
 /// Returns false when the socket is gone.
 async fn run(ws: &mut Ws, frame: Value, cancel_after: Option<Duration>, tally: &Shared) -> bool {
@@ -441,7 +502,7 @@ async fn run(ws: &mut Ws, frame: Value, cancel_after: Option<Duration>, tally: &
     }
     let mut cancel_at = cancel_after.map(|d| Instant::now() + d);
     let until = Instant::now() + ACTION_BOUND;
-    loop {
+    while Instant::now() < until {
         let wait = cancel_at
             .map(|t| t.saturating_duration_since(Instant::now()))
             .unwrap_or(ACTION_BOUND)
@@ -453,49 +514,21 @@ async fn run(ws: &mut Ws, frame: Value, cancel_after: Option<Duration>, tally: &
                 if ws.send(text(&json!({"type": "cancel_run"}))).await.is_err() {
                     return false;
                 }
-                continue;
             }
             Ok(None) => {
                 tally.lock().expect("tally").dropped_by_server += 1;
                 return false;
             }
-            Ok(Some(msg)) => {
-                let mut t = tally.lock().expect("tally");
-                match msg {
-                    ServerMessage::Outcomes { outcomes, .. } => {
-                        for o in outcomes {
-                            bump(&mut t.outcomes, result_name(o.result));
-                        }
-                    }
-                    ServerMessage::RunFinished { .. } => {
-                        t.runs_finished += 1;
-                        return true;
-                    }
-                    ServerMessage::RunCancelled { .. } => {
-                        t.runs_cancelled += 1;
-                        return true;
-                    }
-                    ServerMessage::Error(e) => {
-                        bump(&mut t.errors, classed(e.code));
-                        // A run's terminal error, or a refusal before it started.
-                        if e.run_id.is_some() {
-                            t.runs_failed += 1;
-                        }
-                        if e.code != ErrorCode::NoRunInProgress {
-                            return true;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if Instant::now() > until {
-            return false;
+            Ok(Some(msg)) => match tally_frame(msg, false, tally) {
+                Step::More => {}
+                step => return finish(step).await,
+            },
         }
     }
+    false
 }
 
-/// A small comparison of every strategy, read to `compare_finished` (or an error).
+/// A small comparison of every strategy, read to `compare_finished` (or a refusal).
 async fn compare(ws: &mut Ws, tally: &Shared) -> bool {
     let frame = json!({"type": "start_compare", "config": {
         "stock": rand::random_range(1..=50),
@@ -510,31 +543,9 @@ async fn compare(ws: &mut Ws, tally: &Shared) -> bool {
             tally.lock().expect("tally").dropped_by_server += 1;
             return false;
         };
-        let mut t = tally.lock().expect("tally");
-        match msg {
-            ServerMessage::Outcomes { outcomes, .. } => {
-                for o in outcomes {
-                    bump(&mut t.outcomes, result_name(o.result));
-                }
-            }
-            ServerMessage::RunFinished { .. } => t.runs_finished += 1,
-            ServerMessage::RunCancelled { .. } => t.runs_cancelled += 1,
-            ServerMessage::CompareFinished { .. } => {
-                t.compares += 1;
-                return true;
-            }
-            ServerMessage::Error(e) => {
-                bump(&mut t.errors, classed(e.code));
-                if e.run_id.is_some() {
-                    // One race failed; a comparison goes on to its finish frame.
-                    t.runs_failed += 1;
-                } else if e.code != ErrorCode::NoRunInProgress {
-                    // Refused (busy, Redis down...). A late answer to an earlier cancel is
-                    // not about this comparison.
-                    return true;
-                }
-            }
-            _ => {}
+        match tally_frame(msg, true, tally) {
+            Step::More => {}
+            step => return finish(step).await,
         }
     }
 }
@@ -572,10 +583,6 @@ async fn malformed(ws: &mut Ws, tally: &Shared) -> bool {
             }
         }
     }
-}
-
-fn result_name(r: OutcomeResult) -> &'static str {
-    r.as_str()
 }
 
 /// An error code under its class, e.g. `input/bad_json`: `input` is the client's fault,
