@@ -68,6 +68,10 @@ impl PrivateRedis {
                 "--protected-mode",
                 "yes",
             ])
+            // DEBUG (e.g. DEBUG SLEEP, which the fault tests use to stall Redis) is refused by
+            // default since Redis 7; `local` allows it from loopback only, and this server
+            // listens on loopback only anyway.
+            .args(["--enable-debug-command", "local"])
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())

@@ -16,6 +16,7 @@ mod all_strategies;
 mod budgets;
 mod cli;
 mod common;
+mod faults;
 mod http;
 mod invariants;
 mod lua_contract;
