@@ -24,6 +24,7 @@ use crate::backends::Backends;
 use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
 use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
+use crate::store::stock::{self, Reading};
 use crate::store::turnstile::Turnstile;
 use crate::store::{RedisConn, StockLayout, scripts};
 use crate::strategy::{
@@ -87,8 +88,9 @@ pub struct Line {
 }
 
 type BuyFn = Arc<dyn Fn(u32, Line) -> BoxFuture<'static, Attempt> + Send + Sync>;
-/// Answers "does the store still answer a fresh connection?"
-type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, bool> + Send + Sync>;
+/// Answers "can the run go on?": `None` when a fresh connection reaches the store and the
+/// run's stock is still there, else why not.
+type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
 
 /// How long the outage probe waits for a fresh connection to answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -186,10 +188,15 @@ impl Arena {
         (self.buy)(app_server % self.app_servers, line)
     }
 
-    /// True when a fresh connection to the run's store answers within a second. A buyer whose
-    /// connection broke does not mean the store is gone (one app server's connection can be
-    /// killed); this tells the two apart.
-    pub async fn store_answers(&self) -> bool {
+    /// `None` when the run can go on: a fresh connection reaches the store within a second,
+    /// the run's stock is still there, and at least one app server's connection still works.
+    /// A buyer whose connection broke does not mean the store is gone (one app server's
+    /// connection can be killed); this tells the cases apart. A Redis that restarted between
+    /// the break and this check answers, but has lost the stock, so the run ends all the same.
+    pub async fn lost(&self) -> Option<String> {
+        if !self.redis_fleet.is_empty() && self.redis_fleet.iter().all(RedisConn::is_broken) {
+            return Some("every app server's connection to Redis is lost".into());
+        }
         (self.probe)().await
     }
 
@@ -222,15 +229,29 @@ type Wired = Result<(BuyFn, Vec<RedisConn>), ShelfError>;
 
 fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
     match shelf {
-        Shelf::Redis(_) => {
-            let store = backends.redis.clone();
+        Shelf::Redis(shelf) => {
+            let (store, keys) = (backends.redis.clone(), shelf.keys.clone());
             Box::new(move || {
-                let store = store.clone();
+                let (store, keys) = (store.clone(), keys.clone());
                 Box::pin(async move {
-                    matches!(
-                        tokio::time::timeout(PROBE_TIMEOUT, store.ping()).await,
-                        Ok(Ok(()))
-                    )
+                    let read = async {
+                        let mut conn = store.connect().await?;
+                        stock::read_back(&mut conn, &keys).await
+                    };
+                    match tokio::time::timeout(PROBE_TIMEOUT, read).await {
+                        Ok(Ok(Reading::Units(_))) => None,
+                        Ok(Ok(Reading::Missing(key))) => Some(format!(
+                            "the stock ({key}) is gone: Redis restarted or was flushed mid-run"
+                        )),
+                        Ok(Ok(Reading::NotInteger { key, .. })) => {
+                            Some(format!("the stock ({key}) no longer holds a number"))
+                        }
+                        Ok(Err(e)) => Some(e.short()),
+                        Err(_) => Some(format!(
+                            "Redis did not answer a fresh connection within {} s",
+                            PROBE_TIMEOUT.as_secs()
+                        )),
+                    }
                 })
             })
         }
@@ -239,11 +260,12 @@ fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
             Box::new(move || {
                 let db = db.clone();
                 Box::pin(async move {
-                    let Some(db) = db else { return false };
-                    matches!(
-                        tokio::time::timeout(PROBE_TIMEOUT, db.connect()).await,
-                        Ok(Ok(_))
-                    )
+                    let db = db?;
+                    match tokio::time::timeout(PROBE_TIMEOUT, db.connect()).await {
+                        Ok(Ok(_)) => None,
+                        Ok(Err(e)) => Some(e.short()),
+                        Err(_) => Some("PostgreSQL did not answer a fresh connection".into()),
+                    }
                 })
             })
         }
@@ -444,9 +466,12 @@ async fn race(
                     continue;
                 }
                 last_probe = Some(Instant::now());
-                if !arena.store_answers().await && lost.set(why).is_ok() {
-                    tracing::warn!("store unreachable mid-run: releasing no more buyers");
-                    stop.cancel();
+                if let Some(gone) = arena.lost().await {
+                    let why = format!("{gone}; the first buyer to notice: {why}");
+                    if lost.set(why).is_ok() {
+                        tracing::warn!(reason = gone, "the run cannot go on: releasing no more buyers");
+                        stop.cancel();
+                    }
                 }
             }
         }

@@ -529,6 +529,7 @@ mod tests {
             read_us: None,
             round_trips: 1,
             retries: 0,
+            bucket: None,
         }
     }
 
