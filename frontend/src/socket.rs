@@ -147,6 +147,41 @@ impl Socket {
     pub fn cancel_run(&self) {
         self.send(&ClientMessage::CancelRun);
     }
+
+    /// Open step-through mode on `strategy`: `stock` units, `buyers` (2 to 4) buyers; `None`
+    /// for the classic case the server opens on (one unit, two buyers).
+    pub fn step_open(&self, strategy: &str, stock: Option<u32>, buyers: Option<u32>) {
+        let config = oversold_protocol::RunRequest {
+            stock,
+            buyers,
+            ..oversold_protocol::RunRequest::for_strategy(strategy)
+        };
+        self.send_or_notify(&ClientMessage::StepOpen { config });
+    }
+
+    /// Let buyer `buyer` (1-based) send its next real Redis command.
+    pub fn step(&self, buyer: u32) {
+        self.send_or_notify(&ClientMessage::Step { buyer });
+    }
+
+    /// Start the step-through over with the same knobs.
+    pub fn step_reset(&self) {
+        self.send_or_notify(&ClientMessage::StepReset);
+    }
+
+    /// Leave step-through mode.
+    pub fn step_close(&self) {
+        self.send(&ClientMessage::StepClose);
+    }
+
+    fn send_or_notify(&self, msg: &ClientMessage) {
+        if !self.send(msg) {
+            self.session.notify(
+                "not_connected",
+                "Not connected to the server yet; the page keeps retrying.",
+            );
+        }
+    }
 }
 
 /// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both work.

@@ -47,7 +47,7 @@ pub mod tape;
 mod validate;
 
 pub use config::{RaceConfig, RunConfig, RunRequest};
-pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary};
+pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use strategy::{
     Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
 };

@@ -149,3 +149,30 @@ pub struct RunSummary {
     #[serde(default)]
     pub cancelled: bool,
 }
+
+/// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so
+/// it can be shown again without racing: a speaker's prepared run when the venue's network
+/// fails. Everything the page draws comes from here: the knobs, every outcome, the tally,
+/// and the strategy's own description (its words and its tape rule).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Always `"oversold-run"`, so a file can be recognised before it is trusted.
+    pub format: String,
+    /// The protocol version the file was written with.
+    pub protocol_version: u32,
+    /// The run's id when it raced.
+    pub run_id: String,
+    /// The knobs it ran with.
+    pub config: crate::RunConfig,
+    /// What its strategy says about itself.
+    pub strategy: crate::StrategyAbout,
+    /// Every buyer's outcome, in the order they finished.
+    pub outcomes: Vec<BuyerOutcome>,
+    /// The tally, with the stock read back from the store.
+    pub summary: RunSummary,
+}
+
+impl SavedRun {
+    /// The value of [`SavedRun::format`].
+    pub const FORMAT: &'static str = "oversold-run";
+}

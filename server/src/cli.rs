@@ -237,6 +237,10 @@ pub struct RunArgs {
     /// the order Redis ran them, rebuilt from its replies) and its caption. Not with --json.
     #[arg(long, value_name = "N", conflicts_with = "json")]
     pub tape: Option<usize>,
+    /// Also write the whole run (knobs, every outcome, the summary, the strategy's own words)
+    /// to FILE as JSON, for the page to load later without racing.
+    #[arg(long, value_name = "FILE")]
+    pub outcomes: Option<std::path::PathBuf>,
 }
 
 /// `oversold compare` flags.

@@ -63,6 +63,8 @@ pub enum RunError {
 /// Everything a finished run produced.
 #[derive(Debug, Clone)]
 pub struct RunReport {
+    /// The run's id.
+    pub run_id: String,
     /// The tally.
     pub summary: RunSummary,
     /// One entry per buyer that ran, in the order they finished.
@@ -409,6 +411,7 @@ pub async fn run(
     }
     let final_stock = final_stock.map_err(RunError::ReadBack)?;
     Ok(RunReport {
+        run_id: run_id.to_string(),
         summary: summarize(config, &outcomes, final_stock),
         outcomes,
         redis_requests,

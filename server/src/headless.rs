@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use oversold_protocol::tape::Tape;
-use oversold_protocol::{BuyerOutcome, RunConfig, RunRequest, RunSummary};
+use oversold_protocol::{BuyerOutcome, RunConfig, RunRequest, RunSummary, SavedRun};
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
@@ -48,6 +48,21 @@ pub async fn run_once(
 ) -> Result<(RunConfig, RunSummary), HeadlessError> {
     let (config, report) = run_report(backends, request).await?;
     Ok((config, report.summary))
+}
+
+/// A finished run as a file the page can load: knobs, outcomes, summary, the strategy's words.
+pub fn saved_run(config: &RunConfig, report: &RunReport) -> Result<SavedRun, HeadlessError> {
+    let strategy = strategy::find(&config.strategy)
+        .ok_or_else(|| HeadlessError::Config(format!("unknown strategy {:?}", config.strategy)))?;
+    Ok(SavedRun {
+        format: SavedRun::FORMAT.into(),
+        protocol_version: oversold_protocol::PROTOCOL_VERSION,
+        run_id: report.run_id.clone(),
+        config: config.clone(),
+        strategy: strategy.about.clone(),
+        outcomes: report.outcomes.clone(),
+        summary: report.summary.clone(),
+    })
 }
 
 /// Validate, run, and return everything the run produced (outcomes included, for the tape).

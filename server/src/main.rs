@@ -52,6 +52,11 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Run(args)) => {
             let request = args.race.request(Some(&args.strategy));
             let (config, report) = headless::run_report(&backends, &request).await?;
+            if let Some(file) = &args.outcomes {
+                let saved = headless::saved_run(&config, &report)?;
+                std::fs::write(file, serde_json::to_string(&saved)?)
+                    .with_context(|| format!("cannot write {}", file.display()))?;
+            }
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&report.summary)?);
             } else {

@@ -154,3 +154,42 @@ async fn public_serves_with_its_profile_and_no_implicit_postgres() {
     );
     child.kill().await.unwrap();
 }
+
+#[test]
+fn run_writes_a_saved_run_the_page_can_load() {
+    let redis = crate::common::TestRedis::start();
+    let file = std::env::temp_dir().join(format!("oversold-saved-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_oversold"))
+        .args(["--redis-url", &redis.server.url()])
+        .args([
+            "run",
+            "--strategy",
+            "naive",
+            "--seed",
+            "5",
+            "--json",
+            "--outcomes",
+        ])
+        .arg(&file)
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", everything_printed(&out));
+    // stdout is still exactly the summary...
+    let printed: oversold_protocol::RunSummary = serde_json::from_slice(&out.stdout).unwrap();
+    // ...and the file holds the whole run, consistent with it.
+    let saved: oversold_protocol::SavedRun =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(saved.format, oversold_protocol::SavedRun::FORMAT);
+    assert_eq!(saved.summary, printed);
+    assert_eq!(saved.config.race.seed, 5);
+    assert_eq!(saved.outcomes.len(), 50);
+    assert_eq!(saved.strategy.name, "naive");
+    let sold: u64 = saved
+        .outcomes
+        .iter()
+        .filter(|o| o.result == oversold_protocol::OutcomeResult::Reserved)
+        .map(|o| u64::from(o.qty))
+        .sum();
+    assert_eq!(sold, saved.summary.units_sold);
+}
