@@ -5,7 +5,8 @@ use leptos::prelude::*;
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     header::Header, history::History, inventory::Inventory, notices::Notices, result::ResultLine,
-    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource, timeline::Timeline,
+    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource, step::StepThrough,
+    tape::Tape, timeline::Timeline,
 };
 use crate::session::Session;
 use crate::socket::Socket;
@@ -32,7 +33,9 @@ pub fn App() -> impl IntoView {
                 <Controls/>
                 <History/>
             </div>
+            <StepThrough/>
             <Scoreboard/>
+            <Tape/>
             <Timeline/>
             <AuditTrail/>
             <div class="row row-why">

@@ -12,6 +12,7 @@ use oversold_protocol::ServerMessage;
 use crate::model::controls::Knobs;
 use crate::model::page::{PageState, Pending};
 use crate::model::run::RunModel;
+use crate::model::theme::Theme;
 
 /// The WebSocket's state, as the header shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub struct Session {
     pub page: RwSignal<PageState>,
     /// The form.
     pub knobs: RwSignal<Knobs>,
+    /// Dark or light; the canvases paint in its palette.
+    pub theme: RwSignal<Theme>,
 }
 
 impl Session {
@@ -47,6 +50,7 @@ impl Session {
             link: RwSignal::new(Link::Connecting),
             page: RwSignal::new(PageState::default()),
             knobs: RwSignal::new(Knobs::default()),
+            theme: RwSignal::new(Theme::default()),
         }
     }
 

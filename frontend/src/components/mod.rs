@@ -13,4 +13,6 @@ pub mod result;
 pub mod run_buttons;
 pub mod scoreboard;
 pub mod script;
+pub mod step;
+pub mod tape;
 pub mod timeline;

@@ -22,6 +22,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::model::run::{Mark, RunModel};
+use crate::model::theme::Palette;
 use crate::model::timeline::scene::{Anchor, Arrow, Baseline, Label, Paint, Rect, Shape};
 use crate::model::timeline::{self, Hidden, RowOrder, Scene, Timeline as Layout};
 use crate::session::Session;
@@ -63,7 +64,8 @@ pub fn Timeline() -> impl IntoView {
             return; // not laid out (hidden): nothing to measure against
         }
         let picture = layout.with_value(|t| timeline::scene(t, width, order));
-        paint(&el, &picture);
+        let palette = session.theme.get_untracked().palette();
+        paint(&el, &picture, palette);
         if picture.height != height.get_untracked() {
             height.set(picture.height);
         }
@@ -90,6 +92,7 @@ pub fn Timeline() -> impl IntoView {
         let _ = run_key.get();
         order.track();
         zoom.track();
+        session.theme.track();
         request(true);
     });
     let resize = window_event_listener(ev::resize, move |_| request(false));
@@ -210,8 +213,9 @@ pub fn Timeline() -> impl IntoView {
     }
 }
 
-/// Paint `scene` into `el`, sized in device pixels; nothing here decides what to draw.
-fn paint(el: &HtmlCanvasElement, scene: &Scene) {
+/// Paint `scene` into `el` in `palette`'s colours, sized in device pixels; nothing here
+/// decides what to draw.
+fn paint(el: &HtmlCanvasElement, scene: &Scene, palette: &Palette) {
     if scene.height <= 0.0 {
         el.set_width(0);
         el.set_height(0);
@@ -229,35 +233,43 @@ fn paint(el: &HtmlCanvasElement, scene: &Scene) {
     else {
         return;
     };
-    let p = Painter { ctx: &ctx, dpr };
+    let p = Painter {
+        ctx: &ctx,
+        dpr,
+        palette,
+    };
     for shape in &scene.shapes {
         match shape {
-            Shape::Rects(paint, rects) => p.rects(&colour(*paint), rects),
-            Shape::Arrows(paint, arrows) => p.arrows(&colour(*paint), arrows),
+            Shape::Rects(paint, rects) => p.rects(&colour(*paint, palette), rects),
+            Shape::Arrows(paint, arrows) => p.arrows(&colour(*paint, palette), arrows),
             Shape::Text(label) => p.text(label),
         }
     }
 }
 
-/// The palette of style.css (`--green`, `--red`, …); a canvas cannot read CSS variables cheaply.
-fn colour(paint: Paint) -> Cow<'static, str> {
+/// A scene's paint in the theme's canvas palette (`model::theme`).
+fn colour(paint: Paint, p: &Palette) -> Cow<'static, str> {
     Cow::Borrowed(match paint {
-        Paint::Ground | Paint::Halo => "#0a0c11",
-        Paint::AfterOut => "rgba(255, 95, 95, 0.045)",
-        Paint::Grid => "rgba(255, 255, 255, 0.07)",
-        Paint::GroupRule => "rgba(255, 255, 255, 0.16)",
-        Paint::Bar(Mark::Reserved) => "#3ddc97",
-        Paint::Bar(Mark::Oversold) => "#ff5f5f",
-        Paint::Bar(Mark::SoldOut) => "#4c5568",
-        Paint::Bar(Mark::Error) => "#ffb84d",
-        Paint::Bar(Mark::Unknown) => "#c792ff",
-        Paint::Bar(Mark::GaveUp) => "#b59a6a",
-        Paint::Read => "#7ab0ff",
-        Paint::Marker => "#eef1f7",
-        Paint::Muted => "#9aa5ba",
+        Paint::Ground | Paint::Halo => p.ground,
+        Paint::AfterOut => p.after_out,
+        Paint::Grid => p.grid,
+        Paint::GroupRule => p.rule,
+        Paint::Bar(Mark::Reserved) => p.reserved,
+        Paint::Bar(Mark::Oversold) => p.oversold,
+        Paint::Bar(Mark::SoldOut) => p.sold_out,
+        Paint::Bar(Mark::Error) => p.error,
+        Paint::Bar(Mark::Unknown) => p.unknown,
+        Paint::Bar(Mark::GaveUp) => p.gave_up,
+        Paint::Read => p.read,
+        Paint::Marker => p.marker,
+        Paint::Muted => p.muted,
         // The ground colour, `tenths` opaque.
         Paint::Fade(tenths) => {
-            return Cow::Owned(format!("rgba(10, 12, 17, {:.1})", f64::from(tenths) / 10.0));
+            return Cow::Owned(format!(
+                "rgba({}, {:.1})",
+                p.ground_rgb,
+                f64::from(tenths) / 10.0
+            ));
         }
     })
 }
@@ -266,6 +278,7 @@ fn colour(paint: Paint) -> Cow<'static, str> {
 struct Painter<'a> {
     ctx: &'a CanvasRenderingContext2d,
     dpr: f64,
+    palette: &'a Palette,
 }
 
 impl Painter<'_> {
@@ -303,7 +316,7 @@ impl Painter<'_> {
         let weight = if l.bold { "700 " } else { "" };
         let px = (l.size * self.dpr).round();
         self.ctx.set_font(&format!("{weight}{px}px {FONT}"));
-        self.ctx.set_fill_style_str(&colour(l.paint));
+        self.ctx.set_fill_style_str(&colour(l.paint, self.palette));
         self.ctx.set_text_align(match l.anchor {
             Anchor::Start => "left",
             Anchor::Middle => "center",

@@ -27,6 +27,7 @@ pub mod run;
 pub mod scoreboard;
 pub mod strategies;
 pub mod text;
+pub mod theme;
 pub mod tiles;
 pub mod timeline;
 pub mod verdict;
