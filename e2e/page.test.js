@@ -5,7 +5,7 @@
 //   (cd e2e && npm test)
 //
 // Env: OVERSOLD_BIN (default target/debug/oversold), CHROMIUM (default /usr/bin/chromium).
-// The test starts its own redis-server on a free port (so it may pause it) and its own server.
+// The harness (harness.js) starts its own redis-server (so a test may pause it) and server.
 // Screenshots land in e2e/screenshots/ (gitignored).
 //
 // Every test starts from a fresh page load (the page keeps its history client-side, so a
@@ -13,194 +13,14 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import {
+  NARROW, WIDE, byTestId, fresh, hello, knobs, lab, num, redisCli, restartServer, run, setUp, shots, startServer,
+  tearDown,
+} from './harness.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const serverBin = path.resolve(root, process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
-const shots = path.join(here, 'screenshots');
-const WIDE = { width: 1440, height: 900 };
-const NARROW = { width: 390, height: 844 };
-
-let server; // { child, url, log }
-let redis; // { child, port, dir }
-let context;
-let page;
-let userDataDir;
-
-/** A port the OS hands out now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server of the test's own: no persistence, loopback only, killed at the end. */
-async function startRedis() {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'oversold-e2e-redis-'));
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
-  for (let i = 0; i < 100; i += 1) {
-    try {
-      if (redisCli(port, 'PING') === 'PONG') return { child, port, dir };
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('redis-server did not answer within 5 s');
-}
-
-/** One redis-cli command against the test's Redis; returns its trimmed output. */
-function redisCli(port, ...args) {
-  return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).trim();
-}
-
-/** Spawn `oversold serve` on `addr` (a free port by default); resolve once it prints its
- *  listening line. */
-function startServer(addr = '127.0.0.1:0', extra = []) {
-  const args = ['serve', '--addr', addr, '--assets', path.join(root, 'dist'), '--redis-url', `redis://127.0.0.1:${redis.port}`, ...extra];
-  const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = [];
-  child.stderr.on('data', (chunk) => log.push(chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not print its listening line within 30 s\n${log.join('')}`));
-    }, 30_000);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(new Error(`could not start ${serverBin}: ${err.message}`));
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited early with code ${code}\n${log.join('')}`));
-    });
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const m = line.match(/^oversold listening on (http:\/\/\S+)$/);
-      if (m) {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve({ child, url: m[1], log });
-      }
-    });
-  });
-}
-
-before(async () => {
-  mkdirSync(shots, { recursive: true });
-  redis = await startRedis();
-  server = await startServer();
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'oversold-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    viewport: WIDE,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.on('pageerror', (err) => console.error('page error:', err.message));
-});
-
-after(async () => {
-  // Runs on failure too: never leave a server or a browser behind.
-  await context?.close().catch(() => {});
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGTERM');
-    const exited = new Promise((r) => server.child.once('exit', r));
-    const timeout = new Promise((r) => setTimeout(r, 5_000));
-    await Promise.race([exited, timeout]);
-    if (server.child.exitCode === null) server.child.kill('SIGKILL');
-  }
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  if (redis) {
-    redis.child.kill('SIGKILL');
-    rmSync(redis.dir, { recursive: true, force: true });
-  }
-});
-
-/** Load the page afresh (a clean slate) at `viewport`, and wait for the server's hello. */
-async function fresh(viewport = WIDE) {
-  await page.setViewportSize(viewport);
-  await page.goto(server.url);
-  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
-  // The featured buttons replace their placeholders once hello has arrived.
-  await page.waitForFunction(() => document.querySelectorAll('button.run.primary:not([disabled])').length >= 2);
-}
-
-/** The server's hello, read over a WebSocket of the page's own origin. */
-async function hello() {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const ws = new WebSocket(`ws://${location.host}/ws`);
-        ws.onmessage = (ev) => {
-          resolve(JSON.parse(ev.data));
-          ws.close();
-        };
-        ws.onerror = () => reject(new Error('websocket failed'));
-      }),
-  );
-}
-
-/** Set knob inputs, e.g. `{ 'buyers-input': 200 }`. */
-async function knobs(values) {
-  for (const [id, value] of Object.entries(values)) {
-    await byTestId(id).fill(String(value));
-    assert.equal(await byTestId(id).inputValue(), String(value));
-  }
-}
-
-const byTestId = (id) => page.getByTestId(id);
-
-/** The bare number inside a test hook. */
-async function num(id) {
-  const text = (await byTestId(id).textContent()).trim();
-  assert.match(text, /^-?\d+$/, `${id} should hold a bare number, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-/** Click a run button and wait until `run-status` says `finished` for a new run id. */
-async function run(buttonId, timeout = 30_000, end = 'finished') {
-  const status = byTestId('run-status');
-  const previous = await status.getAttribute('data-run-id');
-  await byTestId(buttonId).click();
-  await page.waitForFunction(
-    ([prev, end]) => {
-      const el = document.querySelector('[data-testid="run-status"]');
-      const id = el?.getAttribute('data-run-id');
-      return id && id !== prev && el.textContent.trim() === end;
-    },
-    [previous, end],
-    { timeout },
-  );
-  return status.getAttribute('data-run-id');
-}
+before(setUp);
+after(tearDown);
 
 test('every word about a strategy comes from the server', async () => {
   await fresh();
@@ -217,7 +37,7 @@ test('every word about a strategy comes from the server', async () => {
     assert.equal(await button.isDisabled(), !s.available, `${s.name} enabled iff available`);
   }
   const featured = h.strategies.filter((s) => s.featured).map((s) => s.name);
-  const big = await page.locator('button.run.primary').evaluateAll((els) =>
+  const big = await lab.page.locator('button.run.primary').evaluateAll((els) =>
     els.map((e) => e.getAttribute('data-testid').replace(/^run-/, '')),
   );
   assert.deepEqual(big, featured, 'the big buttons are the featured strategies');
@@ -227,7 +47,7 @@ test('every word about a strategy comes from the server', async () => {
     // The title, then the category badge.
     const title = (await byTestId('explainer-title').textContent()).trim();
     assert.ok(title.startsWith(s.explanation.title), `${s.name}: ${title}`);
-    const steps = await page.locator('[data-testid="explainer"] ol li').count();
+    const steps = await lab.page.locator('[data-testid="explainer"] ol li').count();
     assert.equal(steps, s.explanation.steps.length, `${s.name}: one line per step`);
     if (s.scripts.length > 0) {
       const file = h.scripts.find((f) => f.file === s.scripts[0]);
@@ -253,15 +73,15 @@ test('naive oversells with the defaults, and every number on the page agrees', a
   assert.equal(await num('audit-count'), 50);
   assert.equal(await num('rejected'), 50 - sold);
   // One real tile per unit in stock, one red tile per unit that never existed.
-  assert.equal(await page.locator('[data-testid="inventory-grid"] .tile').count(), 10);
-  assert.equal(await page.locator('.tile.phantom').count(), oversold, 'one phantom tile per oversold unit');
+  assert.equal(await lab.page.locator('[data-testid="inventory-grid"] .tile').count(), 10);
+  assert.equal(await lab.page.locator('.tile.phantom').count(), oversold, 'one phantom tile per oversold unit');
   await byTestId('audit-filter-oversold').click();
-  await page.locator('[data-testid="audit-row"][data-mark="oversold"]').first().waitFor();
-  const marks = await page.locator('[data-testid="audit-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-mark')));
+  await lab.page.locator('[data-testid="audit-row"][data-mark="oversold"]').first().waitFor();
+  const marks = await lab.page.locator('[data-testid="audit-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-mark')));
   assert.ok(marks.length > 0 && marks.every((m) => m === 'oversold'), `filtered rows: ${marks}`);
   await byTestId('audit-filter-all').click();
   assert.match(await byTestId('run-verdict').textContent(), new RegExp(`${sold} sold \\(stock ${10 - sold}\\), ${oversold} oversold`));
-  await page.screenshot({ path: path.join(shots, 'wide-naive.png'), fullPage: true });
+  await lab.page.screenshot({ path: path.join(shots, 'wide-naive.png'), fullPage: true });
 });
 
 test('atomic sells exactly the stock', async () => {
@@ -274,31 +94,31 @@ test('atomic sells exactly the stock', async () => {
   assert.equal(await num('orders-accepted'), 10);
   assert.equal(await num('audit-count'), 50);
   assert.equal(await num('rejected'), 40);
-  assert.equal(await page.locator('[data-testid="inventory-grid"] .tile').count(), 10);
-  assert.equal(await page.locator('.tile.phantom').count(), 0);
+  assert.equal(await lab.page.locator('[data-testid="inventory-grid"] .tile').count(), 10);
+  assert.equal(await lab.page.locator('.tile.phantom').count(), 0);
   assert.match(await byTestId('result-line').textContent(), /Naive: 10 in stock.*\| Atomic: exactly 10 sold, 0 oversold/);
   // The audit filter narrows the list without touching the count of buyers received.
   await byTestId('audit-filter-sold-out').click();
-  assert.equal(await page.locator('[data-testid="audit-row"]:not([data-mark="sold out"])').count(), 0);
+  assert.equal(await lab.page.locator('[data-testid="audit-row"]:not([data-mark="sold out"])').count(), 0);
   await byTestId('audit-filter-all').click();
-  await page.screenshot({ path: path.join(shots, 'wide-both.png'), fullPage: true });
-  await page.setViewportSize(NARROW);
-  await page.screenshot({ path: path.join(shots, 'narrow-both.png'), fullPage: true });
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(shots, 'narrow-top.png') });
-  await page.setViewportSize(WIDE);
+  await lab.page.screenshot({ path: path.join(shots, 'wide-both.png'), fullPage: true });
+  await lab.page.setViewportSize(NARROW);
+  await lab.page.screenshot({ path: path.join(shots, 'narrow-both.png'), fullPage: true });
+  await lab.page.evaluate(() => window.scrollTo(0, 0));
+  await lab.page.screenshot({ path: path.join(shots, 'narrow-top.png') });
+  await lab.page.setViewportSize(WIDE);
 });
 
 /** Pixels of the timeline canvas by colour family, once it has been drawn for the run on screen.
  *  Colours come from components/timeline.rs: red bars (oversold), blue read ticks, green bars. */
 async function timelinePixels() {
-  await page.waitForFunction(() => {
+  await lab.page.waitForFunction(() => {
     const c = document.querySelector('[data-testid="timeline"] canvas');
     return c && c.width > 0 && c.height > 0 && c.getBoundingClientRect().height > 0;
   });
   // The drawing lands on the next animation frame after the last batch; give it two.
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  return page.evaluate(() => {
+  await lab.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return lab.page.evaluate(() => {
     const c = document.querySelector('[data-testid="timeline"] canvas');
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     const n = { red: 0, blue: 0, green: 0, lit: 0, width: c.width, height: c.height, cssWidth: c.clientWidth };
@@ -322,7 +142,7 @@ test('the race timeline shows reads landing before the stock ran out, and no rac
   assert.ok(naive.lit > 500, `the canvas is drawn: ${JSON.stringify(naive)}`);
   assert.ok(naive.red > 0 && naive.blue > 0 && naive.green > 0, `bars and read ticks show: ${JSON.stringify(naive)}`);
   // Crisp on any screen: the backing store is the CSS size times devicePixelRatio.
-  const dpr = await page.evaluate(() => window.devicePixelRatio);
+  const dpr = await lab.page.evaluate(() => window.devicePixelRatio);
   assert.equal(naive.width, Math.round(naive.cssWidth * dpr));
   const caption = (await byTestId('timeline-caption').textContent()).trim();
   assert.match(caption, /^\d+ buyers? read the stock before it ran out at [\d.]+ (µs|ms|s); /);
@@ -330,7 +150,7 @@ test('the race timeline shows reads landing before the stock ran out, and no rac
   console.log(`timeline after naive: ${caption}`);
   await timeline.scrollIntoViewIfNeeded();
   await timeline.screenshot({ path: path.join(shots, 'wide-timeline-naive.png') });
-  await page.setViewportSize(NARROW);
+  await lab.page.setViewportSize(NARROW);
   const narrow = await timelinePixels();
   assert.ok(narrow.cssWidth <= 390 && narrow.red > 0, `the canvas follows the width: ${JSON.stringify(narrow)}`);
   await timeline.scrollIntoViewIfNeeded();
@@ -340,7 +160,7 @@ test('the race timeline shows reads landing before the stock ran out, and no rac
   assert.ok((await timelinePixels()).red > 0);
   await timeline.screenshot({ path: path.join(shots, 'narrow-timeline-naive-by-app.png') });
   await byTestId('timeline-order-arrival').click();
-  await page.setViewportSize(WIDE);
+  await lab.page.setViewportSize(WIDE);
 
   await run('run-lua');
   const lua = await timelinePixels();
@@ -356,8 +176,8 @@ test('the race timeline shows reads landing before the stock ran out, and no rac
 
 /** Strategy names whose run buttons are enabled (call while idle and connected). */
 async function availableStrategies() {
-  await page.waitForFunction(() => document.querySelector('[data-testid="run-lua"]') && !document.querySelector('[data-testid="run-lua"]').disabled);
-  return page.evaluate(() =>
+  await lab.page.waitForFunction(() => document.querySelector('[data-testid="run-lua"]') && !document.querySelector('[data-testid="run-lua"]').disabled);
+  return lab.page.evaluate(() =>
     [...document.querySelectorAll('button.run:not(.compare)')]
       .filter((b) => !b.disabled)
       .map((b) => b.getAttribute('data-testid').replace(/^run-/, '')),
@@ -372,13 +192,13 @@ test('compare races every available strategy and scores them side by side', asyn
   // While it runs, the button says which race is on: "3 / 7: watch".
   const progress = await byTestId('compare-progress').textContent({ timeout: 10_000 }).catch(() => '');
   if (progress) assert.match(progress, /^\d+ \/ \d+(: \w+)?$/);
-  await page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
+  await lab.page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
 
-  const rows = page.locator('[data-testid="scoreboard-row"]');
+  const rows = lab.page.locator('[data-testid="scoreboard-row"]');
   const names = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-strategy')));
   assert.deepEqual([...names].sort(), [...available].sort(), 'one scoreboard row per available strategy');
   const oversold = async (name) =>
-    Number(await page.locator(`[data-testid="scoreboard-row"][data-strategy="${name}"]`).getAttribute('data-oversold'));
+    Number(await lab.page.locator(`[data-testid="scoreboard-row"][data-strategy="${name}"]`).getAttribute('data-oversold'));
   assert.equal(await oversold('lua'), 0, 'lua never oversells');
   const cell = await page
     .locator('[data-testid="scoreboard-row"][data-strategy="lua"] [data-testid="scoreboard-oversold"]')
@@ -389,7 +209,7 @@ test('compare races every available strategy and scores them side by side', asyn
     assert.equal(await oversold(safe.name), 0, `${safe.name} must not oversell`);
   }
   if (available.includes('naive_set')) {
-    const lost = await page.locator('[data-testid="scoreboard-row"][data-strategy="naive_set"]').getAttribute('data-lost-updates');
+    const lost = await lab.page.locator('[data-testid="scoreboard-row"][data-strategy="naive_set"]').getAttribute('data-lost-updates');
     console.log(`naive_set in the comparison: ${await oversold('naive_set')} oversold, ${lost} lost updates`);
   }
   // Every race also went through the normal run path: the buttons are free again.
@@ -398,12 +218,12 @@ test('compare races every available strategy and scores them side by side', asyn
   const board = byTestId('scoreboard');
   await board.scrollIntoViewIfNeeded();
   await board.screenshot({ path: path.join(shots, 'wide-scoreboard.png') });
-  await page.screenshot({ path: path.join(shots, 'wide-compare.png'), fullPage: true });
-  await page.setViewportSize(NARROW);
+  await lab.page.screenshot({ path: path.join(shots, 'wide-compare.png'), fullPage: true });
+  await lab.page.setViewportSize(NARROW);
   await board.scrollIntoViewIfNeeded();
   await board.screenshot({ path: path.join(shots, 'narrow-scoreboard.png') });
-  await page.screenshot({ path: path.join(shots, 'narrow-compare.png'), fullPage: true });
-  await page.setViewportSize(WIDE);
+  await lab.page.screenshot({ path: path.join(shots, 'narrow-compare.png'), fullPage: true });
+  await lab.page.setViewportSize(WIDE);
 });
 
 test('naive_set: the counter stays up while the orders pile past the stock', async () => {
@@ -417,7 +237,7 @@ test('naive_set: the counter stays up while the orders pile past the stock', asy
   assert.ok(orders > 10, `naive_set should accept more orders than the 10 units, got ${orders}`);
   assert.equal(lost, orders - 10 + left, 'lost updates = final stock - (stock - sold)');
   assert.match(await byTestId('run-verdict').textContent(), /orders for 10 units, counter says \d+ left/);
-  await page.screenshot({ path: path.join(shots, 'wide-naive-set.png'), fullPage: true });
+  await lab.page.screenshot({ path: path.join(shots, 'wide-naive-set.png'), fullPage: true });
 });
 
 test('10,000 buyers: the page stays responsive and receives every outcome', async () => {
@@ -432,7 +252,7 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   const deadline = Date.now() + 60_000;
   for (;;) {
     const t0 = Date.now();
-    const state = await page.evaluate(() => {
+    const state = await lab.page.evaluate(() => {
       const el = document.querySelector('[data-testid="run-status"]');
       return { id: el.getAttribute('data-run-id'), status: el.textContent.trim() };
     });
@@ -448,9 +268,9 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   const rows = await byTestId('audit-row').count();
   assert.ok(rows > 0 && rows < 200, `expected a window of audit rows, found ${rows}`);
   // And the grid stays a bounded number of tiles however many units were sold.
-  assert.ok((await page.locator('.tile').count()) <= 400);
+  assert.ok((await lab.page.locator('.tile').count()) <= 400);
   console.log(`10,000 buyers: ${samples} samples, slowest page answer ${slowest} ms, ${rows} rows in the DOM`);
-  await page.screenshot({ path: path.join(shots, 'wide-10k.png'), fullPage: true });
+  await lab.page.screenshot({ path: path.join(shots, 'wide-10k.png'), fullPage: true });
   // The timeline draws all 10,000 buyers into its one canvas.
   const timeline = byTestId('timeline');
   const pixels = await timelinePixels();
@@ -478,11 +298,11 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   assert.ok(zoomed.lit > 1_000 && zoomed.red > 0, `the zoomed race is drawn: ${JSON.stringify(zoomed)}`);
   await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k-zoomed.png') });
   assert.equal(await timeline.locator('canvas').count(), 1);
-  await page.setViewportSize(NARROW);
+  await lab.page.setViewportSize(NARROW);
   await timelinePixels();
   await timeline.scrollIntoViewIfNeeded();
   await timeline.screenshot({ path: path.join(shots, 'narrow-timeline-10k.png') });
-  await page.setViewportSize(WIDE);
+  await lab.page.setViewportSize(WIDE);
 });
 
 test('a cancelled run says so, with what it sold before the cancel', async () => {
@@ -490,16 +310,16 @@ test('a cancelled run says so, with what it sold before the cancel', async () =>
   await knobs({ 'buyers-input': 300, 'spread-input': 5000 });
   const previous = await byTestId('run-status').getAttribute('data-run-id');
   await byTestId('run-lua').click();
-  await page.waitForFunction(
+  await lab.page.waitForFunction(
     (prev) => {
       const el = document.querySelector('[data-testid="run-status"]');
       return el.getAttribute('data-run-id') !== prev && el.textContent.trim() === 'running';
     },
     previous,
   );
-  await page.waitForTimeout(500);
+  await lab.page.waitForTimeout(500);
   await byTestId('cancel-run').click();
-  await page.locator('[data-testid="run-status"][data-state="cancelled"]').waitFor({ timeout: 10_000 });
+  await lab.page.locator('[data-testid="run-status"][data-state="cancelled"]').waitFor({ timeout: 10_000 });
   const answered = await num('audit-count');
   assert.ok(answered > 0 && answered < 300, `some buyers ran before the cancel: ${answered}`);
   assert.equal(await num('units-sold'), Math.min(answered, 10), 'lua sells one per buyer until the 10 are gone');
@@ -513,15 +333,15 @@ test('writes that got no answer are shown as in doubt, never as sold', async () 
   await knobs({ 'stock-input': 1000, 'buyers-input': 300, 'spread-input': 3000 });
   const previous = await byTestId('run-status').getAttribute('data-run-id');
   await byTestId('run-lua').click();
-  await page.waitForFunction(
+  await lab.page.waitForFunction(
     (prev) => {
       const el = document.querySelector('[data-testid="run-status"]');
       return el.getAttribute('data-run-id') !== prev && el.textContent.trim() === 'running';
     },
     previous,
   );
-  redisCli(redis.port, 'CLIENT', 'PAUSE', '4000', 'WRITE');
-  await page.locator('[data-testid="run-status"][data-state="finished"]').waitFor({ timeout: 30_000 });
+  redisCli(lab.redis.port, 'CLIENT', 'PAUSE', '4000', 'WRITE');
+  await lab.page.locator('[data-testid="run-status"][data-state="finished"]').waitFor({ timeout: 30_000 });
   const inDoubt = await num('counter-in-doubt');
   assert.ok(inDoubt > 0, 'some writes timed out during the pause');
   const sold = await num('units-sold');
@@ -530,10 +350,10 @@ test('writes that got no answer are shown as in doubt, never as sold', async () 
   assert.ok(1000 - left >= sold && 1000 - left <= sold + inDoubt, `sold ${sold}, left ${left}, in doubt ${inDoubt}`);
   await byTestId('audit-filter-in-doubt').click();
   // The filtered window renders on the next frame.
-  await page.locator('[data-testid="audit-row"][data-mark="in doubt"]').first().waitFor();
-  const marks = await page.locator('[data-testid="audit-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-mark')));
+  await lab.page.locator('[data-testid="audit-row"][data-mark="in doubt"]').first().waitFor();
+  const marks = await lab.page.locator('[data-testid="audit-row"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-mark')));
   assert.ok(marks.length > 0 && marks.every((m) => m === 'in doubt'), `filtered rows: ${marks}`);
-  await page.screenshot({ path: path.join(shots, 'wide-in-doubt.png'), fullPage: true });
+  await lab.page.screenshot({ path: path.join(shots, 'wide-in-doubt.png'), fullPage: true });
 });
 
 test('a dropped connection marks the run interrupted, and the page reconnects by itself', async () => {
@@ -542,23 +362,23 @@ test('a dropped connection marks the run interrupted, and the page reconnects by
   await knobs({ 'buyers-input': 500, 'spread-input': 20000 });
   const previous = await byTestId('run-status').getAttribute('data-run-id');
   await byTestId('run-naive').click();
-  await page.waitForFunction(
+  await lab.page.waitForFunction(
     (prev) => {
       const el = document.querySelector('[data-testid="run-status"]');
       return el.getAttribute('data-run-id') !== prev && el.textContent.trim() === 'running';
     },
     previous,
   );
-  const port = new URL(server.url).port;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGKILL');
+  const port = new URL(lab.server.url).port;
+  const exited = new Promise((r) => lab.server.child.once('exit', r));
+  lab.server.child.kill('SIGKILL');
   await exited;
-  await page.locator('[data-testid="connection-status"][data-state="reconnecting"]').waitFor({ timeout: 10_000 });
+  await lab.page.locator('[data-testid="connection-status"][data-state="reconnecting"]').waitFor({ timeout: 10_000 });
   assert.equal(await byTestId('run-status').textContent(), 'interrupted');
 
   // Same port again: the page's backoff finds it, gets a fresh hello, and runs work again.
-  server = await startServer(`127.0.0.1:${port}`);
-  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
+  lab.server = await startServer(`127.0.0.1:${port}`);
+  await lab.page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
   await knobs({ 'buyers-input': 50, 'spread-input': 0 });
   await run('run-lua');
   assert.equal(await num('units-sold'), 10);
@@ -567,11 +387,7 @@ test('a dropped connection marks the run interrupted, and the page reconnects by
 
 test('error frames show as notices the visitor can dismiss', async () => {
   // A server that may run no races at all answers every start with a `busy` error frame.
-  const port = new URL(server.url).port;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  await exited;
-  server = await startServer(`127.0.0.1:${port}`, ['--max-runs', '0']);
+  await restartServer(['--max-runs', '0']);
   await fresh();
   await byTestId('run-lua').click();
   const notice = byTestId('error-notice');
@@ -585,18 +401,14 @@ test('error frames show as notices the visitor can dismiss', async () => {
 
 test('a strategy the server cannot run is shown disabled, with the reason', async () => {
   // No PostgreSQL at this address: the server lists `postgres` as unavailable.
-  const port = new URL(server.url).port;
-  const exited = new Promise((r) => server.child.once('exit', r));
-  server.child.kill('SIGTERM');
-  await exited;
-  server = await startServer(`127.0.0.1:${port}`, ['--database-url', 'postgres://oversold@127.0.0.1:1/none']);
+  await restartServer(['--database-url', 'postgres://oversold@127.0.0.1:1/none']);
   await fresh();
   const button = byTestId('run-postgres');
-  await page.waitForFunction(() => document.querySelector('[data-testid="run-postgres"] .run-why'));
+  await lab.page.waitForFunction(() => document.querySelector('[data-testid="run-postgres"] .run-why'));
   assert.equal(await button.isDisabled(), true);
   const why = (await button.locator('.run-why').textContent()).trim();
   assert.ok(why.length > 0, 'the reason is on the button');
   assert.equal(await button.getAttribute('title'), why, 'and in its tooltip');
   await byTestId('run-compare').scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(shots, 'wide-unavailable.png') });
+  await lab.page.screenshot({ path: path.join(shots, 'wide-unavailable.png') });
 });
