@@ -33,7 +33,7 @@ test('every word about a strategy comes from the server', async () => {
   // One button per strategy the server offers, labelled with the server's own label.
   for (const s of h.strategies) {
     const button = byTestId(`run-${s.name}`);
-    assert.match(await button.textContent(), new RegExp(s.label.replace(/[()]/g, '\\$&')), s.name);
+    assert.ok((await button.textContent()).includes(s.label), `${s.name}: the server's label`);
     assert.equal(await button.isDisabled(), !s.available, `${s.name} enabled iff available`);
   }
   const featured = h.strategies.filter((s) => s.featured).map((s) => s.name);
@@ -200,7 +200,7 @@ test('compare races every available strategy and scores them side by side', asyn
   const oversold = async (name) =>
     Number(await lab.page.locator(`[data-testid="scoreboard-row"][data-strategy="${name}"]`).getAttribute('data-oversold'));
   assert.equal(await oversold('lua'), 0, 'lua never oversells');
-  const cell = await page
+  const cell = await lab.page
     .locator('[data-testid="scoreboard-row"][data-strategy="lua"] [data-testid="scoreboard-oversold"]')
     .textContent();
   assert.equal(cell.trim(), '0');

@@ -162,12 +162,13 @@ pub struct Plan {
 /// Fit `max_runs` and `max_sockets` under `fd_limit`: the worst case, `max_sockets` sockets
 /// plus `max_runs` runs of [`FDS_PER_RUN`] each, must fit in what [`RESERVED_FDS`] leaves.
 /// Runs are lowered first (down to 1: they are the expensive ones), then sockets. What is
-/// left after the sockets becomes the runs' live connection budget.
+/// left after the sockets becomes the runs' live connection budget. An operator's explicit
+/// 0 runs (a server that accepts sockets and races nothing) is kept, never raised.
 pub fn plan(fd_limit: u64, max_runs: usize, max_sockets: usize) -> Plan {
     let limit = usize::try_from(fd_limit).unwrap_or(usize::MAX);
     let usable = limit.saturating_sub(RESERVED_FDS);
     let mut lowered = Vec::new();
-    let (mut runs, mut sockets) = (max_runs.max(1), max_sockets.max(1));
+    let (mut runs, mut sockets) = (max_runs, max_sockets.max(1));
     let why = |what: &str, from: usize, to: usize| {
         format!(
             "lowered {what} from {from} to {to}: the open-file limit is {fd_limit}, and \
@@ -176,7 +177,7 @@ pub fn plan(fd_limit: u64, max_runs: usize, max_sockets: usize) -> Plan {
         )
     };
     if sockets + runs * FDS_PER_RUN > usable {
-        let fitting = (usable.saturating_sub(sockets) / FDS_PER_RUN).max(1);
+        let fitting = (usable.saturating_sub(sockets) / FDS_PER_RUN).clamp(1, runs.max(1));
         if fitting < runs {
             lowered.push(why("--max-runs", runs, fitting));
             runs = fitting;
@@ -299,6 +300,8 @@ mod tests {
     fn a_large_limit_keeps_every_cap() {
         let plan = plan(20_000, 8, 512);
         assert_eq!((plan.max_runs, plan.max_sockets), (8, 512));
+        // Zero runs is a setting (race nothing), not a mistake to correct.
+        assert_eq!(super::plan(20_000, 0, 512).max_runs, 0);
         assert_eq!(plan.connection_budget, 20_000 - RESERVED_FDS - 512);
         assert!(plan.lowered.is_empty());
     }
