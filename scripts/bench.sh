@@ -21,12 +21,15 @@ done
 cargo build --release -q -p oversold
 bin=target/release/oversold
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The reference Redis is started the way the server starts its own fallback (the same code:
+# `oversold private-redis`), so both figures are measured on an identical redis-server.
 dir=$(mktemp -d)
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" >/dev/null &
+"$bin" private-redis >"$dir/url" 2>/dev/null &
 redis_pid=$!
 trap 'kill $redis_pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s "$dir/url" ] && break; sleep 0.05; done
+url=$(cat "$dir/url")
+port=${url##*:}
 
 key='bench:{ref}:stock'
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat lua/reserve.lua)")

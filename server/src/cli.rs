@@ -37,6 +37,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Throughput and latency of one strategy under a closed-loop load, without the page.
     Bench(BenchArgs),
+    /// Start a private redis-server exactly as the server does when no Redis answers (a free
+    /// loopback port, no persistence), print its URL, and stop it on Ctrl-C or SIGTERM.
+    /// `scripts/bench.sh` measures against one.
+    PrivateRedis,
 }
 
 /// `oversold serve` flags. The caps are `Option`s so that a flag given explicitly wins over

@@ -6,8 +6,8 @@ use anyhow::Context;
 use clap::Parser;
 use oversold::app::AppState;
 use oversold::backends::Backends;
-use oversold::bench::{self, BenchConfig};
-use oversold::cli::{Cli, Command, ServeArgs};
+use oversold::bench::BenchConfig;
+use oversold::cli::{BenchArgs, Cli, Command, CompareArgs, RunArgs, ServeArgs};
 use oversold::pg::{self, PgDb};
 use oversold::{budget, headless, health, redis_source};
 use tokio::sync::watch;
@@ -22,6 +22,23 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if let Some(Command::PrivateRedis) = cli.command {
+        return private_redis().await;
+    }
+    let (source, backends) = stores(&cli).await?;
+    match cli.command {
+        None => serve(source, backends, ServeArgs::default()).await,
+        Some(Command::Serve(args)) => serve(source, backends, args).await,
+        Some(Command::Run(args)) => run(&backends, args).await,
+        Some(Command::Compare(args)) => compare(&backends, args).await,
+        Some(Command::Bench(args)) => bench(&backends, args).await,
+        Some(Command::PrivateRedis) => Ok(()), // handled above, before any store is opened
+    }
+}
+
+/// The Redis to use (given, local, or a private one) and, when the command can use it,
+/// PostgreSQL.
+async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backends)> {
     let source = redis_source::resolve(cli.redis_url.as_deref()).await?;
     tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
     // Only look for PostgreSQL when the command could use it: an unreachable one costs a
@@ -46,57 +63,60 @@ async fn main() -> anyhow::Result<()> {
             postgres: postgres(cli.database_url.as_deref()).await,
         }
     };
-    match cli.command {
-        None => serve(source, backends, ServeArgs::default()).await,
-        Some(Command::Serve(args)) => serve(source, backends, args).await,
-        Some(Command::Run(args)) => {
-            let request = args.race.request(Some(&args.strategy));
-            let (config, report) = headless::run_report(&backends, &request).await?;
-            if let Some(file) = &args.outcomes {
-                let saved = headless::saved_run(&config, &report)?;
-                std::fs::write(file, serde_json::to_string(&saved)?)
-                    .with_context(|| format!("cannot write {}", file.display()))?;
-            }
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&report.summary)?);
-            } else {
-                print!("{}", headless::table(&config, &report.summary));
-                if let Some(n) = args.tape {
-                    print!("{}", headless::tape(&config, &report.outcomes, n));
-                }
-            }
-            Ok(())
-        }
-        Some(Command::Compare(args)) => {
-            let (results, skipped) = headless::compare(&backends, &args.race.request(None)).await?;
-            if args.json {
-                let summaries: Vec<_> = results.iter().map(|(_, s)| s).collect();
-                println!("{}", serde_json::to_string_pretty(&summaries)?);
-            } else {
-                print!("{}", headless::scoreboard(&results));
-                for (name, why) in skipped {
-                    println!("  ({name} skipped: {why})");
-                }
-            }
-            Ok(())
-        }
-        Some(Command::Bench(args)) => {
-            let strategy = headless::resolve_strategy(&backends, &args.strategy)?;
-            let config = BenchConfig {
-                requests: args.requests,
-                concurrency: args.concurrency,
-                // More connections than workers would leave some idle.
-                connections: args.connections.min(args.concurrency),
-            };
-            let report = bench::bench(&backends, strategy, &config, !args.json).await?;
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{}", bench::table(&report));
-            }
-            Ok(())
+    Ok((source, backends))
+}
+
+/// `oversold run`: one race, as a table (with its tape) or as JSON; optionally saved.
+async fn run(backends: &Backends, args: RunArgs) -> anyhow::Result<()> {
+    let request = args.race.request(Some(&args.strategy));
+    let (config, report) = headless::run_report(backends, &request).await?;
+    if let Some(file) = &args.outcomes {
+        let saved = headless::saved_run(&config, &report)?;
+        std::fs::write(file, serde_json::to_string(&saved)?)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.summary)?);
+    } else {
+        print!("{}", headless::table(&config, &report.summary));
+        if let Some(n) = args.tape {
+            print!("{}", headless::tape(&config, &report.outcomes, n));
         }
     }
+    Ok(())
+}
+
+/// `oversold compare`: every available strategy, one seed, a scoreboard.
+async fn compare(backends: &Backends, args: CompareArgs) -> anyhow::Result<()> {
+    let (results, skipped) = headless::compare(backends, &args.race.request(None)).await?;
+    if args.json {
+        let summaries: Vec<_> = results.iter().map(|(_, s)| s).collect();
+        println!("{}", serde_json::to_string_pretty(&summaries)?);
+    } else {
+        print!("{}", headless::scoreboard(&results));
+        for (name, why) in skipped {
+            println!("  ({name} skipped: {why})");
+        }
+    }
+    Ok(())
+}
+
+/// `oversold bench`: one strategy under a closed-loop load.
+async fn bench(backends: &Backends, args: BenchArgs) -> anyhow::Result<()> {
+    let strategy = headless::resolve_strategy(backends, &args.strategy)?;
+    let config = BenchConfig {
+        requests: args.requests,
+        concurrency: args.concurrency,
+        // More connections than workers would leave some idle.
+        connections: args.connections.min(args.concurrency),
+    };
+    let report = oversold::bench::bench(backends, strategy, &config, !args.json).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", oversold::bench::table(&report));
+    }
+    Ok(())
 }
 
 /// Connect to PostgreSQL if we can; if not, keep the reason for the page.
@@ -165,6 +185,17 @@ async fn serve(
     oversold::serve::serve(listener, state, wait_for_signal()).await?;
     let _ = monitor.await;
     drop(source); // stops a private redis-server, if we started one
+    Ok(())
+}
+
+/// `oversold private-redis`: one private redis-server, up until a signal, then stopped.
+async fn private_redis() -> anyhow::Result<()> {
+    let redis = tokio::task::spawn_blocking(oversold::private_redis::PrivateRedis::start)
+        .await
+        .context("starting redis-server")??;
+    println!("{}", redis.url());
+    wait_for_signal().await;
+    drop(redis);
     Ok(())
 }
 

@@ -7,7 +7,8 @@
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
 //!   does not oversell.
 //! - `tape`: real runs rebuilt into Redis's order from their replies, and replayed.
-//! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`.
+//! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`;
+//!   `hostile`: another origin's page, a start and a cancel in one write, floods of frames.
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
 //!   never show a password, and `serve --public` keeps its profile.
@@ -17,6 +18,7 @@ mod budgets;
 mod cli;
 mod common;
 mod faults;
+mod hostile;
 mod http;
 mod invariants;
 mod lua_contract;

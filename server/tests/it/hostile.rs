@@ -1,0 +1,190 @@
+//! A hostile page and a hostile client, over a real socket: another origin's page cannot open
+//! the WebSocket; a start and a cancel in one TCP write still get their frames; binary frames
+//! count against the rate limit like any other.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use oversold_protocol::{ErrorCode, ServerMessage};
+use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::common::{Client, TestRedis, TestServer};
+
+/// Open `/ws` with `origin` (or none); the HTTP status of the answer.
+async fn upgrade_status(server: &TestServer, origin: Option<&str>) -> u16 {
+    let mut request = format!("ws://{}/ws", server.addr)
+        .into_client_request()
+        .unwrap();
+    if let Some(origin) = origin {
+        request
+            .headers_mut()
+            .insert("origin", origin.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_, response)) => response.status().as_u16(),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(e) => panic!("unexpected failure: {e}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_this_servers_pages_may_open_the_socket() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let own = format!("http://{}", server.addr);
+    // Defect: any web page the visitor opened could drive the lab through their browser.
+    assert_eq!(
+        upgrade_status(&server, Some("http://evil.example")).await,
+        403
+    );
+    assert_eq!(upgrade_status(&server, Some("null")).await, 403);
+    assert_eq!(
+        upgrade_status(&server, Some(&own.replace("127.0.0.1", "localhost"))).await,
+        403,
+        "another host name is another origin"
+    );
+    // The page this server serves, and clients that are not browsers (no Origin), may.
+    assert_eq!(upgrade_status(&server, Some(&own)).await, 101);
+    assert_eq!(upgrade_status(&server, None).await, 101);
+    // A refused upgrade touched nothing.
+    assert!(
+        crate::common::run_keys(&mut redis.raw().await)
+            .await
+            .is_empty()
+    );
+
+    // --allow-origin adds an origin.
+    let state = oversold::app::AppState::new(
+        redis.backends(),
+        crate::ws::idle_health(),
+        "/nonexistent".into(),
+        8,
+    )
+    .with_allowed_origins(vec!["http://127.0.0.1:8080".into()]);
+    let server = TestServer::serve(state).await;
+    assert_eq!(
+        upgrade_status(&server, Some("http://127.0.0.1:8080")).await,
+        101
+    );
+    assert_eq!(
+        upgrade_status(&server, Some("http://evil.example")).await,
+        403
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_and_a_cancel_in_one_write_still_get_their_frames() {
+    // Defect: 59 of 60 such writes got no reply at all (no run_started, no end frame).
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    // Eight sockets taking turns, so no one socket outruns its rate limit (10 frames a second).
+    let mut clients = Vec::new();
+    for _ in 0..8 {
+        let mut client = server.client().await;
+        client.hello().await;
+        clients.push(client);
+    }
+    let start = json!({"type":"start_run","config":{"strategy":"lua","buyers":200,"arrival_spread_ms":2000}});
+    let cancel = json!({"type":"cancel_run"});
+    for round in 0..60 {
+        let client = &mut clients[round % 8];
+        // feed + feed + flush: both frames leave in one buffer, one write.
+        client
+            .ws
+            .feed(Message::Text(start.to_string().into()))
+            .await
+            .unwrap();
+        client
+            .ws
+            .feed(Message::Text(cancel.to_string().into()))
+            .await
+            .unwrap();
+        client.ws.flush().await.unwrap();
+        let run_id = match client.next_not_status().await {
+            ServerMessage::RunStarted { run_id, .. } => run_id,
+            other => panic!("round {round}: expected run_started, got {other:?}"),
+        };
+        // Then outcomes, possibly, and exactly one terminal frame for that run.
+        loop {
+            match client.next_within(5).await {
+                ServerMessage::Outcomes { run_id: id, .. } => assert_eq!(id, run_id),
+                ServerMessage::RunCancelled { run_id: id, .. } => {
+                    assert_eq!(id, run_id);
+                    break;
+                }
+                ServerMessage::RunFinished { run_id: id, .. } => {
+                    // The cancel can only come too late if every buyer had already run.
+                    assert_eq!(id, run_id);
+                    break;
+                }
+                ServerMessage::RedisStatus { .. } => {}
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+    }
+    assert!(
+        crate::common::run_keys(&mut redis.raw().await)
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_frames_and_pings_count_against_the_rate_limit() {
+    // Defect: 2,000 binary frames got 2,000 replies.
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    for _ in 0..2_000 {
+        client
+            .ws
+            .feed(Message::Binary(vec![1, 2, 3].into()))
+            .await
+            .unwrap();
+    }
+    client.ws.flush().await.unwrap();
+    let replies = count_replies(&mut client).await;
+    // The bucket holds 20 frames; past it, a refusal is reported at most once a second.
+    assert!(replies.0 <= 25, "{replies:?}");
+    assert!(replies.1 >= 1, "the client is told it is being limited");
+    // Pings too: they cost the server a pong each.
+    for _ in 0..2_000 {
+        client.ws.feed(Message::Ping(vec![7].into())).await.unwrap();
+    }
+    client.ws.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // And the socket stays usable once the bucket refills.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    client
+        .send_json(json!({"type":"start_run","config":{"strategy":"lua"}}))
+        .await;
+    let run = loop {
+        match client.next_not_status().await {
+            ServerMessage::Error(e) if e.code == ErrorCode::RateLimited => continue,
+            ServerMessage::Error(e) if e.code == ErrorCode::BadJson => continue,
+            ServerMessage::RunStarted { run_id, .. } => break run_id,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(run.starts_with("r-"));
+}
+
+/// (bad_json replies, rate_limited replies) that arrive within half a second of silence.
+async fn count_replies(client: &mut Client) -> (usize, usize) {
+    let (mut answered, mut limited) = (0, 0);
+    while let Ok(Some(Ok(frame))) =
+        tokio::time::timeout(Duration::from_millis(500), client.ws.next()).await
+    {
+        if let Message::Text(t) = frame {
+            match serde_json::from_str::<ServerMessage>(&t).unwrap() {
+                ServerMessage::Error(e) if e.code == ErrorCode::RateLimited => limited += 1,
+                ServerMessage::Error(_) => answered += 1,
+                _ => {}
+            }
+        }
+    }
+    (answered, limited)
+}
