@@ -35,6 +35,7 @@ pub mod headless;
 pub mod health;
 pub mod pg;
 pub mod plan;
+pub mod private_cluster;
 pub mod private_redis;
 pub mod redis_source;
 pub mod serve;
