@@ -6,13 +6,21 @@
 #   scripts/demo.sh                   # http://127.0.0.1:3000
 #   ADDR=0.0.0.0:8080 scripts/demo.sh # another address
 #   REDIS_URL=redis://host:6379 scripts/demo.sh
+#   scripts/demo.sh --cluster         # on a private three-master Redis Cluster the server
+#                                     # starts for itself (and stops on exit)
+#   REDIS_CLUSTER=host:7000,host:7001 scripts/demo.sh   # on a Redis Cluster of yours
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 
-if [ -z "${REDIS_URL:-}" ] && ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1); then
+redis_flags=()
+if [ "${1:-}" = "--cluster" ]; then
+  redis_flags=(--private-cluster)
+  unset REDIS_URL REDIS_CLUSTER # the private cluster replaces them
+  ensure_redis_tools # the server starts three cluster nodes from this binary
+elif [ -z "${REDIS_URL:-}${REDIS_CLUSTER:-}" ] && ! (command -v redis-cli >/dev/null && redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1); then
   ensure_redis_tools # the server starts its own from this binary
 fi
 command -v cc >/dev/null || apt_install build-essential pkg-config
@@ -20,4 +28,4 @@ scripts/frontend.sh
 say "building the server (release)"
 cargo build --release -p oversold --locked
 say "serving on http://${ADDR:-127.0.0.1:3000} (Ctrl-C to stop)"
-exec target/release/oversold serve --addr "${ADDR:-127.0.0.1:3000}" --assets dist
+exec target/release/oversold serve "${redis_flags[@]}" --addr "${ADDR:-127.0.0.1:3000}" --assets dist

@@ -72,6 +72,11 @@ pub struct BuyerOutcome {
     /// split the stock over several counters (`sharded`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<u32>,
+    /// On a Redis Cluster, the node that served this buyer, as `host:port`: the master of
+    /// the slot of the key it took from (its bucket's, for `sharded`), from the slot map the
+    /// server read when the run started. Absent on a single Redis (and for `postgres`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).

@@ -121,19 +121,24 @@ fn outcome_round_trips() {
         round_trips: 2,
         retries: 0,
         bucket: None,
+        node: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");
     assert!(v.get("error").is_none());
     // Only sharded outcomes name a bucket; the others leave the field out.
     assert!(v.get("bucket").is_none());
+    // Only outcomes from a Redis Cluster name the node that served them.
+    assert!(v.get("node").is_none());
     assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), o);
     let sharded = BuyerOutcome {
         bucket: Some(2),
+        node: Some("127.0.0.1:7001".into()),
         ..o
     };
     let v = serde_json::to_value(&sharded).unwrap();
     assert_eq!(v["bucket"], 2);
+    assert_eq!(v["node"], "127.0.0.1:7001");
     assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), sharded);
 }
 

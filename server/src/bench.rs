@@ -4,7 +4,12 @@
 //! does the full work, and a fixed number of workers each send their next order as soon
 //! as the last one returns, the way `redis-benchmark -c N` does. Workers share a few
 //! connections; on a shared Redis link their requests are pipelined.
+//!
+//! On a Redis Cluster the report says which node served how many orders: `lua` keeps
+//! every order on the one node that owns the product's key, `sharded` spreads them over
+//! the nodes that own its buckets. That is the hot-key lesson, measured.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +60,19 @@ pub struct BenchReport {
     pub throughput_per_s: f64,
     /// Latency percentiles, µs.
     pub latency: LatencySummary,
+    /// The Redis measured against (`host:port/db`, or `cluster host:port,...`).
+    pub redis: String,
+    /// On a Redis Cluster, the orders each node served, busiest first; empty otherwise.
+    pub served_by: Vec<NodeShare>,
+}
+
+/// Orders one cluster node served.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct NodeShare {
+    /// `host:port`.
+    pub node: String,
+    /// Orders it answered.
+    pub orders: u64,
 }
 
 /// Run the benchmark. `show_progress` draws a bar on stderr when it is a terminal.
@@ -93,6 +111,7 @@ pub async fn bench(
                 let attempt = arena.buy(w, line).await;
                 tally.latencies.push(t.elapsed().as_micros() as u64);
                 tally.round_trips += u64::from(attempt.round_trips);
+                *tally.by_bucket.entry(attempt.bucket).or_default() += 1;
                 match attempt.result {
                     OutcomeResult::Reserved => {}
                     OutcomeResult::SoldOut => tally.sold_out += 1,
@@ -116,6 +135,9 @@ pub async fn bench(
                 total.round_trips += t.round_trips;
                 total.sold_out += t.sold_out;
                 total.errors += t.errors;
+                for (bucket, n) in t.by_bucket {
+                    *total.by_bucket.entry(bucket).or_default() += n;
+                }
             }
             Err(e) => {
                 panicked += 1;
@@ -128,6 +150,7 @@ pub async fn bench(
         p.abort();
         eprintln!();
     }
+    let served_by = served_by(&arena, &total.by_bucket);
     let arena = Arc::into_inner(arena).expect("every worker has ended");
     if let Err(e) = arena.finish(backends, &run_id).await {
         tracing::warn!(error = %e, "could not read back the bench stock");
@@ -149,6 +172,8 @@ pub async fn bench(
         duration_ms: elapsed.as_secs_f64() * 1e3,
         throughput_per_s: n as f64 / elapsed.as_secs_f64(),
         latency: latency(total.latencies),
+        redis: backends.redis.display_addr(),
+        served_by,
     })
 }
 
@@ -158,6 +183,25 @@ struct Tally {
     round_trips: u64,
     sold_out: u64,
     errors: u64,
+    /// Orders per stock bucket (`None`: the one counter). Counted by bucket in the hot
+    /// loop, turned into nodes once at the end.
+    by_bucket: HashMap<Option<u32>, u64>,
+}
+
+/// Orders per node, busiest first, from the orders per bucket (empty off a cluster).
+fn served_by(arena: &Arena, by_bucket: &HashMap<Option<u32>, u64>) -> Vec<NodeShare> {
+    let mut per_node: HashMap<String, u64> = HashMap::new();
+    for (bucket, n) in by_bucket {
+        if let Some(node) = arena.node_for(*bucket) {
+            *per_node.entry(node).or_default() += n;
+        }
+    }
+    let mut shares: Vec<NodeShare> = per_node
+        .into_iter()
+        .map(|(node, orders)| NodeShare { node, orders })
+        .collect();
+    shares.sort_by(|a, b| b.orders.cmp(&a.orders).then(a.node.cmp(&b.node)));
+    shares
 }
 
 async fn draw_progress(done: Arc<AtomicU64>, total: u64, started: Instant) {
@@ -177,6 +221,21 @@ async fn draw_progress(done: Arc<AtomicU64>, total: u64, started: Instant) {
 
 /// The table `oversold bench` prints.
 pub fn table(r: &BenchReport) -> String {
+    let mut out = figures(r);
+    if r.served_by.is_empty() {
+        out.push_str(&format!("  served by       {}\n", r.redis));
+    }
+    for share in &r.served_by {
+        let percent = 100.0 * share.orders as f64 / r.requests.max(1) as f64;
+        out.push_str(&format!(
+            "  served by       {:>10} orders ({percent:.0}%) on {}\n",
+            share.orders, share.node
+        ));
+    }
+    out
+}
+
+fn figures(r: &BenchReport) -> String {
     format!(
         "{} x{} over {} connections: {} orders in {:.0} ms\n  throughput      {:>10.0} orders/s\n  latency p50     {:>10} µs\n  latency p95     {:>10} µs\n  latency p99     {:>10} µs\n  latency max     {:>10} µs\n  round trips     {:>10.2} per order\n  errors          {:>10}\n",
         r.strategy,

@@ -20,6 +20,22 @@ pub struct Cli {
     /// (Its value is never printed: it may hold a password.)
     #[arg(long, env = "REDIS_URL", global = true, hide_env_values = true)]
     pub redis_url: Option<String>,
+    /// A Redis Cluster to use instead: any of its nodes, HOST:PORT[,HOST:PORT...] (the client
+    /// discovers the rest). (Its value is never printed.)
+    #[arg(
+        long,
+        env = "REDIS_CLUSTER",
+        global = true,
+        hide_env_values = true,
+        value_name = "HOST:PORT,...",
+        value_delimiter = ',',
+        conflicts_with = "redis_url"
+    )]
+    pub redis_cluster: Vec<String>,
+    /// Start a private three-master Redis Cluster for this command (free loopback ports, no
+    /// persistence, stopped on exit) and use it.
+    #[arg(long, global = true, conflicts_with_all = ["redis_url", "redis_cluster"])]
+    pub private_cluster: bool,
     /// PostgreSQL for the `postgres` strategy [default: the local server]. Unreachable means
     /// that strategy is listed as unavailable, nothing worse. (Never printed.)
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
@@ -41,6 +57,10 @@ pub enum Command {
     /// loopback port, no persistence), print its URL, and stop it on Ctrl-C or SIGTERM.
     /// `scripts/bench.sh` measures against one.
     PrivateRedis,
+    /// Start a private three-master Redis Cluster the same way (free loopback ports, no
+    /// persistence), print its nodes as HOST:PORT,HOST:PORT,HOST:PORT (what --redis-cluster
+    /// takes), and stop it on Ctrl-C or SIGTERM.
+    PrivateCluster,
 }
 
 /// `oversold serve` flags. The caps are `Option`s so that a flag given explicitly wins over
@@ -90,6 +110,22 @@ pub struct ServeArgs {
     /// send no Origin (not browsers) are too.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
+}
+
+impl Cli {
+    /// Which Redis the flags ask for.
+    pub fn wanted_redis(&self) -> crate::redis_source::Wanted<'_> {
+        use crate::redis_source::Wanted;
+        if self.private_cluster {
+            Wanted::PrivateCluster
+        } else if !self.redis_cluster.is_empty() {
+            Wanted::Cluster(&self.redis_cluster)
+        } else if let Some(url) = &self.redis_url {
+            Wanted::Url(url)
+        } else {
+            Wanted::Default
+        }
+    }
 }
 
 impl Default for ServeArgs {
@@ -305,6 +341,30 @@ mod tests {
         assert_eq!(limits.per_client.runs, 2);
         assert_eq!(limits.per_client.sockets, 8, "the rest stays the profile's");
         assert!(limits.postgres_needs_explicit_url);
+    }
+
+    #[test]
+    fn a_cluster_is_a_list_of_nodes_and_excludes_a_url() {
+        use crate::redis_source::Wanted;
+        let cli = Cli::parse_from([
+            "oversold",
+            "run",
+            "--strategy",
+            "lua",
+            "--redis-cluster",
+            "a:1,b:2",
+        ]);
+        assert!(matches!(cli.wanted_redis(), Wanted::Cluster(n) if n == ["a:1", "b:2"]));
+        let cli = Cli::parse_from(["oversold", "serve", "--private-cluster"]);
+        assert!(matches!(cli.wanted_redis(), Wanted::PrivateCluster));
+        let both = [
+            "oversold",
+            "--redis-url",
+            "redis://x",
+            "--redis-cluster",
+            "a:1",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
     }
 
     #[test]

@@ -104,6 +104,9 @@ pub struct Arena {
     probe: ProbeFn,
     redis_fleet: Vec<RedisConn>,
     app_servers: u32,
+    /// On a Redis Cluster, the node serving each stock counter (the counter, or each
+    /// bucket), from the slot map read as the run started; empty otherwise.
+    nodes: Vec<Option<String>>,
 }
 
 impl Arena {
@@ -172,6 +175,10 @@ impl Arena {
         match wired {
             Ok((buy, redis_fleet)) => Ok(Arena {
                 probe: probe_for(backends, &shelf),
+                nodes: match &shelf {
+                    Shelf::Redis(s) => stock::serving_nodes(&s.admin, &s.keys),
+                    Shelf::Postgres(_) => Vec::new(),
+                },
                 shelf,
                 buy,
                 redis_fleet,
@@ -200,6 +207,18 @@ impl Arena {
             return Some("every app server's connection to Redis is lost".into());
         }
         (self.probe)().await
+    }
+
+    /// On a Redis Cluster, the `host:port` of the node that serves the counter a buyer took
+    /// from: bucket `bucket` for `sharded`, the run's one counter otherwise. `None` on a
+    /// single Redis, for PostgreSQL, and for a `sharded` buyer that names no bucket (its
+    /// first request failed, so we cannot say which node it reached).
+    pub fn node_for(&self, bucket: Option<u32>) -> Option<String> {
+        match (bucket, self.nodes.as_slice()) {
+            (Some(i), nodes) => nodes.get(i as usize).cloned().flatten(),
+            (None, [counter]) => counter.clone(),
+            (None, _) => None,
+        }
     }
 
     /// The run's Redis keys (`None` for a PostgreSQL run).
@@ -537,6 +556,7 @@ impl Buyer {
                 .map(|t| micros(t.saturating_duration_since(opened))),
             round_trips: attempt.round_trips,
             retries: attempt.retries,
+            node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
         };
         if let Some(sink) = &self.sink {

@@ -1,6 +1,12 @@
 //! Watching Redis: a PING every second on one long-lived connection, published on a `watch`
 //! channel. Every socket tells its page when Redis goes down or comes back, and `/healthz`
 //! answers from the latest result without touching Redis itself.
+//!
+//! On a Redis Cluster, "up" means the whole cluster: every slot has a master, every master
+//! answers a PING, and the cluster reports `cluster_state:ok` ([`store::ping`]). One
+//! master down is "down" (with the reason "a cluster node is down or its slots are
+//! unserved"), even though runs whose keys live on the other masters could still work: with
+//! no replicas, Redis itself stops serving every slot once it notices (its node timeout).
 
 use std::time::Duration;
 

@@ -2,9 +2,11 @@
 //!
 //! # Layout
 //! - [`cli`]: the command-line flags. `main.rs` only wires things together.
-//! - [`redis_source`] picks the Redis (given, local, or a [`private_redis`] we start);
-//!   [`backends`] holds it and the optional PostgreSQL.
-//! - [`store`]: the only module that knows Redis key names, commands and the Lua scripts;
+//! - [`redis_source`] picks the Redis (a URL or a cluster's nodes, local, or a
+//!   [`private_redis`] or [`private_cluster`] we start); [`backends`] holds it and the
+//!   optional PostgreSQL.
+//! - [`store`]: the only module that knows Redis key names, commands and the Lua scripts,
+//!   and whether Redis is one server or a cluster;
 //!   [`pg`] is its PostgreSQL twin. [`shelf`] is a run's stock in one or the other.
 //! - [`strategy`]: one file per way of buying, each a `const` that describes itself and
 //!   names the kind of connection it needs.
@@ -35,6 +37,7 @@ pub mod headless;
 pub mod health;
 pub mod pg;
 pub mod plan;
+pub mod private_cluster;
 pub mod private_redis;
 pub mod redis_source;
 pub mod serve;

@@ -22,8 +22,10 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    if let Some(Command::PrivateRedis) = cli.command {
-        return private_redis().await;
+    match cli.command {
+        Some(Command::PrivateRedis) => return private_redis().await,
+        Some(Command::PrivateCluster) => return private_cluster().await,
+        _ => {}
     }
     let (source, backends) = stores(&cli).await?;
     match cli.command {
@@ -32,14 +34,15 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Run(args)) => run(&backends, args).await,
         Some(Command::Compare(args)) => compare(&backends, args).await,
         Some(Command::Bench(args)) => bench(&backends, args).await,
-        Some(Command::PrivateRedis) => Ok(()), // handled above, before any store is opened
+        // Handled above, before any store is opened.
+        Some(Command::PrivateRedis | Command::PrivateCluster) => Ok(()),
     }
 }
 
 /// The Redis to use (given, local, or a private one) and, when the command can use it,
 /// PostgreSQL.
 async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backends)> {
-    let source = redis_source::resolve(cli.redis_url.as_deref()).await?;
+    let source = redis_source::resolve(cli.wanted_redis()).await?;
     tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
     // Only look for PostgreSQL when the command could use it: an unreachable one costs a
     // connect timeout, which a `run --strategy lua` should not pay.
@@ -196,6 +199,17 @@ async fn private_redis() -> anyhow::Result<()> {
     println!("{}", redis.url());
     wait_for_signal().await;
     drop(redis);
+    Ok(())
+}
+
+/// `oversold private-cluster`: a private three-master cluster, up until a signal.
+async fn private_cluster() -> anyhow::Result<()> {
+    let cluster = tokio::task::spawn_blocking(oversold::private_cluster::PrivateCluster::start)
+        .await
+        .context("starting a Redis Cluster")??;
+    println!("{}", cluster.spec());
+    wait_for_signal().await;
+    drop(cluster);
     Ok(())
 }
 

@@ -2,6 +2,8 @@
 //!
 //! Used in two places: the server falls back to one when no Redis answers on the
 //! default address, and the tests start their own so they can kill and restart it.
+//! [`crate::private_cluster`] starts three of them in cluster mode
+//! ([`PrivateRedis::start_cluster_node_on`]).
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -28,13 +30,30 @@ pub enum PrivateRedisError {
     },
 }
 
-/// A running `redis-server` child. Dropping it kills the process.
+/// A running `redis-server` child. Dropping it kills the process and removes its scratch
+/// directory.
 #[derive(Debug)]
 pub struct PrivateRedis {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    mode: Mode,
 }
+
+/// A plain server, or one node of a Redis Cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Standalone,
+    /// `cluster-enabled yes`: the node keeps its cluster identity and slots in `nodes.conf`
+    /// in its scratch directory, so a restart on the same port rejoins the same cluster.
+    ClusterNode,
+}
+
+/// How long a cluster node may stay silent before the others mark it failed. Redis's own
+/// default is 15 s; 5 s lets a test see a killed master declared failed (and the cluster
+/// recover after it returns) in seconds, while a node that is merely slow on a busy
+/// 2-core machine is not declared dead.
+pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 5000;
 
 impl PrivateRedis {
     /// Start one on a free port (tries a few ports in case another process grabs one first).
@@ -52,13 +71,42 @@ impl PrivateRedis {
 
     /// Start one on `port`: no persistence, loopback only, its own scratch directory.
     pub fn start_on(port: u16) -> Result<Self, PrivateRedisError> {
+        Self::start_mode(port, Mode::Standalone)
+    }
+
+    /// Start one Redis Cluster node on `port` (`cluster-enabled yes`), with no slots yet:
+    /// [`crate::private_cluster::PrivateCluster`] forms the cluster from three of these.
+    pub fn start_cluster_node_on(port: u16) -> Result<Self, PrivateRedisError> {
+        Self::start_mode(port, Mode::ClusterNode)
+    }
+
+    fn start_mode(port: u16, mode: Mode) -> Result<Self, PrivateRedisError> {
+        let name = match mode {
+            Mode::Standalone => "redis",
+            Mode::ClusterNode => "cluster-node",
+        };
         let dir =
-            std::env::temp_dir().join(format!("oversold-redis-{}-{port}", std::process::id()));
+            std::env::temp_dir().join(format!("oversold-{name}-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| PrivateRedisError::DidNotStart {
             port,
             reason: format!("cannot create {}: {e}", dir.display()),
         })?;
-        let child = Command::new("redis-server")
+        let mut me = PrivateRedis {
+            child: None,
+            port,
+            dir,
+            mode,
+        };
+        me.spawn()?;
+        Ok(me)
+    }
+
+    /// Start the process (again) with this server's port, mode and directory, and wait for it
+    /// to answer. A cluster node finds its `nodes.conf` there and rejoins its cluster.
+    fn spawn(&mut self) -> Result<(), PrivateRedisError> {
+        let port = self.port;
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--save",
@@ -73,7 +121,17 @@ impl PrivateRedis {
             // listens on loopback only anyway.
             .args(["--enable-debug-command", "local"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(&self.dir);
+        if self.mode == Mode::ClusterNode {
+            command
+                .args(["--cluster-enabled", "yes"])
+                .args(["--cluster-config-file", "nodes.conf"])
+                .args([
+                    "--cluster-node-timeout",
+                    &CLUSTER_NODE_TIMEOUT_MS.to_string(),
+                ]);
+        }
+        let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .stdin(Stdio::null())
@@ -85,13 +143,8 @@ impl PrivateRedis {
                     reason: e.to_string(),
                 },
             })?;
-        let mut me = PrivateRedis {
-            child: Some(child),
-            port,
-            dir,
-        };
-        me.wait_until_ready()?;
-        Ok(me)
+        self.child = Some(child);
+        self.wait_until_ready()
     }
 
     /// The port it listens on.
@@ -102,6 +155,26 @@ impl PrivateRedis {
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// `127.0.0.1:PORT`, as a cluster seed.
+    pub fn host_port(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// True while the process runs (not [`PrivateRedis::stop`]ped).
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Start it again after [`PrivateRedis::stop`], on the same port and with the same
+    /// directory. Without persistence its data is gone; a cluster node keeps its identity
+    /// and slots (its `nodes.conf`). Does nothing if it is running.
+    pub fn restart(&mut self) -> Result<(), PrivateRedisError> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        self.spawn()
     }
 
     /// Kill it now (tests use this to simulate an outage). Safe to call twice.

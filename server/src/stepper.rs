@@ -221,6 +221,7 @@ impl Stepper {
             read_us: None,
             round_trips: attempt.round_trips,
             retries: attempt.retries,
+            node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
         });
     }

@@ -151,6 +151,7 @@ pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutco
         round_trips: 2,
         retries: 0,
         bucket: None,
+        node: None,
     }
 }
 

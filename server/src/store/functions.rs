@@ -1,8 +1,12 @@
 //! The `oversold_v2` Redis Function library (`lua/reserve_function.lua`): loading it without
 //! ever replacing someone else's, and calling it with `FCALL`.
+//!
+//! Functions live in each server's memory, so on a Redis Cluster the library is loaded on
+//! every master, one by one (each may already have it, or have someone else's).
 
 use std::collections::HashMap;
 
+use super::cluster::Route;
 use super::scripts::RESERVE_FUNCTION;
 use super::stock::{ReserveReply, reserve_reply};
 use super::{RedisConn, RunKeys, StoreError};
@@ -28,7 +32,7 @@ pub enum LoadError {
 }
 
 /// What [`load`] did, and the requests it took (1, or 2 when it had to look at a library
-/// of the same name).
+/// of the same name; on a cluster, that for each master).
 pub struct Loaded {
     /// Loaded (or already there and ours), or why not.
     pub result: Result<(), LoadError>,
@@ -37,8 +41,31 @@ pub struct Loaded {
 }
 
 /// Make sure our library is loaded: `FUNCTION LOAD` (never `REPLACE`). If a library of that
-/// name is there already, it must be byte for byte ours, or nothing is touched.
+/// name is there already, it must be byte for byte ours, or nothing is touched. On a
+/// cluster, on every master in turn, stopping at the first that fails.
 pub async fn load(conn: &mut RedisConn) -> Loaded {
+    let Some(masters) = conn.masters() else {
+        return load_on(conn, Route::Auto).await;
+    };
+    let mut round_trips = 0;
+    for master in &masters {
+        let loaded = load_on(conn, Route::Node(master)).await;
+        round_trips += loaded.round_trips;
+        if loaded.result.is_err() {
+            return Loaded {
+                result: loaded.result,
+                round_trips,
+            };
+        }
+    }
+    Loaded {
+        result: Ok(()),
+        round_trips,
+    }
+}
+
+/// [`load`] on one server.
+async fn load_on(conn: &mut RedisConn, route: Route<'_>) -> Loaded {
     let load = redis::cmd("FUNCTION")
         .arg("LOAD")
         .arg(RESERVE_FUNCTION.source)
@@ -47,7 +74,10 @@ pub async fn load(conn: &mut RedisConn) -> Loaded {
         result,
         round_trips,
     };
-    match conn.query::<String>("FUNCTION LOAD", &load).await {
+    match conn
+        .query_routed::<String>("FUNCTION LOAD", &load, route)
+        .await
+    {
         Ok(_) => return done(Ok(()), 1),
         // "ERR Library 'oversold_v2' already exists": check whose it is below.
         Err(e)
@@ -55,22 +85,30 @@ pub async fn load(conn: &mut RedisConn) -> Loaded {
                 .is_some_and(|d| d.contains("already exists")) => {}
         Err(e) => return done(Err(e.into()), 1),
     }
-    match loaded_code(conn).await {
+    match loaded_code_on(conn, route).await {
         Ok(code) if code.as_deref() == Some(RESERVE_FUNCTION.source) => done(Ok(()), 2),
         Ok(_) => done(Err(LoadError::Foreign), 2),
         Err(e) => done(Err(e.into()), 2),
     }
 }
 
-/// The code of the loaded library named [`LIBRARY`], if any.
+/// The code of the loaded library named [`LIBRARY`], if any (on a cluster: on one node).
 pub async fn loaded_code(conn: &mut RedisConn) -> Result<Option<String>, StoreError> {
+    loaded_code_on(conn, Route::Auto).await
+}
+
+async fn loaded_code_on(
+    conn: &mut RedisConn,
+    route: Route<'_>,
+) -> Result<Option<String>, StoreError> {
     let list = redis::cmd("FUNCTION")
         .arg("LIST")
         .arg("LIBRARYNAME")
         .arg(LIBRARY)
         .arg("WITHCODE")
         .to_owned();
-    let libraries: Vec<HashMap<String, redis::Value>> = conn.query("FUNCTION LIST", &list).await?;
+    let libraries: Vec<HashMap<String, redis::Value>> =
+        conn.query_routed("FUNCTION LIST", &list, route).await?;
     // LIBRARYNAME is a pattern: keep the exact name only.
     for lib in libraries {
         let name: Option<String> = lib

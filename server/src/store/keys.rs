@@ -1,5 +1,10 @@
 //! The keys of one run. Every key shares the hash tag `{run-ID}`, so a Redis Cluster keeps a
 //! whole run on one slot and a multi-key script never crosses slots.
+//!
+//! The one exception, by design: a [`StockLayout::Buckets`] run gives each bucket a tag of
+//! its own, `{run-ID-b0}`, `{run-ID-b1}`..., so on a cluster the buckets land on different
+//! slots and (usually) different nodes. That is the point of splitting a hot product's
+//! stock. No command ever touches two buckets at once, so nothing crosses slots.
 
 /// Every key a run creates expires after this, even if the server crashes mid-run.
 pub const RUN_KEY_TTL_SECS: u64 = 600;
@@ -32,7 +37,7 @@ impl StockLayout {
 /// The keys of one run.
 #[derive(Debug, Clone)]
 pub struct RunKeys {
-    tag: String,
+    run_id: String,
     pub(super) stock: String,
     pub(super) lock: String,
     /// The fenced lock's counter: the last fencing token handed out.
@@ -56,7 +61,7 @@ impl RunKeys {
             lock: format!("{tag}:lock"),
             fence: format!("{tag}:fence"),
             stock_fence: format!("{tag}:stock_fence"),
-            tag,
+            run_id: run_id.to_string(),
             layout,
         }
     }
@@ -86,9 +91,10 @@ impl RunKeys {
         &self.stock_fence
     }
 
-    /// Bucket `i`'s key, for a [`StockLayout::Buckets`] run.
+    /// Bucket `i`'s key, for a [`StockLayout::Buckets`] run: `oversold:{run-ID-b<i>}:stock`,
+    /// a hash tag of its own, so each bucket has its own cluster slot.
     pub fn bucket_key(&self, i: u32) -> String {
-        format!("{}:stock:{i}", self.tag)
+        format!("oversold:{{{}-b{i}}}:stock", self.run_id)
     }
 
     /// Every key that holds stock, in order: the counter, or each bucket.
@@ -125,22 +131,35 @@ mod tests {
     }
 
     #[test]
-    fn every_key_shares_the_run_tag() {
+    fn every_key_shares_the_run_tag_but_each_bucket_has_its_own() {
         let keys = RunKeys::with_layout("r-1", StockLayout::Buckets(2));
         assert_eq!(
             keys.stock_keys(),
-            ["oversold:{r-1}:stock:0", "oversold:{r-1}:stock:1"]
+            ["oversold:{r-1-b0}:stock", "oversold:{r-1-b1}:stock"]
         );
         assert_eq!(
             keys.all(),
             [
+                "oversold:{r-1-b0}:stock",
+                "oversold:{r-1-b1}:stock",
                 "oversold:{r-1}:fence",
                 "oversold:{r-1}:lock",
                 "oversold:{r-1}:stock",
-                "oversold:{r-1}:stock:0",
-                "oversold:{r-1}:stock:1",
                 "oversold:{r-1}:stock_fence",
             ]
         );
+        // One slot for the run's own keys; the buckets spread over others.
+        use super::super::cluster::slot_of;
+        let run_slot = slot_of(keys.stock_key());
+        assert!(
+            [keys.lock_key(), keys.fence_key(), keys.stock_fence_key()]
+                .iter()
+                .all(|k| slot_of(k) == run_slot)
+        );
+        let buckets = RunKeys::with_layout("r-1", StockLayout::Buckets(4)).stock_keys();
+        let mut slots: Vec<u16> = buckets.iter().map(|k| slot_of(k)).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), 4, "{buckets:?}");
     }
 }

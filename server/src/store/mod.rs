@@ -4,9 +4,16 @@
 //! [`stock`], [`lock`], [`fence`] and [`scripts`]. That keeps the key layout (one hash tag
 //! per run, so a Redis Cluster keeps each run on one slot) and every command in one place.
 //!
+//! A deployment is one Redis or a Redis Cluster; nothing outside this module can tell which.
+//! [`Store`] and [`RedisConn`] each hold an enum inside (a single node's client and
+//! connection, or the cluster's), with the same methods, the same counting and the same
+//! "broken stays broken" rule; [`cluster`] has what only a cluster needs.
+//!
 //! # Layout
 //! - this file: [`Store`] (one Redis deployment), [`RedisConn`] (one app server's
 //!   connection, which counts the requests it sends), [`StoreError`] and its [`Cause`].
+//! - [`cluster`]: the cluster client's settings, the slot map read at connect time (which
+//!   node serves a key), and what "up" means for a cluster.
 //! - [`keys`]: the keys of one run, and how its stock is laid out ([`StockLayout`]).
 //! - [`scripts`]: the Lua files, and how a script is called (`EVALSHA`, falling back to `EVAL`).
 //! - [`stock`]: putting stock on the shelf, reading it back, the plain commands buyers send.
@@ -19,11 +26,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, Value};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisFuture, Value};
 
+use cluster::{ClusterStore, Route, Topology};
 use turnstile::Turnstile;
 
+pub mod cluster;
 pub mod fence;
 pub mod functions;
 pub mod keys;
@@ -70,6 +80,15 @@ pub enum StoreError {
         /// Which operation.
         op: &'static str,
     },
+    /// The cluster cannot serve a slot (or, for a health check, every slot): its master does
+    /// not answer, or a node says the cluster is down. The request was not applied.
+    #[error("{op}: the Redis Cluster is not whole: {detail}")]
+    ClusterDown {
+        /// Which operation.
+        op: &'static str,
+        /// What showed it.
+        detail: String,
+    },
     /// Redis answered with something the code did not expect.
     #[error("{op}: unexpected reply: {detail}")]
     Unexpected {
@@ -95,6 +114,9 @@ pub enum Cause {
     Timeout,
     /// The connection broke (Redis killed, network cut).
     ConnectionLost,
+    /// A Redis Cluster cannot serve a slot: its master is down (the connection to it is
+    /// gone, another node redirects with `MOVED`), or a node answers `CLUSTERDOWN`.
+    ClusterDown,
     /// Redis answered with an error (a script's error, a wrong type...).
     Reply,
     /// Anything else (a bad URL, an unexpected reply).
@@ -111,6 +133,7 @@ impl Cause {
             Cause::TooManyOpenFiles => "too many open files in the server process",
             Cause::Timeout => "no answer in time",
             Cause::ConnectionLost => "connection lost",
+            Cause::ClusterDown => "a cluster node is down or its slots are unserved",
             Cause::Reply => "error reply",
             Cause::Other => "unexpected failure",
         }
@@ -125,6 +148,16 @@ fn cause_of(e: &RedisError) -> Cause {
     }
     if e.code() == Some("OOM") {
         return Cause::OutOfMemory;
+    }
+    // On our clusters slots never move, so a redirect means the slot's master is unreachable
+    // from this client (the node that answered points at it); CLUSTERDOWN and TRYAGAIN mean
+    // the cluster itself has noticed. Our cluster client never retries (see `cluster`).
+    if matches!(
+        e.code(),
+        Some("MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN" | "MASTERDOWN")
+    ) || e.kind() == redis::ErrorKind::ClusterConnectionNotFound
+    {
+        return Cause::ClusterDown;
     }
     // EMFILE is errno 24 on Linux and macOS.
     let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
@@ -152,6 +185,7 @@ impl StoreError {
                 cause_of(source)
             }
             StoreError::NotSent { .. } => Cause::ConnectionLost,
+            StoreError::ClusterDown { .. } => Cause::ClusterDown,
             StoreError::BadUrl(_) | StoreError::Unexpected { .. } => Cause::Other,
         }
     }
@@ -168,7 +202,11 @@ impl StoreError {
     pub fn is_outage(&self) -> bool {
         matches!(
             self.cause(),
-            Cause::Refused | Cause::ConnectionLost | Cause::AuthFailed | Cause::TooManyOpenFiles
+            Cause::Refused
+                | Cause::ConnectionLost
+                | Cause::ClusterDown
+                | Cause::AuthFailed
+                | Cause::TooManyOpenFiles
         )
     }
 
@@ -203,62 +241,103 @@ impl StoreError {
     }
 }
 
-/// A handle on one Redis deployment. Cheap to clone.
+/// A handle on one Redis deployment: a single Redis, or a Redis Cluster. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Store {
-    client: Client,
+    deployment: Deployment,
+}
+
+#[derive(Debug, Clone)]
+enum Deployment {
+    /// One `redis-server`.
+    Single(Client),
+    /// A Redis Cluster, reached through any of its nodes. (Boxed: the cluster client is
+    /// more than twice the size of a single one.)
+    Cluster(Arc<ClusterStore>),
 }
 
 impl Store {
-    /// Parse the URL; does not connect yet.
+    /// Parse the URL of a single Redis; does not connect yet.
     pub fn open(url: &str) -> Result<Self, StoreError> {
         Ok(Store {
-            client: Client::open(url).map_err(StoreError::BadUrl)?,
+            deployment: Deployment::Single(Client::open(url).map_err(StoreError::BadUrl)?),
         })
     }
 
-    /// `host:port/db`, never the password: safe to log.
-    pub fn display_addr(&self) -> String {
-        let info = self.client.get_connection_info();
-        format!("{}/{}", info.addr(), info.redis_settings().db())
+    /// A Redis Cluster reached through `nodes` (`host:port` each, or `redis://` URLs): any
+    /// one of them is enough, the client discovers the rest. Does not connect yet.
+    pub fn open_cluster(nodes: &[String]) -> Result<Self, StoreError> {
+        Ok(Store {
+            deployment: Deployment::Cluster(Arc::new(ClusterStore::open(nodes)?)),
+        })
     }
 
-    /// Open one connection (one "app server").
+    /// True for a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.deployment, Deployment::Cluster(_))
+    }
+
+    /// `host:port/db`, or `cluster host:port,...`; never the password: safe to log.
+    pub fn display_addr(&self) -> String {
+        match &self.deployment {
+            Deployment::Single(client) => {
+                let info = client.get_connection_info();
+                format!("{}/{}", info.addr(), info.redis_settings().db())
+            }
+            Deployment::Cluster(cluster) => cluster.display(),
+        }
+    }
+
+    /// Open one connection (one "app server"). On a cluster, that is a cluster connection
+    /// of its own (its own connection to every node), with the slot map as it is now.
     pub async fn connect(&self) -> Result<RedisConn, StoreError> {
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            .set_response_timeout(Some(RESPONSE_TIMEOUT));
-        let inner = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(|source| StoreError::Connect {
-                addr: self.display_addr(),
-                source,
-            })?;
+        let link = match &self.deployment {
+            Deployment::Single(client) => {
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let conn = client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map_err(|source| StoreError::Connect {
+                        addr: self.display_addr(),
+                        source,
+                    })?;
+                Link::Single(conn)
+            }
+            Deployment::Cluster(cluster) => {
+                let (conn, topology) = cluster.connect().await?;
+                Link::Cluster {
+                    conn,
+                    topology: Arc::new(topology),
+                }
+            }
+        };
         Ok(RedisConn {
-            inner,
+            link,
             sent: Arc::new(AtomicU64::new(0)),
             broken: Arc::new(AtomicBool::new(false)),
             turnstile: None,
         })
     }
 
-    /// One PING on a fresh connection (to see whether a Redis answers at all).
+    /// On a fresh connection, see whether the deployment answers at all: a `PING` on a
+    /// single Redis; on a cluster, [`ping`]'s whole-cluster check.
     pub async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.connect().await?;
         ping(&mut conn).await
     }
 
     /// Open one connection and name it (`CLIENT SETNAME`), so `CLIENT LIST` on the Redis
-    /// side shows which run and app server it belongs to. The naming request is setup, not
-    /// a buyer's, so it is not counted in [`RedisConn::requests_sent`].
+    /// side shows which run and app server it belongs to (on a cluster, on every node). The
+    /// naming request is setup, not a buyer's, so it is not counted in
+    /// [`RedisConn::requests_sent`].
     pub async fn connect_named(&self, name: &str) -> Result<RedisConn, StoreError> {
         let mut conn = self.connect().await?;
         redis::cmd("CLIENT")
             .arg("SETNAME")
             .arg(name)
-            .query_async::<()>(&mut conn.inner)
+            .query_async::<()>(&mut conn.link)
             .await
             .map_err(|source| StoreError::Command {
                 op: "CLIENT SETNAME",
@@ -275,17 +354,71 @@ impl Store {
     }
 }
 
+/// The connection under a [`RedisConn`]: to one Redis, or to a cluster (with the slot map
+/// read when it opened).
+#[derive(Clone)]
+enum Link {
+    Single(MultiplexedConnection),
+    Cluster {
+        conn: ClusterConnection,
+        topology: Arc<Topology>,
+    },
+}
+
+/// Lets the redis crate's `query_async` run on either kind of connection.
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Link::Single(conn) => conn.req_packed_command(cmd),
+            Link::Cluster { conn, .. } => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipe: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Link::Single(conn) => conn.req_packed_commands(pipe, offset, count),
+            Link::Cluster { conn, .. } => conn.req_packed_commands(pipe, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Link::Single(conn) => conn.get_db(),
+            Link::Cluster { conn, .. } => conn.get_db(),
+        }
+    }
+}
+
+impl Link {
+    /// Send one command to `route` (a single Redis takes everything itself).
+    async fn send(&mut self, cmd: &redis::Cmd, route: Route<'_>) -> Result<Value, RedisError> {
+        match self {
+            Link::Cluster { conn, .. } => cluster::send(conn, cmd, route).await,
+            single @ Link::Single(_) => cmd.query_async(single).await,
+        }
+    }
+}
+
 /// One app server's connection to Redis. Cloning it shares the same TCP connection
 /// (requests from many buyers are pipelined on it), which is how a real app server talks to
-/// Redis.
+/// Redis. On a cluster it is one cluster connection: one such TCP connection per node, and
+/// each request goes to the master of its key's slot.
 ///
 /// It counts the requests it sends (a pipeline counts once), so what a buyer reports as its
 /// round trips can be checked against what really went out. Once it has broken it stays
 /// broken: later commands fail at once without being sent, so they are known not to have
-/// been applied (the redis crate's multiplexed connection never reconnects by itself).
+/// been applied (the redis crate's multiplexed connection never reconnects by itself). On a
+/// cluster the crate would reconnect a lost node connection in the background; we still
+/// treat the app server's whole connection as lost, for the same reason, and because a
+/// reconnected node connection has silently dropped any `WATCH` it held.
 #[derive(Clone)]
 pub struct RedisConn {
-    inner: MultiplexedConnection,
+    link: Link,
     sent: Arc<AtomicU64>,
     broken: Arc<AtomicBool>,
     turnstile: Option<Arc<Turnstile>>,
@@ -308,28 +441,65 @@ impl RedisConn {
         self.broken.load(Ordering::Relaxed)
     }
 
+    /// On a cluster, the `host:port` of the master serving `key`, from the slot map read when
+    /// this connection opened; `None` on a single Redis.
+    pub fn node_of(&self, key: &str) -> Option<String> {
+        self.topology()?.master_of(key).map(str::to_string)
+    }
+
+    /// True on a cluster connection.
+    fn is_cluster(&self) -> bool {
+        matches!(self.link, Link::Cluster { .. })
+    }
+
+    /// On a cluster, every master in the slot map; `None` on a single Redis.
+    fn masters(&self) -> Option<Vec<String>> {
+        self.topology().map(Topology::masters)
+    }
+
+    fn topology(&self) -> Option<&Topology> {
+        match &self.link {
+            Link::Cluster { topology, .. } => Some(topology),
+            Link::Single(_) => None,
+        }
+    }
+
     /// Send one command and decode its reply. Every Redis request in this module goes through
-    /// here (or [`RedisConn::pipeline`]), so the counting and the broken flag cannot be skipped.
+    /// here, [`RedisConn::query_routed`] or [`RedisConn::pipeline`], so the counting and the
+    /// broken flag cannot be skipped.
     async fn query<T: FromRedisValue>(
         &mut self,
         op: &'static str,
         cmd: &redis::Cmd,
+    ) -> Result<T, StoreError> {
+        self.query_routed(op, cmd, Route::Auto).await
+    }
+
+    /// [`RedisConn::query`], sent to `route` on a cluster (a single Redis ignores it).
+    async fn query_routed<T: FromRedisValue>(
+        &mut self,
+        op: &'static str,
+        cmd: &redis::Cmd,
+        route: Route<'_>,
     ) -> Result<T, StoreError> {
         if self.is_broken() {
             return Err(StoreError::NotSent { op });
         }
         if let Some(t) = self.turnstile.clone() {
             let command = turnstile::describe(cmd.args_iter().map(arg_bytes));
+            let mut link = self.link.clone();
             return self
-                .through_turnstile(&t, command, op, cmd.query_async(&mut self.inner.clone()))
+                .through_turnstile(&t, command, op, async move { link.send(cmd, route).await })
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
-        let reply = cmd.query_async(&mut self.inner).await;
-        self.check(op, reply)
+        let reply = self.link.send(cmd, route).await;
+        let value = self.check(op, reply)?;
+        decode(op, value)
     }
 
-    /// Send a pipeline (one round trip) and decode its replies.
+    /// Send a pipeline (one round trip) and decode its replies. On a cluster every command in
+    /// it must hash to one slot.
     async fn pipeline<T: FromRedisValue>(
         &mut self,
         op: &'static str,
@@ -349,11 +519,11 @@ impl RedisConn {
             }
             let command = parts.join(" · ");
             return self
-                .through_turnstile(&t, command, op, pipe.query_async(&mut self.inner.clone()))
+                .through_turnstile(&t, command, op, pipe.query_async(&mut self.link.clone()))
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
-        let reply = pipe.query_async(&mut self.inner).await;
+        let reply = pipe.query_async(&mut self.link).await;
         self.check(op, reply)
     }
 
@@ -375,20 +545,30 @@ impl RedisConn {
         };
         t.passed(command, shown);
         let value = self.check(op, reply)?;
-        T::from_redis_value(value).map_err(|e| StoreError::Unexpected {
-            op,
-            detail: e.to_string(),
-        })
+        decode(op, value)
     }
 
     fn check<T>(&self, op: &'static str, reply: Result<T, RedisError>) -> Result<T, StoreError> {
-        reply.map_err(|source| {
-            if cause_of(&source) == Cause::ConnectionLost {
+        reply.map_err(|source| match cause_of(&source) {
+            Cause::ConnectionLost => {
                 self.broken.store(true, Ordering::Relaxed);
+                StoreError::Command { op, source }
             }
-            StoreError::Command { op, source }
+            // Not applied: the request never reached a master that serves its slot.
+            Cause::ClusterDown => StoreError::ClusterDown {
+                op,
+                detail: cluster::explain(&source),
+            },
+            _ => StoreError::Command { op, source },
         })
     }
+}
+
+fn decode<T: FromRedisValue>(op: &'static str, value: Value) -> Result<T, StoreError> {
+    T::from_redis_value(value).map_err(|e| StoreError::Unexpected {
+        op,
+        detail: e.to_string(),
+    })
 }
 
 fn arg_bytes(arg: redis::Arg<&[u8]>) -> Vec<u8> {
@@ -403,8 +583,13 @@ pub fn app_server_name(run_id: &str, k: u32) -> String {
     format!("oversold:{run_id}:app-{k}")
 }
 
-/// `PING`, expecting `PONG`.
+/// Is the deployment up? On a single Redis: `PING`, expecting `PONG`. On a cluster: every
+/// slot has a master, every master answers `PING`, and the cluster says `cluster_state:ok`
+/// (see [`cluster`]).
 pub async fn ping(conn: &mut RedisConn) -> Result<(), StoreError> {
+    if conn.is_cluster() {
+        return cluster::check_whole(conn).await;
+    }
     let reply: String = conn.query("PING", &redis::cmd("PING")).await?;
     if reply == "PONG" {
         Ok(())

@@ -3,32 +3,60 @@
 //! `reserve.lua`).
 
 use super::keys::RUN_KEY_TTL_SECS;
+use redis::FromRedisValue;
+
+use super::cluster::Route;
 use super::scripts::{self, CallFailed, Called};
 use super::{RedisConn, RunKeys, StockLayout, StoreError};
 
 /// Put `stock` units on the shelf: `SET key n EX ttl` for the counter, or for each bucket in
-/// one transaction (so no buyer ever sees half a shelf).
+/// one transaction (so no buyer ever sees half a shelf). On a cluster the buckets have
+/// different slots, which no transaction may span: one `SET` each, all at once (buyers only
+/// start once this has returned, so they still never see half a shelf).
 pub async fn init(conn: &mut RedisConn, keys: &RunKeys, stock: u32) -> Result<(), StoreError> {
     if keys.layout() == StockLayout::Counter {
-        let cmd = redis::cmd("SET")
-            .arg(&keys.stock)
-            .arg(stock)
-            .arg("EX")
-            .arg(RUN_KEY_TTL_SECS)
-            .to_owned();
-        return conn.query("SET stock", &cmd).await;
+        return conn
+            .query("SET stock", &set_with_ttl(&keys.stock, stock))
+            .await;
+    }
+    let sets: Vec<redis::Cmd> = keys
+        .stock_keys()
+        .iter()
+        .zip(keys.layout().split(stock))
+        .map(|(key, units)| set_with_ttl(key, units))
+        .collect();
+    if conn.is_cluster() {
+        return each::<()>(conn, "SET stock", &sets).await.map(drop);
     }
     let mut pipe = redis::pipe();
     pipe.atomic();
-    for (key, units) in keys.stock_keys().iter().zip(keys.layout().split(stock)) {
-        pipe.cmd("SET")
-            .arg(key)
-            .arg(units)
-            .arg("EX")
-            .arg(RUN_KEY_TTL_SECS)
-            .ignore();
+    for set in sets {
+        pipe.add_command(set).ignore();
     }
     conn.pipeline("SET stock", &pipe).await
+}
+
+fn set_with_ttl(key: &str, units: u32) -> redis::Cmd {
+    redis::cmd("SET")
+        .arg(key)
+        .arg(units)
+        .arg("EX")
+        .arg(RUN_KEY_TTL_SECS)
+        .to_owned()
+}
+
+/// Send each command on its own, all at once, and collect the replies in order: for keys
+/// on different cluster slots, where one pipeline cannot hold them all.
+async fn each<T: FromRedisValue>(
+    conn: &RedisConn,
+    op: &'static str,
+    cmds: &[redis::Cmd],
+) -> Result<Vec<T>, StoreError> {
+    futures_util::future::try_join_all(cmds.iter().map(|cmd| {
+        let mut conn = conn.clone();
+        async move { conn.query(op, cmd).await }
+    }))
+    .await
 }
 
 /// What the stock keys held when read back after a run.
@@ -48,15 +76,25 @@ pub enum Reading {
     },
 }
 
-/// Read every stock counter back in one round trip (a `GET` per counter, pipelined).
+/// Read every stock counter back in one round trip (a `GET` per counter, pipelined; on a
+/// cluster, whose buckets sit on different slots, one `GET` per counter, all at once).
 /// A key that now holds another type fails with Redis's `WRONGTYPE` error.
 pub async fn read_back(conn: &mut RedisConn, keys: &RunKeys) -> Result<Reading, StoreError> {
+    const OP: &str = "GET stock (read back)";
     let names = keys.stock_keys();
-    let mut pipe = redis::pipe();
-    for key in &names {
-        pipe.cmd("GET").arg(key);
-    }
-    let values: Vec<Option<String>> = conn.pipeline("GET stock (read back)", &pipe).await?;
+    let gets: Vec<redis::Cmd> = names
+        .iter()
+        .map(|key| redis::cmd("GET").arg(key).to_owned())
+        .collect();
+    let values: Vec<Option<String>> = if conn.is_cluster() {
+        each(conn, OP, &gets).await?
+    } else {
+        let mut pipe = redis::pipe();
+        for get in gets {
+            pipe.add_command(get);
+        }
+        conn.pipeline(OP, &pipe).await?
+    };
     let mut total: i64 = 0;
     for (key, value) in names.into_iter().zip(values) {
         let Some(raw) = value else {
@@ -70,7 +108,8 @@ pub async fn read_back(conn: &mut RedisConn, keys: &RunKeys) -> Result<Reading, 
     Ok(Reading::Units(total))
 }
 
-/// Delete every key of a run. Only ever named keys: nothing global is flushed.
+/// Delete every key of a run. Only ever named keys: nothing global is flushed. (On a
+/// cluster the client splits the `DEL` by slot and adds up the replies.)
 pub async fn remove_run(conn: &mut RedisConn, keys: &RunKeys) -> Result<(), StoreError> {
     conn.query("DEL run keys", redis::cmd("DEL").arg(keys.all()))
         .await
@@ -118,9 +157,22 @@ pub async fn watch(conn: &mut RedisConn, keys: &RunKeys) -> Result<(), StoreErro
         .await
 }
 
-/// `UNWATCH`: forget every key this connection watches.
-pub async fn unwatch(conn: &mut RedisConn) -> Result<(), StoreError> {
-    conn.query("UNWATCH", &redis::cmd("UNWATCH")).await
+/// `UNWATCH`: forget every key this connection watches. On a cluster it goes to the node
+/// serving the run's stock, whose connection holds the `WATCH`.
+pub async fn unwatch(conn: &mut RedisConn, keys: &RunKeys) -> Result<(), StoreError> {
+    conn.query_routed(
+        "UNWATCH",
+        &redis::cmd("UNWATCH"),
+        Route::KeyMaster(&keys.stock),
+    )
+    .await
+}
+
+/// On a cluster, the `host:port` of the master serving each stock counter (in the order of
+/// [`RunKeys::stock_keys`]), from the slot map `conn` read when it opened; `None` each on a
+/// single Redis. Which node served a buyer is the node of the counter it took from.
+pub fn serving_nodes(conn: &RedisConn, keys: &RunKeys) -> Vec<Option<String>> {
+    keys.stock_keys().iter().map(|k| conn.node_of(k)).collect()
 }
 
 /// `MULTI`, `DECRBY stock qty`, `EXEC`, sent as one pipeline (one round trip). `Some(stock

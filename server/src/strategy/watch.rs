@@ -127,7 +127,7 @@ impl ExclusiveRedisBuyer for Watch {
                 if observed < i64::from(qty) {
                     // Leave the connection clean for the next buyer on this app server.
                     round_trips += 1;
-                    return match stock::unwatch(&mut conn).await {
+                    return match stock::unwatch(&mut conn, keys).await {
                         Ok(()) => Attempt::sold_out(Some(observed), round_trips),
                         Err(e) => Attempt::read_failed(&e, Some(observed), round_trips),
                     }

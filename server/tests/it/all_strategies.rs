@@ -12,6 +12,7 @@
 
 use crate::common::TestRedis;
 use crate::common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
+use oversold::backends::Backends;
 use oversold::engine::{self, RunReport};
 use oversold::strategy::Strategy;
 
@@ -70,28 +71,49 @@ fn check_decr_compensate(config: &RunConfig, outcomes: &[BuyerOutcome], final_st
 }
 
 async fn run(redis: &TestRedis, s: &'static Strategy, config: &RunConfig, id: &str) -> RunReport {
-    engine::run(
-        &redis.backends(),
-        s,
-        config,
-        id,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("run {id} failed: {e}"))
+    run_on(&redis.backends(), s, config, id).await
 }
 
-/// `runs` seeded random runs of `name`, with every invariant that applies to it.
+async fn run_on(
+    backends: &Backends,
+    s: &'static Strategy,
+    config: &RunConfig,
+    id: &str,
+) -> RunReport {
+    engine::run(backends, s, config, id, None, CancellationToken::new())
+        .await
+        .unwrap_or_else(|e| panic!("run {id} failed: {e}"))
+}
+
+/// `runs` seeded random runs of `name` on a private Redis, with every invariant that
+/// applies to it, and no key left behind.
 async fn never_oversells(name: &str, seed: u64, runs: u32) {
     let redis = TestRedis::start();
     let mut conn = redis.raw().await;
+    random_runs_hold_the_invariants(&redis.backends(), name, seed, runs, |_, _| {}).await;
+    assert!(
+        crate::common::run_keys(&mut conn).await.is_empty(),
+        "runs left keys behind"
+    );
+}
+
+/// `runs` seeded random runs of `name` on `backends` (a single Redis or a cluster), each
+/// checked against every invariant that applies to it, then handed to `also` for checks
+/// of the caller's own.
+pub async fn random_runs_hold_the_invariants(
+    backends: &Backends,
+    name: &str,
+    seed: u64,
+    runs: u32,
+    mut also: impl FnMut(&RunConfig, &RunReport),
+) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let s = strategy(name);
     let (mut sold_out_runs, mut gave_up, mut undersold_runs) = (0, 0, 0);
     for i in 0..runs {
         let config = random_config(&mut rng, name);
-        let report = run(&redis, s, &config, &format!("{name}-{i}")).await;
+        let report = run_on(backends, s, &config, &format!("{name}-{i}")).await;
+        also(&config, &report);
         let sum = &report.summary;
         assert_one_outcome_per_buyer(&config, &report.outcomes);
         assert_eq!(sum.oversold_units, 0, "{name} oversold: {config:?} {sum:?}");
@@ -176,10 +198,6 @@ async fn never_oversells(name: &str, seed: u64, runs: u32) {
     assert!(
         sold_out_runs > runs / 2,
         "only {sold_out_runs} runs ran out of stock"
-    );
-    assert!(
-        crate::common::run_keys(&mut conn).await.is_empty(),
-        "runs left keys behind"
     );
 }
 

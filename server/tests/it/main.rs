@@ -1,11 +1,13 @@
 //! The server's integration tests, as one test binary: every module below starts its own
-//! private `redis-server` (and, where a test needs it, the real app on a free port).
+//! private `redis-server` or cluster (and, where a test needs it, the real app on a free port).
 //!
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
 //!   does not oversell.
+//! - `cluster`: the same invariants, round trips and a killed master on a three-master
+//!   Redis Cluster each test starts for itself.
 //! - `tape`: real runs rebuilt into Redis's order from their replies, and replayed.
 //! - `ws`: the WebSocket with real clients; `http`: the HTTP routes with `oneshot`;
 //!   `hostile`: another origin's page, a start and a cancel in one write, floods of frames.
@@ -16,6 +18,7 @@
 mod all_strategies;
 mod budgets;
 mod cli;
+mod cluster;
 mod common;
 mod faults;
 mod hostile;

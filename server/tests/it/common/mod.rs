@@ -1,4 +1,5 @@
-//! Test harness: a private redis-server per test, and the real app on a real port.
+//! Test harness: a private redis-server (or three-master cluster) per test, and the real app
+//! on a real port.
 
 pub mod checks;
 
@@ -10,6 +11,7 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use oversold::app::AppState;
 use oversold::backends::Backends;
+use oversold::private_cluster::PrivateCluster;
 use oversold::private_redis::PrivateRedis;
 use oversold::store::{RedisConn, Store};
 use oversold_protocol::ServerMessage;
@@ -75,6 +77,70 @@ impl TestRedis {
         let port = self.server.port();
         self.server.stop();
         self.server = PrivateRedis::start_on(port).expect("restart redis on the same port");
+    }
+}
+
+/// A three-master Redis Cluster owned by one test; killed when dropped.
+pub struct TestCluster {
+    pub cluster: PrivateCluster,
+    pub store: Store,
+}
+
+impl TestCluster {
+    pub fn start() -> Self {
+        let cluster =
+            PrivateCluster::start().expect("redis-server on PATH (apt-get install redis-server)");
+        let store = Store::open_cluster(&cluster.seeds()).unwrap();
+        TestCluster { cluster, store }
+    }
+
+    /// The cluster only: the `postgres` strategy is marked unavailable.
+    pub fn backends(&self) -> Backends {
+        Backends::redis_only(self.store.clone(), "not used by this test")
+    }
+
+    /// A cluster connection through the store module, as the server's own code uses.
+    pub async fn conn(&self) -> RedisConn {
+        self.store
+            .connect()
+            .await
+            .expect("connect to the test cluster")
+    }
+
+    /// A plain connection to node `i` alone, for what only a test does (KEYS, INFO,
+    /// SCRIPT FLUSH on that node).
+    pub async fn raw_node(&self, i: usize) -> MultiplexedConnection {
+        redis::Client::open(self.cluster.node_url(i))
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect to a cluster node")
+    }
+
+    /// Keys under our prefix on every node.
+    pub async fn run_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for i in 0..oversold::private_cluster::MASTERS {
+            keys.extend(run_keys(&mut self.raw_node(i).await).await);
+        }
+        keys
+    }
+
+    /// The index of the node that serves `key` right now.
+    pub async fn node_serving(&self, key: &str) -> usize {
+        let node = self.conn().await.node_of(key).expect("a cluster knows");
+        self.cluster.index_of(&node).expect("one of ours")
+    }
+
+    /// Send `command args...` to every node (e.g. `SCRIPT FLUSH`).
+    pub async fn on_every_node(&self, command: &[&str]) {
+        for i in 0..oversold::private_cluster::MASTERS {
+            redis::cmd(command[0])
+                .arg(&command[1..])
+                .query_async::<()>(&mut self.raw_node(i).await)
+                .await
+                .unwrap();
+        }
     }
 }
 
