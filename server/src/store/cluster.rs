@@ -74,6 +74,12 @@ impl ClusterStore {
         Ok(ClusterStore { client, seeds })
     }
 
+    /// How many nodes the operator named: what one app server's cluster connection is
+    /// budgeted at (it opens a socket to every node it learns of; the seeds are the estimate).
+    pub(super) fn seed_count(&self) -> usize {
+        self.seeds.len()
+    }
+
     /// `cluster 127.0.0.1:7000,127.0.0.1:7001`: the seeds, never a password.
     pub(super) fn display(&self) -> String {
         let hosts: Vec<&str> = self

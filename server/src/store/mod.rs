@@ -272,6 +272,15 @@ impl Store {
         })
     }
 
+    /// Sockets one [`RedisConn`] opens: 1 on a single Redis; on a cluster, one per node (the
+    /// nodes named at start, as an estimate). The connection budget counts runs with it.
+    pub fn sockets_per_connection(&self) -> usize {
+        match &self.deployment {
+            Deployment::Single(_) => 1,
+            Deployment::Cluster(cluster) => cluster.seed_count().max(1),
+        }
+    }
+
     /// True for a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         matches!(self.deployment, Deployment::Cluster(_))

@@ -177,7 +177,9 @@ fn take_holds(
             plural(state.max_runs, "race", "races")
         ))
     })?;
-    let wanted = app_servers as usize + 1;
+    // Each app server's connection, and the run's admin one: one socket each on a single
+    // Redis, one per node on a cluster.
+    let wanted = (app_servers as usize + 1) * state.backends.redis.sockets_per_connection();
     let connections = state
         .connections
         .try_reserve(wanted)
