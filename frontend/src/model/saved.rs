@@ -4,19 +4,45 @@
 //! A speaker loads a prepared run when the venue's network fails, so a bad file must say what
 //! is wrong with it in one sentence, and a good one must draw exactly as the live run did.
 
-use oversold_protocol::{PROTOCOL_VERSION, RunRequest, SavedRun, StrategyAbout};
+use oversold_protocol::{
+    BuyerOutcome, PROTOCOL_VERSION, RunConfig, RunSummary, SavedRun, StrategyAbout,
+};
 use serde::Deserialize;
 
+use super::controls::replay_request;
 use super::run::RunModel;
 
 /// Files past this size are refused before parsing: a full 10,000-buyer run is about 3 MB.
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
 
-/// Enough of a file to recognise it before parsing the rest.
+/// A saved run, read the way the socket reads server frames: tagged by a field (`format`
+/// here, `type` there). Serde reads a tagged enum through one buffered representation, so the
+/// outcomes, config and summary inside reuse the decoding the socket's frames already carry
+/// into the wasm, instead of a second copy for a plain struct.
 #[derive(Deserialize)]
-struct Probe {
-    format: Option<String>,
-    protocol_version: Option<u32>,
+#[serde(tag = "format")]
+enum File {
+    #[serde(rename = "oversold-run")]
+    Run(Body),
+}
+
+/// [`SavedRun`] without its `format`, which the tag took.
+#[derive(Deserialize)]
+struct Body {
+    protocol_version: u32,
+    run_id: String,
+    config: RunConfig,
+    strategy: Strategy,
+    outcomes: Vec<BuyerOutcome>,
+    summary: RunSummary,
+}
+
+/// A strategy's words, read flattened as `hello` reads them inside each `StrategyInfo`, for
+/// the same reason: one decoder for them in the wasm, not two.
+#[derive(Deserialize)]
+struct Strategy {
+    #[serde(flatten)]
+    about: StrategyAbout,
 }
 
 /// Parse and check a saved run; `Err` is the sentence to show.
@@ -28,23 +54,44 @@ pub fn parse(text: &str) -> Result<SavedRun, String> {
             MAX_FILE_BYTES / (1024 * 1024)
         ));
     }
-    let probe: Probe = serde_json::from_str(text)
-        .map_err(|e| format!("This file is not a saved oversold run (not a JSON object: {e})."))?;
-    if probe.format.as_deref() != Some(SavedRun::FORMAT) {
+    let File::Run(b) = serde_json::from_str::<File>(text).map_err(|e| {
+        let why = e.to_string();
+        if e.is_syntax() || e.is_eof() {
+            format!("This file is not a saved oversold run (not JSON: {why}).")
+        } else if mentions(&why, "`format`") || mentions(&why, "unknown variant") {
+            format!(
+                "This file is not a saved oversold run: it has no \"format\": \"{}\".",
+                SavedRun::FORMAT
+            )
+        } else {
+            format!("This saved run is damaged, incomplete, or from a newer oversold: {why}.")
+        }
+    })?;
+    if b.protocol_version > PROTOCOL_VERSION {
         return Err(format!(
-            "This file is not a saved oversold run: it has no \"format\": \"{}\".",
-            SavedRun::FORMAT
+            "This run was saved by a newer oversold (protocol {}); this page reads protocol {PROTOCOL_VERSION} and older.",
+            b.protocol_version
         ));
     }
-    if let Some(v) = probe.protocol_version.filter(|v| *v > PROTOCOL_VERSION) {
-        return Err(format!(
-            "This run was saved by a newer oversold (protocol {v}); this page reads protocol {PROTOCOL_VERSION} and older."
-        ));
-    }
-    let saved: SavedRun = serde_json::from_str(text)
-        .map_err(|e| format!("This saved run is damaged or incomplete: {e}."))?;
+    let saved = SavedRun {
+        format: SavedRun::FORMAT.to_string(),
+        protocol_version: b.protocol_version,
+        run_id: b.run_id,
+        config: b.config,
+        strategy: b.strategy.about,
+        outcomes: b.outcomes,
+        summary: b.summary,
+    };
     check(&saved)?;
     Ok(saved)
+}
+
+/// True when `text` holds `word` (a plain scan: serde's messages are short, and `str::contains`
+/// would bring a substring searcher into the wasm for this one use).
+fn mentions(text: &str, word: &str) -> bool {
+    text.as_bytes()
+        .windows(word.len())
+        .any(|w| w == word.as_bytes())
 }
 
 /// The checks serde cannot make: one strategy throughout, knobs in range, one outcome per buyer.
@@ -57,18 +104,7 @@ fn check(s: &SavedRun) -> Result<(), String> {
         ));
     }
     let r = &c.race;
-    let request = RunRequest {
-        strategy: Some(c.strategy.clone()),
-        stock: Some(r.stock),
-        buyers: Some(r.buyers),
-        qty: Some(r.qty),
-        max_qty: r.max_qty,
-        app_servers: Some(r.app_servers),
-        arrival_spread_ms: Some(r.arrival_spread_ms),
-        race_window_ms: Some(r.race_window_ms),
-        seed: Some(r.seed),
-    };
-    request
+    replay_request(c)
         .validate(r.seed)
         .map_err(|e| format!("This saved run's {e}."))?;
     if s.summary.stock != r.stock || s.summary.buyers != r.buyers {
@@ -161,20 +197,20 @@ mod tests {
     #[test]
     fn wrong_files_get_one_clear_sentence() {
         let err = |text: &str| parse(text).unwrap_err();
-        assert!(
-            err("<html>").starts_with("This file is not a saved oversold run (not a JSON object")
-        );
+        assert!(err("<html>").starts_with("This file is not a saved oversold run (not JSON: "));
+        let not_ours =
+            "This file is not a saved oversold run: it has no \"format\": \"oversold-run\".";
+        assert_eq!(err(r#"{"type":"hello"}"#), not_ours);
+        assert_eq!(err(r#"{"format":"oversold-replay"}"#), not_ours);
         assert_eq!(
-            err(r#"{"type":"hello"}"#),
-            "This file is not a saved oversold run: it has no \"format\": \"oversold-run\"."
+            err(r#"{"format":"oversold-run","protocol_version":2}"#),
+            "This saved run is damaged, incomplete, or from a newer oversold: missing field `run_id`."
         );
+        let mut newer = saved();
+        newer.protocol_version = 9;
         assert_eq!(
-            err(r#"{"format":"oversold-run","protocol_version":9}"#),
+            err(&serde_json::to_string(&newer).unwrap()),
             "This run was saved by a newer oversold (protocol 9); this page reads protocol 2 and older."
-        );
-        assert!(
-            err(r#"{"format":"oversold-run","protocol_version":2}"#)
-                .starts_with("This saved run is damaged or incomplete: missing field")
         );
 
         let mut s = saved();

@@ -107,6 +107,27 @@ pub fn describe(action: Action, infos: &[StrategyInfo]) -> String {
     }
 }
 
+/// The `?` list as markup: one `<dt data-key>`/`<dd>` pair per shortcut, in [`SHORTCUTS`]
+/// order, with the strategies' labels escaped. Plain markup set once when the list opens:
+/// it never changes while open, and a view per row would cost the wasm more than the list.
+pub fn list_html(infos: &[StrategyInfo]) -> String {
+    let mut html = String::new();
+    for (key, action) in SHORTCUTS {
+        html.push_str(&format!(
+            "<dt data-key=\"{key}\"><kbd>{key}</kbd></dt><dd>{}</dd>",
+            escape(&describe(action, infos))
+        ));
+    }
+    html
+}
+
+/// Text made safe to place between tags.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +158,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_list_is_one_pair_per_key_with_labels_escaped() {
+        let mut infos = strategies();
+        infos[0].about.short_label = "<b>Naive</b> & co".into();
+        let html = list_html(&infos);
+        assert!(html.starts_with(
+            "<dt data-key=\"N\"><kbd>N</kbd></dt><dd>Run &lt;b&gt;Naive&lt;/b&gt; &amp; co, the featured"
+        ));
+        assert_eq!(html.matches("<dt ").count(), SHORTCUTS.len());
+        assert!(html.ends_with("<dt data-key=\"Esc\"><kbd>Esc</kbd></dt><dd>Close this list</dd>"));
     }
 
     #[test]
