@@ -1,15 +1,20 @@
 //! The page: creates the session and the socket, provides them as context, lays out the panels.
+//!
+//! One tree serves both layouts. The stage view (`<body data-view="stage">`, static/style.css)
+//! re-flows the same panels into one screen and hides the rest, so nothing is drawn twice and
+//! a run in flight keeps its state when the speaker switches.
 
 use leptos::prelude::*;
 
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
-    header::Header, history::History, inventory::Inventory, notices::Notices, result::ResultLine,
-    run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource, step::StepThrough,
-    tape::Tape, timeline::Timeline,
+    files::use_drop_zone, header::Header, history::History, inventory::Inventory, notices::Notices,
+    result::ResultLine, run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource,
+    shortcuts::Shortcuts, step::StepThrough, tape::Tape, timeline::Timeline,
 };
 use crate::session::Session;
 use crate::socket::Socket;
+use crate::sync;
 
 /// The whole page. Panels find [`Session`] and [`Socket`] in context rather than in props,
 /// because nearly all of them need both and threading them through would add noise, not clarity.
@@ -17,12 +22,17 @@ use crate::socket::Socket;
 pub fn App() -> impl IntoView {
     let session = Session::new();
     provide_context(session);
+    // Before the socket: the address must be read before `hello` can arrive to check it.
+    sync::start(session);
     provide_context(Socket::connect(session));
+    use_drop_zone(session);
+    let step_open = move || session.page.with(|p| p.step.is_some());
 
     view! {
         <Header/>
         <Notices/>
-        <main class="layout">
+        <Shortcuts/>
+        <main class="layout" class:step-open=step_open>
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">
                     <RunButtons/>

@@ -9,6 +9,8 @@
 //! - `socket`: the only module that touches the WebSocket or JSON; decodes into typed frames and
 //!   offers a typed `send`, reconnecting with backoff.
 //! - `app` and `components/`: the view, one file per panel, reading signals from context.
+//! - `web` and `sync`: the rest of the browser (address bar, localStorage, `<body>`
+//!   attributes, full screen, files), and the Effects that keep it in step with the session.
 //! - `panic_hook`: a panic becomes a banner on the page, installed before mounting.
 
 pub mod app;
@@ -17,3 +19,5 @@ pub mod model;
 pub mod panic_hook;
 pub mod session;
 pub mod socket;
+pub mod sync;
+pub mod web;

@@ -1,5 +1,5 @@
 //! The page's reactive state: one signal around [`PageState`] (fed by the socket), the link's
-//! state, and the form's knobs.
+//! state, the form's knobs, the theme and layout, and the run a shared address asks to replay.
 //!
 //! Every rule about server frames lives in [`PageState::apply`], plain Rust tested on the host;
 //! this wrapper only routes frames into it. One update per frame is cheap enough: 10,000 buyers
@@ -7,12 +7,14 @@
 //! state put a `Memo` in front so they redraw only when their slice changes.
 
 use leptos::prelude::*;
-use oversold_protocol::ServerMessage;
+use oversold_protocol::{RunConfig, ServerMessage};
 
 use crate::model::controls::Knobs;
 use crate::model::page::{PageState, Pending};
 use crate::model::run::RunModel;
 use crate::model::theme::Theme;
+use crate::model::url;
+use crate::model::view::View;
 
 /// The WebSocket's state, as the header shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,16 @@ pub struct Session {
     pub knobs: RwSignal<Knobs>,
     /// Dark or light; the canvases paint in its palette.
     pub theme: RwSignal<Theme>,
+    /// The normal page or the stage view.
+    pub view: RwSignal<View>,
+    /// The keyboard shortcuts' list is open.
+    pub help: RwSignal<bool>,
+    /// The run the page's address asked for (strategy, knobs and seed), offered for replay
+    /// until a run takes the screen; `None` when the address named none, or named it wrongly.
+    pub from_link: RwSignal<Option<RunConfig>>,
+    /// The address's query, read at start and checked against the first `hello` (which holds
+    /// the limits and strategies it must be checked against).
+    pub link_query: StoredValue<Option<String>>,
 }
 
 impl Session {
@@ -51,17 +63,34 @@ impl Session {
             page: RwSignal::new(PageState::default()),
             knobs: RwSignal::new(Knobs::default()),
             theme: RwSignal::new(Theme::default()),
+            view: RwSignal::new(View::default()),
+            help: RwSignal::new(false),
+            from_link: RwSignal::new(None),
+            link_query: StoredValue::new(None),
         }
     }
 
     /// Fold one server frame in.
     pub fn apply(&self, msg: ServerMessage) {
         // The form is not the server's state, but `hello` says which values it accepts.
+        let mut problems = Vec::new();
         if let ServerMessage::Hello(hello) = &msg {
             let limits = hello.limits;
             self.knobs.update(|k| *k = k.clamped(&limits));
+            // An address is read once, against the first greeting's limits and strategies.
+            let mut query = None;
+            self.link_query.update_value(|q| query = q.take());
+            if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &hello.strategies))
+            {
+                self.knobs.set(restored.knobs);
+                self.from_link.set(restored.replay);
+                problems = restored.problems;
+            }
         }
         self.page.update(|p| p.apply(msg));
+        if !problems.is_empty() {
+            self.notify("bad_link", &problems.join(" "));
+        }
     }
 
     /// Read the run on screen (tracked).

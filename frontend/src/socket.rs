@@ -130,6 +130,19 @@ impl Socket {
         }
     }
 
+    /// Race `config` again exactly: same strategy, knobs and seed, so the same crowd.
+    pub fn replay(&self, config: &oversold_protocol::RunConfig) {
+        let request = crate::model::controls::replay_request(config);
+        if self.send(&ClientMessage::StartRun { config: request }) {
+            self.session.asked(Pending::Run(config.strategy.clone()));
+        } else {
+            self.session.notify(
+                "not_connected",
+                "Not connected to the server yet; the page keeps retrying.",
+            );
+        }
+    }
+
     /// Race every available strategy with the form's knobs, one after another, same seed.
     pub fn start_compare(&self) {
         let config = self.session.knobs.get_untracked().compare_request();

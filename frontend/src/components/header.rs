@@ -1,13 +1,14 @@
-//! The title bar, with the WebSocket and Redis status on the right.
+//! The title bar, with the view switches and the WebSocket and Redis status on the right.
 
 use leptos::prelude::*;
 use oversold_protocol::RedisState;
 
+use crate::components::toggles::Toggles;
 use crate::model::strategies;
 use crate::model::text::{millis, thousands};
 use crate::session::{Link, Session};
 
-/// Title, one-line pitch, and connection chips.
+/// Title, one-line pitch, the view switches, and connection chips.
 #[component]
 pub fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
@@ -33,6 +34,7 @@ pub fn Header() -> impl IntoView {
                 <p class="pitch">{pitch}</p>
             </div>
             <div class="chips">
+                <Toggles/>
                 <LinkChip/>
                 <RedisChip/>
             </div>
@@ -44,23 +46,22 @@ pub fn Header() -> impl IntoView {
 #[component]
 fn LinkChip() -> impl IntoView {
     let session = expect_context::<Session>();
-    let state = move || match session.link.get() {
-        Link::Open => "connected",
-        Link::Connecting => "connecting",
-        Link::Reconnecting { .. } => "reconnecting",
-    };
-    let text = move || match session.link.get() {
-        Link::Open => "Server connected".to_string(),
-        Link::Connecting => "Connecting…".to_string(),
-        Link::Reconnecting { delay_ms, attempt } => {
-            format!("Reconnecting (try {attempt}, next in {})", millis(delay_ms))
+    // One closure redraws the chip in place: its state and its words change together.
+    move || {
+        let (state, text) = match session.link.get() {
+            Link::Open => ("connected", "Server connected".to_string()),
+            Link::Connecting => ("connecting", "Connecting…".to_string()),
+            Link::Reconnecting { delay_ms, attempt } => (
+                "reconnecting",
+                format!("Reconnecting (try {attempt}, next in {})", millis(delay_ms)),
+            ),
+        };
+        view! {
+            <span class="chip" data-state=state data-testid="connection-status" role="status">
+                <i class="dot"></i>
+                {text}
+            </span>
         }
-    };
-    view! {
-        <span class="chip" data-state=state data-testid="connection-status" role="status">
-            <i class="dot"></i>
-            {text}
-        </span>
     }
 }
 
@@ -68,21 +69,18 @@ fn LinkChip() -> impl IntoView {
 #[component]
 fn RedisChip() -> impl IntoView {
     let session = expect_context::<Session>();
-    let state = move || match (session.link.get(), session.page.with(|p| p.redis)) {
-        // Behind a dead socket we do not know; saying "up" would be a guess.
-        (Link::Open, Some(RedisState::Up)) => "up",
-        (Link::Open, Some(RedisState::Down)) => "down",
-        _ => "unknown",
-    };
-    let text = move || match state() {
-        "up" => "Redis up",
-        "down" => "Redis down",
-        _ => "Redis ?",
-    };
-    view! {
-        <span class="chip" data-state=state data-testid="redis-status" role="status">
-            <i class="dot"></i>
-            {text}
-        </span>
+    move || {
+        let (state, text) = match (session.link.get(), session.page.with(|p| p.redis)) {
+            // Behind a dead socket we do not know; saying "up" would be a guess.
+            (Link::Open, Some(RedisState::Up)) => ("up", "Redis up"),
+            (Link::Open, Some(RedisState::Down)) => ("down", "Redis down"),
+            _ => ("unknown", "Redis ?"),
+        };
+        view! {
+            <span class="chip" data-state=state data-testid="redis-status" role="status">
+                <i class="dot"></i>
+                {text}
+            </span>
+        }
     }
 }

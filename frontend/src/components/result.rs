@@ -10,34 +10,37 @@ use crate::session::Session;
 #[component]
 pub fn ResultLine() -> impl IntoView {
     let session = expect_context::<Session>();
-    let parts = move || {
-        session.page.with(|p| {
+    // One closure draws the line: its parts and whether there are many change together.
+    move || {
+        let parts = session.page.with(|p| {
             let order: Vec<&str> = p.strategies().iter().map(|s| &*s.about.name).collect();
             result_parts(&p.history, &order)
-        })
-    };
-    // Past two strategies (after a comparison) one line per strategy reads better than a run-on.
-    // (A closure, not inline: a `>` in an attribute would end the tag in `view!`.)
-    let many = move || parts().len() > 2;
-    view! {
-        <p class="result-line" class:many=many data-testid="result-line" aria-live="polite">
-            {move || {
-                let parts = parts();
-                if parts.is_empty() {
-                    return view! { <span class="muted">"Run a strategy or two: their verdicts line up here."</span> }.into_any();
+        });
+        // Past two strategies (after a comparison) one line per strategy reads better than a
+        // run-on.
+        let class = if parts.len() > 2 {
+            "result-line many"
+        } else {
+            "result-line"
+        };
+        let empty = parts.is_empty().then(|| {
+            view! { <span class="muted">"Run a strategy or two: their verdicts line up here."</span> }
+        });
+        let parts = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (text, bad))| {
+                view! {
+                    {(i > 0).then(|| view! { <span class="sep">" | "</span> })}
+                    <span class=if bad { "part bad" } else { "part good" }>{text}</span>
                 }
-                parts
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (text, bad))| {
-                        view! {
-                            {(i > 0).then(|| view! { <span class="sep">" | "</span> })}
-                            <span class="part" class:bad=bad class:good=!bad>{text}</span>
-                        }
-                    })
-                    .collect_view()
-                    .into_any()
-            }}
-        </p>
+            })
+            .collect_view();
+        view! {
+            <p class=class data-testid="result-line" aria-live="polite">
+                {empty}
+                {parts}
+            </p>
+        }
     }
 }

@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
+use crate::components::replay;
 use crate::model::page::{PageState, Pending};
 use crate::model::run::{Phase, RunModel};
 use crate::model::strategies;
@@ -65,6 +66,10 @@ fn Placeholder() -> impl IntoView {
 }
 
 /// One strategy's button. It shows its own run's progress while that run is in flight.
+///
+/// Two closures draw it: one for its state (class, tooltip, disabled) and one for what it
+/// says. Each reads the strategy's entry through a Memo (it changes only with `hello`), and
+/// rebuilding a button in place is cheaper, in wasm bytes too, than a closure per attribute.
 #[component]
 fn RunButton(
     /// Strategy name sent in `start_run`, as `hello` listed it; also names the test hook
@@ -79,8 +84,6 @@ fn RunButton(
     let testid = format!("run-{name}");
     // Stored, so the closures below capture only `Copy` handles and can be shared freely.
     let name = StoredValue::new(name);
-    // A Memo: five closures below read it, and the page state changes with every frame while
-    // the strategy's entry changes only with `hello`.
     let info = Memo::new(move |_| {
         name.with_value(|name| {
             session
@@ -88,199 +91,206 @@ fn RunButton(
                 .with(|p| strategies::find(p.strategies(), name).cloned())
         })
     });
-    let info = move || info.get();
-    let label = move || {
-        info()
-            .map(|s| s.about.label.into_owned())
-            .unwrap_or_else(|| name.get_value())
-    };
-    let category = move || info().map(|s| s.about.category.as_str());
-    let description = move || match info() {
-        Some(StrategyInfo {
-            available: false,
-            unavailable_reason,
-            ..
-        }) => unavailable_reason.unwrap_or_else(|| "Not available on this server".into()),
-        Some(s) => s.about.description.into_owned(),
-        None => String::new(),
-    };
-    let is_unsafe = move || info().is_some_and(|s| s.about.unsafe_by_design);
-    // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
-    let unavailable = move || {
-        info().filter(|s| !s.available).map(|s| {
-            s.unavailable_reason
-                .unwrap_or_else(|| "Not available on this server".into())
-        })
-    };
-    let disabled = move || {
-        session.link.get() != Link::Open
-            || session.page.with(PageState::busy)
-            || !info().is_some_and(|s| s.available)
-    };
-    // (answered, total) while this button's run is in flight.
+    // (answered, total) while this button's run is in flight; `Some((0, 0))` while it waits
+    // for the server to start it.
     let progress = move || {
         name.with_value(|name| {
-            session.with_run(|r| {
-                r.filter(|r| r.is_running() && &r.config.strategy == name)
-                    .map(|r| (r.finished_buyers(), r.config.race.buyers))
+            session.page.with(|p| match (&p.run, &p.pending) {
+                (Some(r), _) if r.is_running() && &r.config.strategy == name => {
+                    Some((r.finished_buyers(), r.config.race.buyers as usize))
+                }
+                (_, Some(Pending::Run(n))) if n == name => Some((0, 0)),
+                _ => None,
             })
         })
     };
-    let waiting = move || {
-        name.with_value(|name| {
-            session
-                .page
-                .with(|p| matches!(&p.pending, Some(Pending::Run(n)) if n == name))
+    // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
+    let reason = |s: &StrategyInfo| -> Option<String> {
+        (!s.available).then(|| {
+            s.unavailable_reason
+                .clone()
+                .unwrap_or_else(|| "Not available on this server".into())
         })
     };
-    let class = if primary {
-        "run primary"
-    } else {
-        "run secondary"
+    let state = move || {
+        let info = info.get();
+        let busy = session.link.get() != Link::Open || session.page.with(PageState::busy);
+        let mut class = String::from(if primary {
+            "run primary"
+        } else {
+            "run secondary"
+        });
+        let is_unsafe = info.as_ref().is_some_and(|s| s.about.unsafe_by_design);
+        class.push_str(if is_unsafe { " unsafe" } else { " safe" });
+        if progress().is_some() {
+            class.push_str(" active");
+        }
+        let why = info.as_ref().and_then(reason);
+        if why.is_some() {
+            class.push_str(" unavailable");
+        }
+        let title = why.or_else(|| info.as_ref().map(|s| s.about.description.to_string()));
+        let disabled = busy || !info.is_some_and(|s| s.available);
+        (class, title.unwrap_or_default(), disabled)
+    };
+    let state = Memo::new(move |_| state());
+    let inside = move || {
+        let info = info.get();
+        let label = info
+            .as_ref()
+            .map_or_else(|| name.get_value(), |s| s.about.label.to_string());
+        let category = info.as_ref().map(|s| s.about.category.as_str());
+        let why = info.as_ref().and_then(reason);
+        let description = info.as_ref().map(|s| s.about.description.to_string());
+        let (text, pct, desc) = match progress() {
+            Some((_, 0)) => (Some("Starting…".to_string()), None, None),
+            Some((done, total)) => (
+                Some(format!(
+                    "{} / {} buyers",
+                    thousands(done as i64),
+                    thousands(total as i64)
+                )),
+                Some(done * 100 / total),
+                None,
+            ),
+            None => (None, None, description.filter(|_| primary && why.is_none())),
+        };
+        view! {
+            <span class="run-label">{label}</span>
+            {category.map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
+            {why.map(|why| view! { <span class="run-why">{why}</span> })}
+            {text.map(|t| view! { <span class="run-progress">{t}</span> })}
+            {pct.map(|pct| view! { <span class="bar"><i style:width=format!("{pct}%")></i></span> })}
+            {desc.map(|d| view! { <span class="run-desc">{d}</span> })}
+        }
     };
     let on_click = move |_| name.with_value(|name| socket.start_run(name));
     view! {
         <button
-            class=class
-            class:unsafe=is_unsafe
-            class:safe=move || !is_unsafe()
-            class:active=move || progress().is_some() || waiting()
-            class:unavailable=move || unavailable().is_some()
+            class=move || state.with(|s| s.0.clone())
             data-testid=testid
-            title=description
-            disabled=disabled
+            title=move || state.with(|s| s.1.clone())
+            disabled=move || state.with(|s| s.2)
             on:click=on_click
         >
-            <span class="run-label">{label}</span>
-            {move || category().map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
-            {move || unavailable().map(|why| view! { <span class="run-why">{why}</span> })}
-            {move || match (progress(), waiting()) {
-                (Some((done, total)), _) => {
-                    let pct = if total == 0 { 100 } else { done * 100 / total as usize };
-                    view! {
-                        <span class="run-progress">
-                            {format!("{} / {} buyers", thousands(done as i64), thousands(total.into()))}
-                        </span>
-                        <span class="bar"><i style:width=format!("{pct}%")></i></span>
-                    }
-                        .into_any()
-                }
-                (None, true) => view! { <span class="run-progress">"Starting…"</span> }.into_any(),
-                (None, false) if primary => view! { <span class="run-desc">{description}</span> }.into_any(),
-                (None, false) => ().into_any(),
-            }}
+            {inside}
         </button>
     }
 }
 
 /// Race every available strategy, one after another with the same seed; shows which one is
-/// racing (`3 / 7: watch`) while the comparison runs.
+/// racing (`3 / 7: watch`) while the comparison runs. Drawn like [`RunButton`]: one closure
+/// for its state, one for what it says.
 #[component]
 fn CompareButton() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let available = move || {
-        session
-            .page
-            .with(|p| p.strategies().iter().filter(|s| s.available).count())
-    };
-    let progress = move || {
+    // (available strategies, progress text and percent while racing, waiting to start)
+    let state = Memo::new(move |_| {
+        let open = session.link.get() == Link::Open;
         session.page.with(|p| {
-            p.compare
-                .as_ref()
-                .filter(|c| c.is_running())
-                .map(|c| (c.progress_text(), c.results.len(), c.strategies.len()))
+            let available = p.strategies().iter().filter(|s| s.available).count();
+            let progress = p.compare.as_ref().filter(|c| c.is_running()).map(|c| {
+                let pct = (c.results.len() * 100)
+                    .checked_div(c.strategies.len())
+                    .unwrap_or(100);
+                (c.progress_text(), pct)
+            });
+            let waiting = p.pending == Some(Pending::Compare);
+            let disabled = !open || p.busy() || available < 2;
+            (available, progress, waiting, disabled)
         })
-    };
-    let waiting = move || session.page.with(|p| p.pending == Some(Pending::Compare));
-    let disabled = move || {
-        session.link.get() != Link::Open || session.page.with(PageState::busy) || available() < 2
-    };
-    let label = move || match available() {
-        0 => "Compare every strategy".to_string(),
-        n => format!("Compare all {n} strategies"),
+    });
+    let inside = move || {
+        let (available, progress, waiting, _) = state.get();
+        let label = match available {
+            0 => "Compare every strategy".to_string(),
+            n => format!("Compare all {n} strategies"),
+        };
+        let (text, pct, desc) = match (progress, waiting) {
+            (Some((text, pct)), _) => (Some(text), Some(pct), None),
+            (None, true) => (Some("Starting…".to_string()), None, None),
+            (None, false) => (
+                None,
+                None,
+                Some("Same buyers, same seed, every strategy: then a scoreboard."),
+            ),
+        };
+        view! {
+            <span class="run-label">{label}</span>
+            {text.map(|t| view! { <span class="run-progress" data-testid="compare-progress">{t}</span> })}
+            {pct.map(|pct| view! { <span class="bar"><i style:width=format!("{pct}%")></i></span> })}
+            {desc.map(|d| view! { <span class="run-desc">{d}</span> })}
+        }
     };
     view! {
         <div class="run-buttons compare-row">
             <button
-                class="run compare"
-                class:active=move || progress().is_some() || waiting()
+                class=move || state.with(|s| if s.1.is_some() || s.2 { "run compare active" } else { "run compare" })
                 data-testid="run-compare"
                 title="Race every available strategy with these settings and the same seed, one after another, then score them side by side."
-                disabled=disabled
+                disabled=move || state.with(|s| s.3)
                 on:click=move |_| socket.start_compare()
             >
-                <span class="run-label">{label}</span>
-                {move || match (progress(), waiting()) {
-                    (Some((text, done, total)), _) => {
-                        let pct = (done * 100).checked_div(total).unwrap_or(100);
-                        view! {
-                            <span class="run-progress" data-testid="compare-progress">{text}</span>
-                            <span class="bar"><i style:width=format!("{pct}%")></i></span>
-                        }
-                            .into_any()
-                    }
-                    (None, true) => view! { <span class="run-progress">"Starting…"</span> }.into_any(),
-                    (None, false) => {
-                        view! { <span class="run-desc">"Same buyers, same seed, every strategy: then a scoreboard."</span> }
-                            .into_any()
-                    }
-                }}
+                {inside}
             </button>
         </div>
     }
 }
 
 /// `idle` / `running` / `finished` (or `interrupted`, `failed`) for the current run, with its id,
-/// plus a cancel button while it runs.
+/// plus a cancel button while it runs, and "run it again" once it is over (`replay::bar`).
+/// One closure draws both, in place.
 #[component]
 fn RunStatus() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let status = move || session.with_run(|r| r.map_or("idle", |r| r.phase.as_str()));
-    let run_id = move || session.with_run(|r| r.map(|r| r.run_id.clone()).unwrap_or_default());
-    let detail = move || {
-        session.page.with(|p| match &p.run {
-            None => "Pick a strategy to send the buyers in.".to_string(),
-            Some(r) => match &r.phase {
-                Phase::Interrupted => format!(
-                    "The connection dropped mid-run: these are the {} of {} outcomes that arrived.",
-                    thousands(r.finished_buyers() as i64),
-                    thousands(r.config.race.buyers.into())
-                ),
-                Phase::Failed(why) => format!("The run failed: {why}"),
-                Phase::Cancelled(_) => format!(
-                    "Cancelled after {} of {} buyers answered; the rest were skipped.",
-                    thousands(r.finished_buyers() as i64),
-                    thousands(r.config.race.buyers.into())
-                ),
-                _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
-            },
-        })
-    };
-    let comparing = move || {
+    move || {
+        let linked = session.from_link.get();
+        let open = session.link.get() == Link::Open;
         session.page.with(|p| {
-            p.compare
+            let status = p.run.as_ref().map_or("idle", |r| r.phase.as_str());
+            let run_id = p.run.as_ref().map(|r| r.run_id.clone()).unwrap_or_default();
+            let detail = match &p.run {
+                None => "Pick a strategy to send the buyers in.".to_string(),
+                Some(r) => match &r.phase {
+                    Phase::Interrupted => format!(
+                        "The connection dropped mid-run: these are the {} of {} outcomes that arrived.",
+                        thousands(r.finished_buyers() as i64),
+                        thousands(r.config.race.buyers.into())
+                    ),
+                    Phase::Failed(why) => format!("The run failed: {why}"),
+                    Phase::Cancelled(_) => format!(
+                        "Cancelled after {} of {} buyers answered; the rest were skipped.",
+                        thousands(r.finished_buyers() as i64),
+                        thousands(r.config.race.buyers.into())
+                    ),
+                    _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
+                },
+            };
+            let comparing = p
+                .compare
                 .as_ref()
                 .filter(|c| c.is_running())
-                .map(|c| format!("Comparing {} · ", c.progress_text()))
+                .map(|c| format!("Comparing {} · ", c.progress_text()));
+            // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
+            let seed = p.run.as_ref().map(|r| format!("seed {}", r.config.race.seed));
+            let cancel = p.run.as_ref().is_some_and(RunModel::is_running) || p.comparing();
+            view! {
+                <div class="run-status-line">
+                    <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
+                        {status}
+                    </span>
+                    <span class="run-detail" title=seed>{comparing} {detail}</span>
+                    {cancel.then(|| view! {
+                        <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
+                            "Cancel"
+                        </button>
+                    })}
+                </div>
+                {replay::bar(p, linked, open, socket)}
+            }
         })
-    };
-    // The seed is for reproducing a run, not for reading aloud: keep it in the tooltip.
-    let seed = move || session.with_run(|r| r.map(|r| format!("seed {}", r.config.race.seed)));
-    let running = move || session.with_run(|r| r.is_some_and(RunModel::is_running));
-    view! {
-        <div class="run-status-line">
-            <span class="run-status" data-testid="run-status" data-run-id=run_id data-state=status>
-                {status}
-            </span>
-            <span class="run-detail" title=seed>{comparing} {detail}</span>
-            <Show when=move || running() || session.page.with(PageState::comparing)>
-                <button class="cancel" data-testid="cancel-run" on:click=move |_| socket.cancel_run()>
-                    "Cancel"
-                </button>
-            </Show>
-        </div>
     }
 }
 

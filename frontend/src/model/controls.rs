@@ -3,8 +3,8 @@
 //! Ranges come from `hello.limits`; the page clamps what a visitor types, so a request the
 //! server would refuse as out of range is never sent in the first place.
 
-use oversold_protocol::RunRequest;
 use oversold_protocol::limits::{LIMITS, Limits, Range};
+use oversold_protocol::{RunConfig, RunRequest};
 
 /// Slider positions run from 0 to this; the value is looked up on a log scale.
 pub const SLIDER_STEPS: u32 = 1_000;
@@ -86,6 +86,23 @@ impl Knobs {
             race_window_ms: Some(self.race_window_ms),
             seed: None,
         }
+    }
+}
+
+/// The `start_run` that races `config` again exactly: same strategy, knobs and seed, so the
+/// same crowd (quantities, arrivals, app servers). The interleaving is still Redis's.
+pub fn replay_request(config: &RunConfig) -> RunRequest {
+    let r = &config.race;
+    RunRequest {
+        strategy: Some(config.strategy.clone()),
+        stock: Some(r.stock),
+        buyers: Some(r.buyers),
+        qty: Some(r.qty),
+        max_qty: r.max_qty,
+        app_servers: Some(r.app_servers),
+        arrival_spread_ms: Some(r.arrival_spread_ms),
+        race_window_ms: Some(r.race_window_ms),
+        seed: Some(r.seed),
     }
 }
 
@@ -178,6 +195,17 @@ mod tests {
             },
             r
         );
+    }
+
+    #[test]
+    fn a_replay_asks_for_exactly_the_same_run() {
+        let mut c = Knobs::default()
+            .run_request("naive")
+            .validate(42)
+            .expect("valid");
+        assert_eq!(replay_request(&c).validate(7), Ok(c.clone()));
+        c.race.max_qty = Some(5);
+        assert_eq!(replay_request(&c).validate(7), Ok(c));
     }
 
     #[test]

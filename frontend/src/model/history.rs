@@ -1,6 +1,7 @@
-//! Finished runs kept for comparison, and the one-line verdict that compares them.
+//! Finished runs kept for comparison, the one-line verdict that compares them, and the
+//! outcomes kept so a recent run can be reopened (bounded: see [`Kept`]).
 
-use oversold_protocol::RunSummary;
+use oversold_protocol::{BuyerOutcome, RunConfig, RunSummary};
 
 use super::verdict::{kind, sentence};
 
@@ -53,10 +54,118 @@ pub fn record(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
     history.truncate(HISTORY_LEN);
 }
 
+/// Most outcomes the page keeps across the history's runs: 20,000 outcomes are a few MB, and
+/// a phone that has run two 10,000-buyer crowds should not carry more.
+pub const MAX_KEPT_OUTCOMES: usize = 20_000;
+
+/// One finished run's knobs and outcomes, enough to draw it again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptRun {
+    /// The run's id (its history entry's).
+    pub run_id: String,
+    /// The knobs it ran with.
+    pub config: RunConfig,
+    /// Every outcome, in the order they arrived.
+    pub outcomes: Vec<BuyerOutcome>,
+}
+
+/// The outcomes behind the history, newest first, at most [`MAX_KEPT_OUTCOMES`] in all.
+///
+/// When a new run does not fit, the oldest runs' outcomes go first, and their ids are
+/// remembered so the history can say why those rows no longer reopen (their summaries stay).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept {
+    runs: Vec<KeptRun>,
+    dropped: Vec<String>,
+}
+
+impl Kept {
+    /// Keep `run` (just recorded at the front of `history`), then drop what `history` no longer
+    /// lists and, oldest first, what does not fit under `cap` outcomes.
+    pub fn keep(&mut self, run: KeptRun, history: &[HistoryEntry], cap: usize) {
+        self.runs.retain(|r| r.run_id != run.run_id);
+        self.dropped.retain(|id| *id != run.run_id);
+        self.runs.insert(0, run);
+        let listed = |id: &str| history.iter().any(|e| e.run_id == id);
+        self.runs.retain(|r| listed(&r.run_id));
+        self.dropped.retain(|id| listed(id));
+        let mut total: usize = self.runs.iter().map(|r| r.outcomes.len()).sum();
+        // The newest run always stays: a single run is at most MAX_BUYERS outcomes.
+        while total > cap && self.runs.len() > 1 {
+            let oldest = self.runs.pop().expect("more than one run");
+            total -= oldest.outcomes.len();
+            self.dropped.push(oldest.run_id);
+        }
+    }
+
+    /// The kept run `run_id`, if its outcomes are still here.
+    pub fn get(&self, run_id: &str) -> Option<&KeptRun> {
+        self.runs.iter().find(|r| r.run_id == run_id)
+    }
+
+    /// True when `run_id`'s outcomes were dropped to stay under the cap.
+    pub fn was_dropped(&self, run_id: &str) -> bool {
+        self.dropped.iter().any(|id| id == run_id)
+    }
+
+    /// Outcomes kept, over every run.
+    pub fn total(&self) -> usize {
+        self.runs.iter().map(|r| r.outcomes.len()).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::fixtures::summary;
+    use crate::model::fixtures::{config, outcome, summary};
+    use oversold_protocol::OutcomeResult;
+
+    fn kept(id: &str, n: u32) -> KeptRun {
+        KeptRun {
+            run_id: id.into(),
+            config: config(10, n),
+            outcomes: (1..=n)
+                .map(|b| outcome(b, 1, OutcomeResult::SoldOut))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn keeps_outcomes_under_the_cap_dropping_the_oldest_runs_first() {
+        let mut history = Vec::new();
+        let mut store = Kept::default();
+        for (id, n) in [("r-1", 40), ("r-2", 30), ("r-3", 20)] {
+            record(
+                &mut history,
+                entry(id, "naive", "Naive", summary(10, 0, 10)),
+            );
+            store.keep(kept(id, n), &history, 60);
+        }
+        // 40 + 30 + 20 = 90 > 60: r-1 goes (50 left), and says so.
+        assert_eq!(store.total(), 50);
+        assert!(store.get("r-1").is_none() && store.was_dropped("r-1"));
+        assert_eq!(store.get("r-2").map(|r| r.outcomes.len()), Some(30));
+        assert!(!store.was_dropped("r-3"));
+        // A run bigger than the cap alone still stays: it is the one on screen.
+        record(
+            &mut history,
+            entry("r-4", "lua", "Atomic", summary(10, 10, 0)),
+        );
+        store.keep(kept("r-4", 100), &history, 60);
+        assert_eq!(store.total(), 100);
+        assert!(store.was_dropped("r-2") && store.was_dropped("r-3"));
+        // Runs the history forgot are forgotten here too, dropped or not.
+        for i in 5..5 + HISTORY_LEN {
+            let id = format!("r-{i}");
+            record(
+                &mut history,
+                entry(&id, "lua", "Atomic", summary(10, 10, 0)),
+            );
+            store.keep(kept(&id, 1), &history, 60);
+        }
+        assert!(!store.was_dropped("r-1") && store.get("r-4").is_none());
+        assert_eq!(store.total(), HISTORY_LEN);
+    }
 
     fn entry(id: &str, strategy: &str, short_label: &str, s: RunSummary) -> HistoryEntry {
         HistoryEntry {
@@ -134,5 +243,73 @@ mod tests {
             entry("r-11", "lua", "Atomic", summary(10, 10, 0)),
         );
         assert_eq!(history.len(), HISTORY_LEN);
+    }
+
+    #[test]
+    fn a_recent_run_reopens_with_its_grid_and_counters() {
+        use crate::model::fixtures::hello;
+        use crate::model::page::PageState;
+        use oversold_protocol::ServerMessage;
+
+        let mut p = PageState::default();
+        p.apply(ServerMessage::Hello(hello()));
+        let mut race = |id: &str, strategy: &str, sold: u32| {
+            let mut c = config(10, 50);
+            c.strategy = strategy.into();
+            p.apply(ServerMessage::RunStarted {
+                run_id: id.into(),
+                config: c,
+            });
+            p.apply(ServerMessage::Outcomes {
+                run_id: id.into(),
+                outcomes: (1..=50)
+                    .map(|b| {
+                        let result = if b <= sold {
+                            OutcomeResult::Reserved
+                        } else {
+                            OutcomeResult::SoldOut
+                        };
+                        outcome(b, 1, result)
+                    })
+                    .collect(),
+            });
+            let mut s = summary(10, u64::from(sold), 10 - i64::from(sold));
+            s.strategy = strategy.into();
+            p.apply(ServerMessage::RunFinished {
+                run_id: id.into(),
+                summary: s,
+            });
+        };
+        race("r-1", "naive", 34);
+        race("r-2", "lua", 10);
+        assert_eq!(p.run.as_ref().unwrap().counters().units_sold, 10);
+        assert!(p.reopen("r-1"));
+        let run = p.run.as_ref().unwrap();
+        assert_eq!(
+            (run.run_id.as_str(), run.phase.as_str()),
+            ("r-1", "finished")
+        );
+        assert_eq!(run.counters().units_sold, 34);
+        assert_eq!(run.counters().oversold_units, 24);
+        assert_eq!(run.counters().stock_remaining, -24);
+        assert_eq!(run.rows.len(), 50);
+        // Reopening changes what is on screen, not the history.
+        assert_eq!(p.history.len(), 2);
+        assert!(!p.reopen("r-404"));
+        // Not while a run is in flight: its frames would have nowhere to go.
+        p.apply(ServerMessage::RunStarted {
+            run_id: "r-3".into(),
+            config: config(10, 50),
+        });
+        assert!(!p.reopen("r-2"));
+        assert!(!p.clear_run());
+        assert_eq!(p.run.as_ref().unwrap().run_id, "r-3");
+        p.apply(ServerMessage::RunCancelled {
+            run_id: "r-3".into(),
+            summary: None,
+        });
+        assert!(p.clear_run());
+        assert_eq!(p.run, None);
+        assert_eq!(p.history.len(), 2);
     }
 }

@@ -12,6 +12,9 @@
 //! - [`axis`] (1-2-5 steps), [`chart`] (percentages, log scale), [`text`] (numbers and
 //!   durations in words): the arithmetic the panels share, each in one place.
 //! - [`controls`] (the form's knobs), [`backoff`] (reconnect delays).
+//! - [`url`] (a run's knobs in the address, and back), [`saved`] (saved-run files),
+//!   [`shortcuts`] (which key does what), [`theme`] and [`view`] (dark or light; the normal
+//!   page or the stage view).
 
 pub mod audit;
 pub mod axis;
@@ -24,10 +27,14 @@ pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
 pub mod run;
+pub mod saved;
 pub mod scoreboard;
+pub mod shortcuts;
 pub mod strategies;
 pub mod text;
 pub mod theme;
 pub mod tiles;
 pub mod timeline;
+pub mod url;
 pub mod verdict;
+pub mod view;

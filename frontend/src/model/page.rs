@@ -10,12 +10,14 @@
 //! server answers it.
 
 use oversold_protocol::{
-    Hello, RedisState, RunConfig, RunSummary, ServerMessage, StepState, StrategyInfo, WireError,
+    Hello, RedisState, RunConfig, RunSummary, SavedRun, ServerMessage, StepState, StrategyAbout,
+    StrategyInfo, WireError,
 };
 
 use super::compare::CompareModel;
-use super::history::{self, HistoryEntry};
+use super::history::{self, HistoryEntry, Kept, KeptRun, MAX_KEPT_OUTCOMES};
 use super::run::RunModel;
+use super::saved;
 use super::strategies;
 
 /// How many notices stay on screen; older ones are dropped so errors cannot bury the page.
@@ -63,6 +65,11 @@ pub struct PageState {
     pub notices: Vec<Notice>,
     /// Step-through mode as the server last described it; `None` when it is not open.
     pub step: Option<StepState>,
+    /// The outcomes behind [`PageState::history`], so a recent run can be reopened (bounded).
+    pub kept: Kept,
+    /// The strategies of saved runs loaded from files, in case `hello` does not list them
+    /// (an older server, or no server at all since the page loaded).
+    pub loaded: Vec<StrategyAbout>,
     next_notice: u64,
 }
 
@@ -188,6 +195,114 @@ impl PageState {
                 summary,
             },
         );
+        self.keep_run_on_screen();
+    }
+
+    /// Keep the outcomes of the run on screen, just recorded at the front of the history.
+    fn keep_run_on_screen(&mut self) {
+        let Some(run) = &self.run else { return };
+        if self.history.first().is_none_or(|e| e.run_id != run.run_id) {
+            return;
+        }
+        let kept = KeptRun {
+            run_id: run.run_id.clone(),
+            config: run.config.clone(),
+            outcomes: run.rows.iter().map(|r| r.outcome.clone()).collect(),
+        };
+        self.kept.keep(kept, &self.history, MAX_KEPT_OUTCOMES);
+    }
+
+    /// Show a finished run from the history again (grid, counters, audit, timeline, tape).
+    /// False while a run is in flight (its frames would have nowhere to go), or when the run's
+    /// outcomes were dropped to stay under [`MAX_KEPT_OUTCOMES`].
+    pub fn reopen(&mut self, run_id: &str) -> bool {
+        if self.busy() {
+            return false;
+        }
+        let Some(entry) = self.history.iter().find(|e| e.run_id == run_id) else {
+            return false;
+        };
+        let Some(kept) = self.kept.get(run_id) else {
+            return false;
+        };
+        let run = finished_run(
+            run_id.to_string(),
+            kept.config.clone(),
+            kept.outcomes.clone(),
+            entry.summary.clone(),
+        );
+        self.focus = None;
+        self.run = Some(run);
+        true
+    }
+
+    /// Show a saved run ([`saved::parse`] checked it) as a finished run, with no server round
+    /// trip; it joins the history like any finished run. Refused, with a notice, while a run
+    /// is in flight.
+    pub fn load_saved(&mut self, saved: SavedRun) {
+        if self.busy() {
+            self.notify(
+                "busy",
+                "A run is in flight: load the saved run once it has finished.",
+            );
+            return;
+        }
+        let SavedRun {
+            run_id,
+            config,
+            strategy,
+            outcomes,
+            summary,
+            ..
+        } = saved;
+        // The server's words when it lists the strategy; the file's own otherwise.
+        let short_label = strategies::find(self.strategies(), &strategy.name).map_or_else(
+            || strategy.short_label.to_string(),
+            |s| s.about.short_label.to_string(),
+        );
+        self.loaded.retain(|a| a.name != strategy.name);
+        self.loaded.push(strategy);
+        self.focus = None;
+        self.run = Some(finished_run(
+            run_id.clone(),
+            config,
+            outcomes,
+            summary.clone(),
+        ));
+        history::record(
+            &mut self.history,
+            HistoryEntry {
+                run_id,
+                strategy: summary.strategy.clone(),
+                short_label,
+                summary,
+            },
+        );
+        self.keep_run_on_screen();
+    }
+
+    /// The run on screen as a saved-run file, once it has a summary and its strategy's words
+    /// are known (from `hello`, or from the file it was loaded from).
+    pub fn saved_run(&self) -> Option<SavedRun> {
+        let run = self.run.as_ref()?;
+        saved::to_saved(run, self.about(&run.config.strategy)?)
+    }
+
+    /// A strategy's description: from `hello`, else from a saved run that brought it.
+    pub fn about(&self, name: &str) -> Option<&StrategyAbout> {
+        strategies::find(self.strategies(), name)
+            .map(|s| &s.about)
+            .or_else(|| self.loaded.iter().find(|a| a.name == name))
+    }
+
+    /// Clear the run on screen (the history stays). False while a run is in flight.
+    pub fn clear_run(&mut self) -> bool {
+        if self.busy() {
+            return false;
+        }
+        self.run = None;
+        self.focus = None;
+        true
     }
 
     /// A `start_run` or `start_compare` was sent.
@@ -254,6 +369,23 @@ impl PageState {
                     .map(|s| s.about.name.to_string())
             })
     }
+}
+
+/// A run that is over, rebuilt from its outcomes and summary exactly as the live frames built it.
+fn finished_run(
+    run_id: String,
+    config: RunConfig,
+    outcomes: Vec<oversold_protocol::BuyerOutcome>,
+    summary: RunSummary,
+) -> RunModel {
+    let mut run = RunModel::new(run_id, config);
+    run.push_batch(outcomes);
+    if summary.cancelled {
+        run.cancel(Some(summary));
+    } else {
+        run.finish(summary);
+    }
+    run
 }
 
 #[cfg(test)]

@@ -101,22 +101,23 @@ pub const DARK: Palette = Palette {
 };
 
 /// The light theme's canvas: white ground, darker and more saturated marks, so a projector
-/// that washes colours out still shows red as red.
+/// that washes colours out still shows red as red. The hues are static/style.css's
+/// `body[data-theme=light]` ones, so the legend's swatches match the bars.
 pub const LIGHT: Palette = Palette {
     ground: "#ffffff",
     ground_rgb: "255, 255, 255",
-    after_out: "rgba(200, 20, 20, 0.06)",
+    after_out: "rgba(194, 16, 26, 0.06)",
     grid: "rgba(0, 0, 0, 0.10)",
     rule: "rgba(0, 0, 0, 0.25)",
-    reserved: "#0a8a4f",
-    oversold: "#d0121b",
+    reserved: "#06703f",
+    oversold: "#c2101a",
     sold_out: "#8a93a6",
-    error: "#b35c00",
-    unknown: "#7a2fd0",
+    error: "#8a4d00",
+    unknown: "#6222b8",
     gave_up: "#7a6030",
-    read: "#1f5fd6",
+    read: "#1b54c4",
     marker: "#0b0d12",
-    muted: "#4a5468",
+    muted: "#3d4657",
 };
 
 #[cfg(test)]

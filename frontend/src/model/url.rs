@@ -1,0 +1,310 @@
+//! A run's knobs in the page's address and back: the link a teacher pastes into a chat.
+//!
+//! `?strategy=naive&stock=10&buyers=50&qty=1&app_servers=8&arrival_spread_ms=0&race_window_ms=0&seed=3`
+//! (plus `max_qty` when each buyer orders a random quantity). The names are the protocol's own
+//! (`RunRequest::FIELDS`), so a link reads like the `start_run` it replays.
+//!
+//! Reading a link follows the protocol's rule: a value out of range is an error, never a clamp.
+//! Each bad value is reported in words (the server's own sentence, [`ConfigError`]'s), the
+//! form keeps its default for that knob, and the link is not offered for replay: a crowd with
+//! one knob changed is not the same crowd.
+
+use oversold_protocol::limits::{Limits, Range};
+use oversold_protocol::{ConfigError, RaceConfig, RunConfig, StrategyInfo};
+
+use super::controls::Knobs;
+use super::strategies;
+
+/// The query string (without `?`) that stands for `config`.
+pub fn encode(config: &RunConfig) -> String {
+    let r = &config.race;
+    let mut q = format!(
+        "strategy={}&stock={}&buyers={}&qty={}",
+        escape(&config.strategy),
+        r.stock,
+        r.buyers,
+        r.qty
+    );
+    if let Some(m) = r.max_qty {
+        q.push_str(&format!("&max_qty={m}"));
+    }
+    q.push_str(&format!(
+        "&app_servers={}&arrival_spread_ms={}&race_window_ms={}&seed={}",
+        r.app_servers, r.arrival_spread_ms, r.race_window_ms, r.seed
+    ));
+    q
+}
+
+/// What a link restores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The form, with every valid value from the link (defaults for the rest).
+    pub knobs: Knobs,
+    /// The exact run to replay: only when the link names a strategy this server offers, a
+    /// seed, and nothing out of range.
+    pub replay: Option<RunConfig>,
+    /// One sentence per value the link got wrong.
+    pub problems: Vec<String>,
+}
+
+/// Read a query string (with or without its `?`) against the server's `limits` and
+/// `strategies`; `None` when it names no knob at all (a plain visit).
+pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<Restored> {
+    let pairs = pairs(query);
+    let get = |key: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    if !oversold_protocol::RunRequest::FIELDS
+        .iter()
+        .any(|f| get(f).is_some())
+    {
+        return None;
+    }
+    let mut problems = Vec::new();
+    let mut knob = |field: &'static str, range: Range| -> Option<u32> {
+        let text = get(field)?;
+        match text.trim().parse::<u64>() {
+            Ok(value) if value >= u64::from(range.min) && value <= u64::from(range.max) => {
+                Some(value as u32)
+            }
+            Ok(value) => {
+                problems.push(format!(
+                    "The link's {}; the form keeps {}.",
+                    ConfigError::OutOfRange {
+                        field,
+                        value,
+                        range
+                    },
+                    range.default
+                ));
+                None
+            }
+            Err(_) => {
+                problems.push(format!(
+                    "The link's {field} = {text:?} is not a whole number; the form keeps {}.",
+                    range.default
+                ));
+                None
+            }
+        }
+    };
+    let stock = knob("stock", limits.stock);
+    let buyers = knob("buyers", limits.buyers);
+    let qty = knob("qty", limits.qty);
+    let max_qty = knob("max_qty", limits.qty);
+    let app_servers = knob("app_servers", limits.app_servers);
+    let spread = knob("arrival_spread_ms", limits.arrival_spread_ms);
+    let window = knob("race_window_ms", limits.race_window_ms);
+
+    let seed = get("seed").and_then(|text| match text.trim().parse::<u64>() {
+        Ok(seed) => Some(seed),
+        Err(_) => {
+            problems.push(format!(
+                "The link's seed = {text:?} is not a whole number from 0 to {}; a run gets a fresh seed.",
+                u64::MAX
+            ));
+            None
+        }
+    });
+    let strategy = get("strategy").and_then(|name| {
+        if strategies::find(infos, name).is_some() {
+            Some(name.to_string())
+        } else {
+            problems.push(format!(
+                "The link names the strategy {name:?}, which this server does not offer."
+            ));
+            None
+        }
+    });
+    // Every read has run by now, so `problems` is complete.
+    let knobs = Knobs {
+        stock: stock.unwrap_or(limits.stock.default),
+        buyers: buyers.unwrap_or(limits.buyers.default),
+        qty: max_qty.or(qty).unwrap_or(limits.qty.default),
+        random_qty: max_qty.is_some(),
+        app_servers: app_servers.unwrap_or(limits.app_servers.default),
+        arrival_spread_ms: spread.unwrap_or(limits.arrival_spread_ms.default),
+        race_window_ms: window.unwrap_or(limits.race_window_ms.default),
+    };
+    let replay = match (strategy, seed) {
+        (Some(strategy), Some(seed)) if problems.is_empty() => Some(
+            RaceConfig {
+                stock: knobs.stock,
+                buyers: knobs.buyers,
+                qty: qty.unwrap_or(limits.qty.default),
+                max_qty,
+                app_servers: knobs.app_servers,
+                arrival_spread_ms: knobs.arrival_spread_ms,
+                race_window_ms: knobs.race_window_ms,
+                seed,
+            }
+            .with_strategy(strategy),
+        ),
+        _ => None,
+    };
+    Some(Restored {
+        knobs,
+        replay,
+        problems,
+    })
+}
+
+/// `key=value` pairs of a query string, percent-decoded, in order.
+fn pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .trim_start_matches('?')
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (unescape(k), unescape(v))
+        })
+        .collect()
+}
+
+/// Percent-encode everything but unreserved characters (strategy names are `[a-z_]` today; a
+/// future one must not break the link).
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Undo [`escape`] (and a form's `+` for a space); a broken escape stays as typed.
+fn unescape(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi << 4 | lo);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    char::from(b).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixtures::{config, strategies};
+    use oversold_protocol::limits::LIMITS;
+
+    #[test]
+    fn a_run_round_trips_through_its_link() {
+        let mut c = config(10, 50);
+        c.race.seed = u64::MAX;
+        let q = encode(&c);
+        assert_eq!(
+            q,
+            "strategy=naive&stock=10&buyers=50&qty=1&app_servers=8&arrival_spread_ms=0&race_window_ms=0&seed=18446744073709551615"
+        );
+        let r = restore(&format!("?{q}"), &LIMITS, &strategies()).unwrap();
+        assert_eq!(r.replay.as_ref(), Some(&c));
+        assert!(r.problems.is_empty());
+        assert_eq!(r.knobs, Knobs::default());
+
+        // Random quantities: the knob holds the top of the range, the replay both fields.
+        c.race.max_qty = Some(4);
+        c.race.stock = 0;
+        c.race.race_window_ms = 5_000;
+        c.strategy = "lua".into();
+        let r = restore(&encode(&c), &LIMITS, &strategies()).unwrap();
+        assert_eq!(r.replay, Some(c));
+        assert_eq!(
+            (r.knobs.qty, r.knobs.random_qty, r.knobs.stock),
+            (4, true, 0)
+        );
+        assert_eq!(r.knobs.race_window_ms, 5_000);
+    }
+
+    #[test]
+    fn out_of_range_is_reported_in_the_protocols_words_never_clamped() {
+        let r = restore(
+            "strategy=naive&buyers=20000&stock=-1&qty=0&seed=3",
+            &LIMITS,
+            &strategies(),
+        )
+        .unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                "The link's stock = \"-1\" is not a whole number; the form keeps 10.",
+                "The link's buyers = 20000 is out of range: it must be between 1 and 10000; the form keeps 50.",
+                "The link's qty = 0 is out of range: it must be between 1 and 100; the form keeps 1.",
+            ]
+        );
+        // The defaults, not the nearest valid value; and no replay of a crowd it cannot repeat.
+        assert_eq!((r.knobs.buyers, r.knobs.stock, r.knobs.qty), (50, 10, 1));
+        assert_eq!(r.replay, None);
+        // A value past u32 is still reported with the number as written.
+        let r = restore("buyers=99999999999", &LIMITS, &strategies()).unwrap();
+        assert!(r.problems[0].contains("buyers = 99999999999 is out of range"));
+    }
+
+    #[test]
+    fn the_servers_limits_decide_not_ours() {
+        let mut tight = LIMITS;
+        tight.buyers.max = 100;
+        let r = restore("buyers=500&strategy=lua&seed=1", &tight, &strategies()).unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                "The link's buyers = 500 is out of range: it must be between 1 and 100; the form keeps 50."
+            ]
+        );
+        assert_eq!(r.replay, None);
+    }
+
+    #[test]
+    fn strategy_and_seed_must_be_real_to_replay() {
+        let r = restore("strategy=teleport&seed=3", &LIMITS, &strategies()).unwrap();
+        assert_eq!(
+            r.problems,
+            ["The link names the strategy \"teleport\", which this server does not offer."]
+        );
+        let r = restore("strategy=lua&seed=soon", &LIMITS, &strategies()).unwrap();
+        assert_eq!(r.problems.len(), 1);
+        assert!(r.problems[0].starts_with("The link's seed = \"soon\""));
+        // Knobs without a seed restore the form, with nothing to replay.
+        let r = restore("strategy=lua&stock=3", &LIMITS, &strategies()).unwrap();
+        assert!(r.problems.is_empty());
+        assert_eq!((r.knobs.stock, r.replay), (3, None));
+    }
+
+    #[test]
+    fn a_plain_visit_restores_nothing_and_escapes_round_trip() {
+        assert_eq!(restore("", &LIMITS, &strategies()), None);
+        assert_eq!(restore("?utm_source=talk", &LIMITS, &strategies()), None);
+        assert_eq!(escape("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
+        assert_eq!(unescape("a%20b%26c%3Dd%2F%C3%A9"), "a b&c=d/é");
+        assert_eq!(unescape("50%"), "50%");
+        assert_eq!(unescape("%zz+1"), "%zz 1");
+        let r = restore("strategy=%6Cua&seed=%33", &LIMITS, &strategies()).unwrap();
+        assert_eq!(
+            r.replay.map(|c| (c.strategy, c.race.seed)),
+            Some(("lua".into(), 3))
+        );
+    }
+}

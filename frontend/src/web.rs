@@ -1,0 +1,119 @@
+//! The browser beyond the socket: the address bar, localStorage, `<body>` attributes, full
+//! screen, and files in and out. Thin wrappers that fail quietly: a browser that refuses
+//! storage (private mode) or full screen (a locked-down kiosk) still shows the page.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use leptos::prelude::{document, set_timeout, window};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Blob, BlobPropertyBag, File, FileReader, HtmlAnchorElement, Url, js_sys};
+
+/// The address's query string, with its `?` (empty when there is none).
+pub fn query() -> String {
+    window().location().search().unwrap_or_default()
+}
+
+/// Replace the address's query with `query` (none when empty), without a reload or a new
+/// history entry: the back button still leaves the page.
+pub fn set_query(query: &str) {
+    let Ok(history) = window().history() else {
+        return;
+    };
+    let path = window()
+        .location()
+        .pathname()
+        .unwrap_or_else(|_| "/".into());
+    let url = if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    };
+    let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    window().local_storage().ok().flatten()
+}
+
+/// A value this browser remembers for the page, if any.
+pub fn recall(key: &str) -> Option<String> {
+    storage()?.get_item(key).ok().flatten()
+}
+
+/// Remember `value` under `key` across visits.
+pub fn remember(key: &str, value: &str) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// Set an attribute on `<body>` (the stylesheet keys its themes and layouts on them).
+pub fn set_body_attribute(name: &str, value: &str) {
+    if let Some(body) = document().body() {
+        let _ = body.set_attribute(name, value);
+    }
+}
+
+/// Full screen on (the whole page) or off.
+pub fn toggle_fullscreen() {
+    let doc = document();
+    if doc.fullscreen_element().is_some() {
+        doc.exit_fullscreen();
+    } else if let Some(root) = doc.document_element() {
+        let _ = root.request_fullscreen();
+    }
+}
+
+/// Offer `text` as a download named `file_name`, from memory (a Blob): no server involved.
+pub fn download(file_name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let options = BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)?;
+    let url = Url::create_object_url_with_blob(&blob)?;
+    let a: HtmlAnchorElement = document().create_element("a")?.unchecked_into();
+    a.set_href(&url);
+    a.set_download(file_name);
+    a.click();
+    // Revoking at once can cancel the download in some browsers; a minute is plenty.
+    set_timeout(
+        move || {
+            let _ = Url::revoke_object_url(&url);
+        },
+        Duration::from_secs(60),
+    );
+    Ok(())
+}
+
+/// Read `file` as text, then call `done` once with its text or a sentence saying why not.
+/// Files past `max_bytes` are refused before reading.
+pub fn read_text(file: &File, max_bytes: usize, done: impl Fn(Result<String, String>) + 'static) {
+    if file.size() > max_bytes as f64 {
+        done(Err(format!(
+            "This file is over {} MB; a saved run is smaller.",
+            max_bytes / (1024 * 1024)
+        )));
+        return;
+    }
+    let Ok(reader) = FileReader::new() else {
+        return done(Err("This browser cannot read files.".into()));
+    };
+    let done = Rc::new(done);
+    let on_end = {
+        let (reader, done) = (reader.clone(), done.clone());
+        // `loadend` fires exactly once, after success or failure, so the closure frees itself.
+        Closure::once_into_js(
+            move || match reader.result().ok().and_then(|v| v.as_string()) {
+                Some(text) => done(Ok(text)),
+                None => done(Err("The browser could not read this file.".into())),
+            },
+        )
+    };
+    reader.set_onloadend(Some(on_end.unchecked_ref()));
+    if reader.read_as_text(file).is_err() {
+        reader.set_onloadend(None);
+        done(Err("The browser could not read this file.".into()));
+    }
+}
