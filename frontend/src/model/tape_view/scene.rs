@@ -301,10 +301,12 @@ fn draw_band(
                     _ => None,
                 };
                 if let Some(t) = text {
-                    let paint = if kind.is_write() {
-                        Paint::OnMark
-                    } else {
-                        Paint::Cell(kind)
+                    // On a filled mark, the ground colour; in an outline, the mark's colour,
+                    // but never the dim grey of a refusal (it must read from the back row).
+                    let paint = match kind {
+                        k if k.is_write() => Paint::OnMark,
+                        CellKind::RefusedRead | CellKind::Refused | CellKind::Other => Paint::Muted,
+                        k => Paint::Cell(k),
                     };
                     // Two lines (the command, then its reply) when the mark is tall enough;
                     // bigger type on the tall lanes of a step-through.
