@@ -2,7 +2,7 @@
 //! its read of the stock came back, and a line where the real stock ran out.
 //!
 //! A big crowd's run lasts far longer than its race (2 s against 40 ms for 10,000 buyers), so
-//! when the run lasts more than 8× the moment the stock ran out, the axis zooms to the race
+//! when the run lasts more than 4× the moment the stock ran out, the axis zooms to the race
 //! (see `model::timeline::Race::zoom_end_us`): later arrivals are counted in a note instead of
 //! drawn, and bars that run on past the edge end in an arrow. A toggle shows the whole run.
 //!

@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_long_run_zooms_to_the_race_and_counts_who_it_leaves_out() {
-        // 200 buyers: the run lasts 2,050 µs, more than 8 × 150: zoom to 3 × 150 = 450 µs.
+        // 200 buyers: the run lasts 2,050 µs, more than 4 × 150: zoom to 3 × 150 = 450 µs.
         let run = long_tail(200);
         let r = race(&run.rows, 10, Some(&tape_for(&run)));
         assert_eq!((r.stock_out_us, r.last_end_us), (Some(150), 2_050));
@@ -280,8 +280,8 @@ mod tests {
 
     #[test]
     fn a_short_run_or_no_race_keeps_the_whole_run() {
-        // 100 buyers: 1,050 µs is under 8 × 150: the race already fills the picture.
-        let short = long_tail(100);
+        // 50 buyers: 550 µs is under 4 × 150: the race already fills the picture.
+        let short = long_tail(50);
         assert_eq!(
             race(&short.rows, 10, Some(&tape_for(&short))).zoom_end_us(),
             None
@@ -293,7 +293,7 @@ mod tests {
             true,
             Some(&tape_for(&short)),
         );
-        assert_eq!((t.rows(), t.window_end_us), (100, None));
+        assert_eq!((t.rows(), t.window_end_us), (50, None));
         // No stock at all (run-out at 0), or stock left: nothing to zoom to.
         let none = long_tail(200);
         assert_eq!(

@@ -7,8 +7,10 @@ use crate::model::run::{AuditRow, Mark};
 use crate::model::tape_view::RunTape;
 use crate::model::text::{micros, thousands};
 
-/// The run must last this many times the run-out moment before the race gets a zoom.
-pub const ZOOM_WORTH: u64 = 8;
+/// The run must last this many times the run-out moment before the race gets a zoom. (The
+/// moment is the answer of the write the Redis tape says ran the stock out: an upper bound,
+/// often later than the first refusals, so the race takes more of the run than it seems.)
+pub const ZOOM_WORTH: u64 = 4;
 /// A zoomed axis runs to this many times the run-out moment.
 pub const ZOOM_SPAN: u64 = 3;
 
