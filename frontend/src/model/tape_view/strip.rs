@@ -155,18 +155,6 @@ pub enum LaneUnit {
     Bucket,
 }
 
-impl LaneUnit {
-    /// For the legend: `one row per buyer`.
-    pub fn describe(self) -> String {
-        match self {
-            LaneUnit::Buyer => "one row per buyer".to_string(),
-            LaneUnit::AppServer => "one row per app server".to_string(),
-            LaneUnit::AppServers(n) => format!("one row per {n} app servers"),
-            LaneUnit::Bucket => "one row per bucket, each in its own order".to_string(),
-        }
-    }
-}
-
 /// The whole picture, before pixels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Strip {
