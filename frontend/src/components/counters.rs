@@ -4,10 +4,12 @@
 //!
 //! One source of truth: every number here and every number in the verdict comes from the same
 //! [`Tally`] (live from the outcomes, then the server's summary), so they cannot disagree.
+//! While step-through mode is open they are its numbers instead: the stock is the real key.
 
 use leptos::prelude::*;
 
 use crate::model::run::Counters as Tally;
+use crate::model::step;
 use crate::model::strategies;
 use crate::model::verdict;
 use crate::session::Session;
@@ -19,27 +21,32 @@ use crate::session::Session;
 #[component]
 pub fn Counters() -> impl IntoView {
     let session = expect_context::<Session>();
-    // Before any run, show the stock the form would start with.
+    // While step-through mode is open the counters are its own (the stock is the real key,
+    // read after every command); before any run, the stock the form would start with.
     let tally = move || {
-        session.with_run(|r| match r {
-            Some(r) => r.counters(),
-            None => Tally {
+        session.page.with(|p| match (&p.step, &p.run) {
+            (Some(s), _) => step::tally::counters(s),
+            (None, Some(r)) => r.counters(),
+            (None, None) => Tally {
                 stock_remaining: session.knobs.with(|k| i64::from(k.stock)),
                 ..Tally::default()
             },
         })
     };
     let stock = move || {
-        session
-            .with_run(|r| r.map(|r| r.config.race.stock))
-            .unwrap_or_else(|| session.knobs.with(|k| k.stock))
+        session.page.with(|p| match (&p.step, &p.run) {
+            (Some(s), _) => s.config.race.stock,
+            (None, Some(r)) => r.config.race.stock,
+            (None, None) => session.knobs.with(|k| k.stock),
+        })
     };
     let source = move || {
-        session.with_run(|r| match r {
-            Some(r) if r.summary().is_some() => "read back from Redis",
-            Some(r) if r.is_running() => "live: the last write seen",
-            Some(_) => "from outcomes received",
-            None => "before any run",
+        session.page.with(|p| match (&p.step, &p.run) {
+            (Some(_), _) => "step-through: the real key, after every command",
+            (None, Some(r)) if r.summary().is_some() => "read back from Redis",
+            (None, Some(r)) if r.is_running() => "live: the last write seen",
+            (None, Some(_)) => "from outcomes received",
+            (None, None) => "before any run",
         })
     };
     let errors = move || tally().errors;
@@ -48,15 +55,20 @@ pub fn Counters() -> impl IntoView {
     let false_sold_out = move || tally().false_sold_out;
     // The counter can look healthy after a lost update: say what it should have read.
     let should_be = move || {
-        session.with_run(|r| {
-            r.and_then(|r| r.summary())
+        session.page.with(|p| {
+            p.run
+                .as_ref()
+                .filter(|_| p.step.is_none())
+                .and_then(|r| r.summary())
                 .filter(|s| s.lost_updates != 0)
                 .map(|s| format!("should read {}", verdict::expected_stock(s)))
         })
     };
+    // The verdict is about the run; step-through mode has its own lines in its panel.
     let verdict = move || {
         session.page.with(|p| {
-            p.run.as_ref().and_then(|r| r.summary()).map(|s| {
+            let run = p.run.as_ref().filter(|_| p.step.is_none());
+            run.and_then(|r| r.summary()).map(|s| {
                 let who = strategies::short_label(p.strategies(), &s.strategy);
                 (verdict::sentence(s, &who), verdict::kind(s))
             })

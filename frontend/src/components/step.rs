@@ -1,12 +1,232 @@
 //! Step-through mode, "you are the scheduler": two to four buyers stand ready, and each click
-//! (or key 1–4) sends one buyer's next real Redis command.
+//! (or key 1–4) sends one buyer's next real Redis command. The counter above follows the real
+//! key, the tape panel draws the log as it grows, and the lines under the buttons say what the
+//! visitor just made happen (all read from the state in `model::step`).
 //!
-//! (A placeholder panel for now; the controls land with the step-through view.)
+//! The open panel is a few dozen nodes drawn afresh from one [`StepView`] on every answer: one
+//! reactive closure instead of a signal per node keeps the page small, and nothing on screen
+//! can lag the state.
 
+use leptos::ev;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
-/// The step-through panel.
+use crate::model::step::keys::{self, Press};
+use crate::model::step::view::StepView;
+use crate::session::{Link, Session};
+use crate::socket::Socket;
+
+/// The buyer counts step-through offers (the server's limits: 2 to 4).
+const BUYER_CHOICES: [u32; 3] = [2, 3, 4];
+
+/// The step-through panel: the way in when closed; the controls, the buyers and the story
+/// when open.
 #[component]
 pub fn StepThrough() -> impl IntoView {
-    view! { <section class="panel step-through" data-testid="step-panel" aria-label="Step through a race"></section> }
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let log_len = move || session.page.with(|p| p.step.as_ref().map(|s| s.log.len()));
+    // Derived, not memoised: while step mode is open the page changes with each answer, and
+    // redrawing a few dozen nodes costs less than the code a Memo of the view would add.
+    let body = move || match session.page.with(StepView::of) {
+        Some(v) => open_panel(v, socket).into_any(),
+        None => closed_panel(session, socket).into_any(),
+    };
+    view! {
+        <section
+            class="panel step-through"
+            data-testid="step-panel"
+            data-open=move || log_len().is_some().to_string()
+            data-log-len=move || log_len().unwrap_or(0)
+            aria-label="Step through a race"
+        >
+            {body}
+        </section>
+    }
+}
+
+/// The way in: one unit, two buyers, the first strategy the server features.
+fn closed_panel(session: Session, socket: Socket) -> impl IntoView {
+    let first = session.page.with(StepView::first);
+    let ready = session.link.get() == Link::Open && first.is_some();
+    view! {
+        <div class="panel-head">
+            <h2>"You are the scheduler"</h2>
+            <button
+                class="step-enter"
+                data-testid="step-mode"
+                disabled=!ready
+                on:click=move |_| {
+                    if let Some(name) = &first {
+                        socket.step_open(name, Some(1), Some(2));
+                    }
+                }
+            >
+                "Step through it yourself"
+            </button>
+        </div>
+        <p class="muted step-intro">
+            "Two buyers, one unit. You decide whose command Redis runs next: every click sends one real command to the real Redis, and the tape below draws it."
+        </p>
+    }
+}
+
+/// The open panel, drawn from `v`.
+fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
+    let (strategy, stock, buyers) = (v.strategy.clone(), v.stock, v.buyers);
+    let max_stock = v.max_stock;
+    // Changing any knob opens a fresh session with the others kept.
+    let reopen = move |s: Option<String>, k: Option<u32>, b: Option<u32>| {
+        let name = s.unwrap_or_else(|| strategy.clone());
+        socket.step_open(&name, Some(k.unwrap_or(stock)), Some(b.unwrap_or(buyers)));
+    };
+    let reopen_strategy = reopen.clone();
+    let reopen_stock = reopen.clone();
+    let options = v
+        .choices
+        .into_iter()
+        .map(|(name, label, available)| {
+            let selected = name == v.strategy;
+            view! { <option value=name selected=selected disabled=!available>{label}</option> }
+        })
+        .collect_view();
+    let counts = BUYER_CHOICES
+        .into_iter()
+        .map(|n| {
+            let reopen = reopen.clone();
+            view! {
+                <button
+                    class=if n == buyers { "filter on" } else { "filter" }
+                    aria-pressed=(n == buyers).to_string()
+                    data-testid=format!("step-buyers-{n}")
+                    on:click=move |_| reopen(None, None, Some(n))
+                >
+                    {n}
+                </button>
+            }
+        })
+        .collect_view();
+    let buttons = v
+        .buttons
+        .into_iter()
+        .map(|b| {
+            let n = b.buyer;
+            let done = b.ended.is_some() || b.next.is_none();
+            let (what, line) = match (b.ended, b.next) {
+                (Some(ended), _) => ("done", ended),
+                (None, Some(next)) => ("next", next),
+                (None, None) => ("next", "…".to_string()),
+            };
+            let sent = match b.sent {
+                0 => "nothing sent yet".to_string(),
+                1 => "1 command sent".to_string(),
+                n => format!("{n} commands sent"),
+            };
+            view! {
+                <button
+                    class="step-buyer"
+                    data-tone=b.tone
+                    data-testid=format!("step-buyer-{n}")
+                    disabled=done
+                    on:click=move |_| socket.step(n)
+                >
+                    <span class="sb-who">{format!("Buyer {n}")} <kbd>{n}</kbd></span>
+                    <span class="sb-what">{what}</span>
+                    <code class="sb-line">{line}</code>
+                    <span class="sb-sent">{sent}</span>
+                </button>
+            }
+        })
+        .collect_view();
+    let story = v
+        .story
+        .into_iter()
+        .map(|l| view! { <li data-tone=l.tone.as_str()>{l.text}</li> })
+        .collect_view();
+    view! {
+        <div class="panel-head">
+            <h2>"You are the scheduler"</h2>
+            <button class="step-leave" data-testid="step-close" on:click=move |_| socket.step_close()>
+                "Leave step-through"
+            </button>
+        </div>
+        <div class="step-controls">
+            <label class="step-knob">
+                <span>"Strategy"</span>
+                <select
+                    data-testid="step-strategy"
+                    on:change=move |ev| reopen_strategy(Some(event_target_value(&ev)), None, None)
+                >
+                    {options}
+                </select>
+            </label>
+            <label class="step-knob">
+                <span>"Stock"</span>
+                <input
+                    type="number"
+                    min="0"
+                    max=max_stock
+                    value=stock
+                    data-testid="step-stock"
+                    on:change=move |ev| {
+                        if let Ok(k) = event_target_value(&ev).trim().parse::<u32>() {
+                            reopen_stock(None, Some(k.min(max_stock)), None);
+                        }
+                    }
+                />
+            </label>
+            <div class="step-knob" role="group" aria-label="Buyers">
+                <span>"Buyers"</span>
+                <div class="filters">{counts}</div>
+            </div>
+            <button class="step-reset" data-testid="step-reset" on:click=move |_| socket.step_reset()>
+                "Reset"
+            </button>
+        </div>
+        <div class="step-buyers">{buttons}</div>
+        <ol class="step-story" data-testid="step-story" aria-live="polite">{story}</ol>
+        <p class="muted step-hint">
+            "Keys " <kbd>"1"</kbd> "–" <kbd>"4"</kbd>
+            " press the buttons. The stock counter above is the real key, read after every command."
+        </p>
+        <Keys/>
+    }
+}
+
+/// Keys 1–4 press the buttons while step mode is open (not while typing in a field). Listening
+/// to the window is syncing with the outside world; the listener lives as long as the open
+/// panel does (each redraw replaces it).
+#[component]
+fn Keys() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let handle = window_event_listener(ev::keydown, move |ev| {
+        let typing = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+            .is_some_and(|el| keys::takes_typing(&el.tag_name()) || el.is_content_editable());
+        let key = ev.key();
+        let press = Press {
+            key: &key,
+            modifier: ev.ctrl_key() || ev.alt_key() || ev.meta_key(),
+            typing,
+            repeat: ev.repeat(),
+        };
+        // Which buyers can still move; a done buyer's key does nothing, like its button.
+        let ready: Vec<bool> = session.page.with_untracked(|p| {
+            p.step.as_ref().map_or_else(Vec::new, |s| {
+                s.buyers
+                    .iter()
+                    .map(|b| b.outcome.is_none() && b.next.is_some())
+                    .collect()
+            })
+        });
+        if let Some(n) = keys::buyer_for(press, ready.len()) {
+            ev.prevent_default();
+            if ready[(n - 1) as usize] {
+                socket.step(n);
+            }
+        }
+    });
+    on_cleanup(move || handle.remove());
 }

@@ -1,17 +1,241 @@
 //! The Redis tape: the run's commands in the order Redis ran them, rebuilt from its replies
-//! (`oversold_protocol::tape`), drawn in one canvas, with a caption counted from the tape.
+//! (`oversold_protocol::tape`), drawn in one canvas, with a caption counted from the tape. While
+//! step-through mode is open it draws the step log instead, in the same picture.
 //!
-//! (A placeholder panel for now; the drawing lands with the tape view.)
+//! Like the race timeline: one `<canvas>`, never a node per command. New outcomes (or a step, a
+//! resize, a theme) only ask for a frame; the strip and the drawing happen once in that frame.
+//! What to draw is decided by `model::tape_view` (plain Rust, tested on the host); this file
+//! measures the canvas, paints the scene and maps its paints to the theme's colours. A tape
+//! wider than the panel (a phone, a long race) scrolls sideways, like a tape.
 
+use std::borrow::Cow;
+
+use leptos::ev;
+use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
+use wasm_bindgen::prelude::wasm_bindgen;
 
-/// The tape panel.
+use crate::components::timeline::paint;
+use crate::model::page::PageState;
+use crate::model::tape_view::scene::{Paint, scene};
+use crate::model::tape_view::strip::{CellKind, Strip};
+use crate::model::tape_view::{cache, caption, from_step, from_tape};
+use crate::model::theme::{Palette, Theme};
+use crate::session::Session;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `performance.now()`: to measure the tape's build and drawing (reported on the canvas as
+    /// `data-build-ms` and `data-draw-ms`, so a browser test can read them).
+    #[wasm_bindgen(js_namespace = performance)]
+    fn now() -> f64;
+}
+
+/// The tape panel: legend, the canvas, the caption and the notes on what is not drawn.
 #[component]
 pub fn Tape() -> impl IntoView {
+    let session = expect_context::<Session>();
+    cache::set_clock(now);
+    let canvas = NodeRef::<Canvas>::new();
+    let scroller = NodeRef::<Div>::new();
+    // The picture's size in CSS px (wider than the panel when the tape scrolls).
+    let shown_w = RwSignal::new(0.0_f64);
+    let shown_h = RwSignal::new(0.0_f64);
+    let notes = RwSignal::new(Vec::<String>::new());
+    // The latest strip, and whether the next frame must rebuild it or only redraw it.
+    let strip = StoredValue::new(None::<Strip>);
+    let stale = StoredValue::new(true);
+    let queued = StoredValue::new(false);
+
+    let frame = move || {
+        queued.set_value(false);
+        let (Some(el), Some(wrap)) = (canvas.get_untracked(), scroller.get_untracked()) else {
+            return;
+        };
+        let t0 = now();
+        if stale.get_value() {
+            stale.set_value(false);
+            let (fresh, said) = session.page.with_untracked(|p| {
+                if let Some(state) = &p.step {
+                    let log = p.step_log().unwrap_or_default();
+                    let exact = "Exact: each command went through alone, on a click, so this is Redis's order.";
+                    return (Some(from_step::strip(state, &log)), vec![exact.to_string()]);
+                }
+                match (&p.run, p.run_tape()) {
+                    (Some(r), Some(rt)) => {
+                        let s = from_tape::strip(&rt, r.config.race.app_servers);
+                        let said = caption::notes(&rt, &s);
+                        (Some(s), said)
+                    }
+                    _ => (None, Vec::new()),
+                }
+            });
+            strip.set_value(fresh);
+            notes.set(said);
+        }
+        let width = f64::from(wrap.client_width());
+        if width <= 0.0 {
+            return; // not laid out (hidden): nothing to measure against
+        }
+        let picture = strip.with_value(|s| s.as_ref().map(|s| scene(s, width)));
+        let picture = picture.unwrap_or_default();
+        let palette = session.theme.get_untracked().palette();
+        paint(&el, &picture, |p| colour(p, palette));
+        let drawn = now() - t0;
+        let built = session.page.with_untracked(|p| p.tape_build_ms());
+        let _ = el.set_attribute("data-draw-ms", &format!("{drawn:.2}"));
+        if let Some(ms) = built {
+            let _ = el.set_attribute("data-build-ms", &format!("{ms:.2}"));
+        }
+        if picture.width != shown_w.get_untracked() {
+            shown_w.set(picture.width);
+        }
+        if picture.height != shown_h.get_untracked() {
+            shown_h.set(picture.height);
+        }
+    };
+    let request = move |rebuild: bool| {
+        if rebuild {
+            stale.set_value(true);
+        }
+        if !queued.get_value() {
+            queued.set_value(true);
+            request_animation_frame(frame);
+        }
+    };
+
+    // What the picture depends on: a run changes by new outcomes or a new id, a step session
+    // by a click. Syncing with the outside world (the canvas) is what an Effect is for; it
+    // keeps the last key and asks for a rebuild only when it changed, so other page changes
+    // (a notice, a chip) do not rebuild the strip.
+    Effect::new(move |last: Option<(TapeKey, Theme)>| {
+        let key = session.page.with(|p| {
+            let run = p.run.as_ref().map(|r| (r.run_id.clone(), r.rows.len()));
+            let step = p.step.as_ref().map(|s| {
+                let done = s.buyers.iter().filter(|b| b.outcome.is_some()).count();
+                (s.run_id.clone(), s.log.len() * 8 + done)
+            });
+            (run, step)
+        });
+        let now = (key, session.theme.get());
+        if last.as_ref() != Some(&now) {
+            request(true);
+        }
+        now
+    });
+    let resize = window_event_listener(ev::resize, move |_| request(false));
+    on_cleanup(move || resize.remove());
+
+    // The caption follows every batch: its numbers are the tape caption's (the run's Redis
+    // tape, built once per batch and shared with the timeline), or in step mode the state's,
+    // the counters' own. Derived, not memoised: the tape is cached, the words are cheap.
+    let summary = move || session.page.with(caption_of);
+    let text = move || summary().0;
+    let tone = move || summary().1;
+    let mode = move || {
+        session.page.with(|p| match (&p.step, &p.run) {
+            (Some(_), _) => "step",
+            (None, Some(_)) => "run",
+            (None, None) => "idle",
+        })
+    };
+    let said = move || {
+        notes
+            .get()
+            .into_iter()
+            .map(|n| view! { <li>{n}</li> })
+            .collect_view()
+    };
+
     view! {
-        <section class="panel tape" data-testid="tape" aria-label="The Redis tape">
-            <h2>"The Redis tape"</h2>
-            <p class="muted" data-testid="tape-caption"></p>
+        <section class="panel tape" data-testid="tape" data-mode=mode aria-label="The Redis tape">
+            <div class="panel-head">
+                <h2>
+                    "The Redis tape "
+                    <span class="muted tape-sub">"what Redis's one thread ran, in order, from its replies alone"</span>
+                </h2>
+            </div>
+            <Legend/>
+            <div class="tape-scroll" node_ref=scroller>
+                <canvas
+                    node_ref=canvas
+                    class="tape-canvas"
+                    role="img"
+                    aria-label=text
+                    style:width=move || format!("{}px", shown_w.get())
+                    style:height=move || format!("{}px", shown_h.get())
+                ></canvas>
+            </div>
+            <p class="tape-caption" data-testid="tape-caption" data-tone=tone aria-live="polite">
+                {text}
+            </p>
+            <ul class="tape-notes muted" data-testid="tape-notes">{said}</ul>
         </section>
     }
+}
+
+/// What the tape was drawn from: the run (id, outcomes) and the step session (id, progress).
+type TapeKey = (Option<(String, usize)>, Option<(String, usize)>);
+
+/// The caption and its tone (`bad` once units that did not exist were sold).
+fn caption_of(p: &PageState) -> (String, &'static str) {
+    let tone = |bad: bool| if bad { "bad" } else { "good" };
+    if let Some(s) = &p.step {
+        let bad = s.units_sold > u64::from(s.config.race.stock);
+        return (from_step::caption(s), tone(bad));
+    }
+    match (&p.run, p.run_tape()) {
+        (Some(r), Some(rt)) => (
+            caption::caption(&rt, r.is_running()),
+            tone(rt.caption.oversold_units > 0),
+        ),
+        (Some(_), None) => (
+            "This strategy did not say how its replies order it, so there is no tape to draw.".to_string(),
+            "idle",
+        ),
+        (None, _) => (
+            "Run a strategy: its commands appear here in the order Redis ran them, rebuilt from its replies alone.".to_string(),
+            "idle",
+        ),
+    }
+}
+
+/// What the marks mean, drawn with the canvas's own colours (tape.css).
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <p class="tape-legend" aria-hidden="true">
+            <span class="tk tk-read">"read"</span>
+            <span class="tk tk-stale">"stale read"</span>
+            <span class="tk tk-sale">"sale"</span>
+            <span class="tk tk-phantom">"unit that did not exist"</span>
+            <span class="tk tk-refused">"refused"</span>
+            <span class="tk tk-link">"read → its write"</span>
+            <span class="tk tk-shade">"same slot, order unknown"</span>
+            <span class="tk tk-approx">"place partly known"</span>
+        </p>
+    }
+}
+
+/// A scene's paint in the theme's canvas palette (`model::theme`).
+fn colour(paint: Paint, p: &Palette) -> Cow<'static, str> {
+    Cow::Borrowed(match paint {
+        Paint::Ground | Paint::OnMark => p.ground,
+        Paint::Guide => p.grid,
+        Paint::AfterOut => p.after_out,
+        Paint::Unordered => p.rule,
+        Paint::Fold | Paint::Approx | Paint::Link | Paint::Muted => p.muted,
+        Paint::Gap => p.unknown,
+        Paint::LinkStale | Paint::CounterNeg => p.oversold,
+        Paint::Marker => p.marker,
+        Paint::Cell(kind) => match kind {
+            CellKind::Read => p.read,
+            CellKind::StaleRead | CellKind::Phantom | CellKind::Overwrite => p.oversold,
+            CellKind::RefusedRead | CellKind::Refused => p.sold_out,
+            CellKind::Sale => p.reserved,
+            CellKind::Overshoot | CellKind::Nil => p.error,
+            CellKind::Undo => p.unknown,
+            CellKind::Other => p.muted,
+        },
+    })
 }

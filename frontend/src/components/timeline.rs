@@ -2,7 +2,7 @@
 //! its read of the stock came back, and a line where the real stock ran out.
 //!
 //! A big crowd's run lasts far longer than its race (2 s against 40 ms for 10,000 buyers), so
-//! when the run lasts more than 8× the moment the stock ran out, the axis zooms to the race
+//! when the run lasts more than 4× the moment the stock ran out, the axis zooms to the race
 //! (see `model::timeline::Race::zoom_end_us`): later arrivals are counted in a note instead of
 //! drawn, and bars that run on past the edge end in an arrow. A toggle shows the whole run.
 //!
@@ -21,9 +21,10 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
+use crate::model::canvas::{self, Anchor, Arrow, Baseline, Rect};
 use crate::model::run::{Mark, RunModel};
 use crate::model::theme::Palette;
-use crate::model::timeline::scene::{Anchor, Arrow, Baseline, Label, Paint, Rect, Shape};
+use crate::model::timeline::scene::Paint;
 use crate::model::timeline::{self, Hidden, RowOrder, Scene, Timeline as Layout};
 use crate::session::Session;
 
@@ -54,7 +55,11 @@ pub fn Timeline() -> impl IntoView {
         if stale.get_value() {
             stale.set_value(false);
             let fresh = session.page.with_untracked(|p| match &p.run {
-                Some(r) => Layout::new(&r.rows, r.config.race.stock, order, zoom.get_untracked()),
+                Some(r) => {
+                    let tape = p.run_tape();
+                    let zoom = zoom.get_untracked();
+                    Layout::new(&r.rows, r.config.race.stock, order, zoom, tape.as_deref())
+                }
                 None => Layout::default(),
             });
             layout.set_value(fresh);
@@ -65,7 +70,7 @@ pub fn Timeline() -> impl IntoView {
         }
         let picture = layout.with_value(|t| timeline::scene(t, width, order));
         let palette = session.theme.get_untracked().palette();
-        paint(&el, &picture, palette);
+        paint_timeline(&el, &picture, palette);
         if picture.height != height.get_untracked() {
             height.set(picture.height);
         }
@@ -98,16 +103,19 @@ pub fn Timeline() -> impl IntoView {
     let resize = window_event_listener(ev::resize, move |_| request(false));
     on_cleanup(move || resize.remove());
 
-    // The caption is cheap (a couple of passes, no sort), so it follows every batch without
-    // waiting for a frame. With it: the zoom window, when the run is long enough for one, and
-    // who arrived after it.
+    // The caption follows every batch without waiting for a frame. Its numbers are the run's
+    // Redis tape's (`PageState::run_tape`, built once per batch and shared with the tape
+    // panel), so the two views print the same numbers. With it: the zoom window, when the run
+    // is long enough for one, and who arrived after it.
     let summary = Memo::new(move |_| {
-        session.with_run(|r| match r {
+        session.page.with(|p| match &p.run {
             Some(r) => {
-                let race = timeline::race(&r.rows, r.config.race.stock);
-                let window = race
-                    .zoom_end_us()
-                    .map(|end| (end, race.last_end_us, timeline::hidden(&r.rows, end)));
+                let tape = p.run_tape();
+                let race = timeline::race(&r.rows, r.config.race.stock, tape.as_deref());
+                let window = race.zoom_end_us().map(|end| {
+                    let hidden = timeline::hidden(&r.rows, end, tape.as_deref());
+                    (end, race.last_end_us, hidden)
+                });
                 (timeline::caption(&race, RunModel::is_running(r)), window)
             }
             None => (
@@ -213,9 +221,19 @@ pub fn Timeline() -> impl IntoView {
     }
 }
 
-/// Paint `scene` into `el` in `palette`'s colours, sized in device pixels; nothing here
-/// decides what to draw.
-fn paint(el: &HtmlCanvasElement, scene: &Scene, palette: &Palette) {
+/// Paint the timeline's `scene` into `el` in `palette`'s colours.
+fn paint_timeline(el: &HtmlCanvasElement, scene: &Scene, palette: &Palette) {
+    paint(el, scene, |p| colour(p, palette));
+}
+
+/// Paint `scene` into `el`, each paint in the colour `colour` gives it, sized in device pixels;
+/// nothing here decides what to draw. Shared with the tape panel (`components/tape.rs`): one
+/// painter, so both canvases snap to device pixels the same way.
+pub(crate) fn paint<P: Copy>(
+    el: &HtmlCanvasElement,
+    scene: &canvas::Scene<P>,
+    colour: impl Fn(P) -> Cow<'static, str>,
+) {
     if scene.height <= 0.0 {
         el.set_width(0);
         el.set_height(0);
@@ -233,16 +251,13 @@ fn paint(el: &HtmlCanvasElement, scene: &Scene, palette: &Palette) {
     else {
         return;
     };
-    let p = Painter {
-        ctx: &ctx,
-        dpr,
-        palette,
-    };
+    let p = Painter { ctx: &ctx, dpr };
     for shape in &scene.shapes {
         match shape {
-            Shape::Rects(paint, rects) => p.rects(&colour(*paint, palette), rects),
-            Shape::Arrows(paint, arrows) => p.arrows(&colour(*paint, palette), arrows),
-            Shape::Text(label) => p.text(label),
+            canvas::Shape::Rects(paint, rects) => p.rects(&colour(*paint), rects),
+            canvas::Shape::Arrows(paint, arrows) => p.arrows(&colour(*paint), arrows),
+            canvas::Shape::Lines(paint, width, lines) => p.lines(&colour(*paint), *width, lines),
+            canvas::Shape::Text(label) => p.text(label, &colour(label.paint)),
         }
     }
 }
@@ -278,7 +293,6 @@ fn colour(paint: Paint, p: &Palette) -> Cow<'static, str> {
 struct Painter<'a> {
     ctx: &'a CanvasRenderingContext2d,
     dpr: f64,
-    palette: &'a Palette,
 }
 
 impl Painter<'_> {
@@ -311,12 +325,25 @@ impl Painter<'_> {
         self.ctx.fill();
     }
 
-    /// One label, anchored and hung as the scene says.
-    fn text(&self, l: &Label) {
+    /// Stroke `lines`, `width` CSS px wide, in one path.
+    fn lines(&self, colour: &str, width: f64, lines: &[canvas::Segment]) {
+        let d = self.dpr;
+        self.ctx.set_stroke_style_str(colour);
+        self.ctx.set_line_width((width * d).max(1.0));
+        self.ctx.begin_path();
+        for l in lines {
+            self.ctx.move_to(l.x0 * d, l.y0 * d);
+            self.ctx.line_to(l.x1 * d, l.y1 * d);
+        }
+        self.ctx.stroke();
+    }
+
+    /// One label in `colour`, anchored and hung as the scene says.
+    fn text<P>(&self, l: &canvas::Label<P>, colour: &str) {
         let weight = if l.bold { "700 " } else { "" };
         let px = (l.size * self.dpr).round();
         self.ctx.set_font(&format!("{weight}{px}px {FONT}"));
-        self.ctx.set_fill_style_str(&colour(l.paint, self.palette));
+        self.ctx.set_fill_style_str(colour);
         self.ctx.set_text_align(match l.anchor {
             Anchor::Start => "left",
             Anchor::Middle => "center",

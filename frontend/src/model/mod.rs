@@ -9,6 +9,10 @@
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
 //! - [`audit`], [`tiles`], [`verdict`], [`scoreboard`], [`timeline`]: what each panel shows.
+//! - [`tape_view`]: the Redis tape of the run on screen (`oversold_protocol::tape`) as a picture,
+//!   and the step-through log in the same picture; [`step`]: step-through mode read from its
+//!   state (buttons, what the visitor just did, keys 1–4).
+//! - [`canvas`]: the shapes both canvases are made of.
 //! - [`axis`] (1-2-5 steps), [`chart`] (percentages, log scale), [`text`] (numbers and
 //!   durations in words): the arithmetic the panels share, each in one place.
 //! - [`controls`] (the form's knobs), [`backoff`] (reconnect delays).
@@ -19,6 +23,7 @@
 pub mod audit;
 pub mod axis;
 pub mod backoff;
+pub mod canvas;
 pub mod chart;
 pub mod compare;
 pub mod controls;
@@ -30,7 +35,9 @@ pub mod run;
 pub mod saved;
 pub mod scoreboard;
 pub mod shortcuts;
+pub mod step;
 pub mod strategies;
+pub mod tape_view;
 pub mod text;
 pub mod theme;
 pub mod tiles;

@@ -14,11 +14,17 @@ use oversold_protocol::{
     StrategyInfo, WireError,
 };
 
+use std::sync::Arc;
+
 use super::compare::CompareModel;
 use super::history::{self, HistoryEntry, Kept, KeptRun, MAX_KEPT_OUTCOMES};
 use super::run::RunModel;
 use super::saved;
+use super::step::log::StepLog;
+use super::step::trail::StepTrail;
 use super::strategies;
+use super::tape_view::RunTape;
+use super::tape_view::cache::{TapeCache, TapeKey};
 
 /// How many notices stay on screen; older ones are dropped so errors cannot bury the page.
 pub const MAX_NOTICES: usize = 4;
@@ -70,6 +76,10 @@ pub struct PageState {
     /// The strategies of saved runs loaded from files, in case `hello` does not list them
     /// (an older server, or no server at all since the page loaded).
     pub loaded: Vec<StrategyAbout>,
+    /// The stock after every command of the step session (see [`StepTrail`]).
+    pub step_trail: StepTrail,
+    /// The run's tape, built once per batch for every panel that reads it ([`Self::run_tape`]).
+    pub tape_cache: TapeCache,
     next_notice: u64,
 }
 
@@ -82,7 +92,10 @@ impl PageState {
                 self.hello = Some(hello);
             }
             ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
-            ServerMessage::StepState(state) => self.step = Some(state),
+            ServerMessage::StepState(state) => {
+                self.step_trail.observe(&state);
+                self.step = Some(state);
+            }
             ServerMessage::StepClosed { run_id } => {
                 if self.step.as_ref().is_some_and(|s| s.run_id == run_id) {
                     self.step = None;
@@ -355,6 +368,41 @@ impl PageState {
         self.pending.is_some()
             || self.run.as_ref().is_some_and(RunModel::is_running)
             || self.comparing()
+    }
+
+    /// The Redis tape of the run on screen, from the outcomes received so far and the rule its
+    /// strategy declares in `hello`; `None` before a run, or for a strategy `hello` did not list.
+    /// Built once per batch (see [`TapeCache`]), whichever panel asks first.
+    pub fn run_tape(&self) -> Option<Arc<RunTape>> {
+        let run = self.run.as_ref()?;
+        let rule = strategies::find(self.strategies(), &run.config.strategy)?
+            .about
+            .tape;
+        let key = TapeKey {
+            run_id: run.run_id.clone(),
+            outcomes: run.rows.len(),
+            rule,
+        };
+        Some(self.tape_cache.get_or_build(key, || {
+            RunTape::build(
+                run.config.race.stock,
+                rule,
+                run.rows.iter().map(|r| &r.outcome),
+            )
+        }))
+    }
+
+    /// How long the last tape build took, in ms, when the page gave the model a clock.
+    pub fn tape_build_ms(&self) -> Option<f64> {
+        self.tape_cache.build_ms()
+    }
+
+    /// The step session's log, read against the counter after every command; `None` when
+    /// step mode is not open.
+    pub fn step_log(&self) -> Option<StepLog> {
+        self.step
+            .as_ref()
+            .map(|s| StepLog::read(s, &self.step_trail))
     }
 
     /// The strategy the "why" panel explains: the visitor's pick, else the run on screen, else

@@ -3,7 +3,8 @@
 //! itself as a list of shapes. The component only measures the canvas and paints the [`Scene`].
 //!
 //! # Layout
-//! - [`race`]: the numbers — when the real stock ran out, who read the stock before it.
+//! - [`race`]: the numbers, all from the run's Redis tape: when the stock ran out (the answer
+//!   of the write the tape names), who read it before, who sold what did not exist.
 //! - [`zoom`]: when a long run zooms to its race, and the note on who that leaves out.
 //! - [`rows`]: bars in row order (by arrival or by app server), the zoom applied.
 //! - [`caption`]: the one-line reading of the picture.
@@ -23,7 +24,7 @@ pub mod zoom;
 mod fixtures;
 
 pub use caption::caption;
-pub use race::{Race, race, stock_out_us};
-pub use rows::{Bar, Group, RowOrder, Timeline};
+pub use race::{Race, TapeCounts, race};
+pub use rows::{Bar, Group, RowOrder, Timeline, mark};
 pub use scene::{Scene, scene};
 pub use zoom::{Hidden, hidden, zoom_note};

@@ -1,28 +1,60 @@
-//! The race in numbers: when the real stock ran out, and who read the stock before it did.
-//! These are the numbers the caption says and the zoom is decided on, over every buyer.
+//! The race in numbers: when the stock ran out, and what the caption says about it. Every count
+//! here comes from the run's Redis tape (`model::tape_view::RunTape`), the same tape the tape
+//! panel draws, so the two views cannot disagree on a number. Clocks only place things on the
+//! time axis: the run-out marker sits at the answer of the write the tape says ran the stock
+//! out (app-side clocks cannot order commands; Redis's replies can).
 
 use super::zoom::{ZOOM_SPAN, ZOOM_WORTH};
-use crate::model::run::{AuditRow, Mark};
+use crate::model::run::AuditRow;
+use crate::model::tape_view::RunTape;
+
+/// The tape's numbers the caption prints (a `Copy` of the ones it needs from
+/// `oversold_protocol::tape::Caption`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TapeCounts {
+    /// Units across sales.
+    pub units_sold: u64,
+    /// Units sold beyond the stock.
+    pub oversold_units: u64,
+    /// Buyers refused for lack of stock.
+    pub refused: u32,
+    /// Reads that showed enough stock for the buyer's order: in Redis's order, before it ran out.
+    pub passed_check: u32,
+    /// Sales whose write took units that did not exist.
+    pub phantom_sales: u32,
+    /// True when the strategy reads the stock in the app before writing.
+    pub has_reads: bool,
+    /// True when every order was for one unit.
+    pub unit_orders: bool,
+}
+
+impl TapeCounts {
+    /// The counts of `tape`.
+    pub fn of(tape: &RunTape) -> Self {
+        let c = &tape.caption;
+        Self {
+            units_sold: c.units_sold,
+            oversold_units: c.oversold_units,
+            refused: c.refused,
+            passed_check: c.passed_check,
+            phantom_sales: c.phantom_sales,
+            has_reads: tape.has_reads(),
+            unit_orders: tape.unit_orders(),
+        }
+    }
+}
 
 /// The numbers the caption is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Race {
     /// Units in stock before the run.
     pub stock: u32,
-    /// When the real stock ran out (µs after the gate, see [`stock_out_us`]); `None` while units are left.
+    /// When the stock ran out, µs after the gate: the answer of the write the tape says took
+    /// the counter below the smallest order (`Some(0)` with no stock at all); `None` while
+    /// units are left, or without a tape.
     pub stock_out_us: Option<u64>,
-    /// Buyers whose read of the stock came back before `stock_out_us`.
-    pub read_before: u32,
-    /// Of those, buyers whose order went on to sell units that never existed.
-    pub stale_oversold: u32,
-    /// Orders that sold units that never existed (whatever they read).
-    pub oversold_orders: u32,
-    /// Buyers whose strategy read the stock in the app at all.
-    pub readers: u32,
-    /// Buyers refused as sold out.
-    pub refused: u32,
-    /// Units across accepted orders.
-    pub units_sold: u64,
+    /// The tape's counts; `None` when the strategy's tape rule is unknown.
+    pub counts: Option<TapeCounts>,
     /// Buyers answered so far.
     pub answered: u32,
     /// The latest answer, µs after the gate (how long the run has lasted so far).
@@ -39,119 +71,72 @@ impl Race {
     }
 }
 
-/// When the real stock ran out, µs after the gate; `None` while real units are left, `Some(0)`
-/// when there were none.
-///
-/// Units are counted in the order answers reached the page (the count that marks audit lines
-/// "oversold", so every red bar belongs after this moment), and the stock ran out no later than
-/// the answer of the order that took the last real unit. An answer is only an upper bound on
-/// when its write happened, though: a refusal that saw the counter at zero or below proves the
-/// stock was already gone when that read came back, so the earliest such refusal can pull the
-/// moment earlier. (Without it an atomic run would show refusals before the stock ran out.)
-pub fn stock_out_us(rows: &[AuditRow], stock: u32) -> Option<u64> {
-    if stock == 0 {
-        return Some(0);
-    }
-    let stock = u64::from(stock);
-    let mut sold = 0u64;
-    let last_real = rows.iter().filter(|r| r.mark.is_sale()).find_map(|r| {
-        sold += u64::from(r.outcome.qty);
-        (sold >= stock).then_some(r.outcome.end_us)
-    })?;
-    let first_empty_read = rows
+/// The race of `rows` (a run that started with `stock` units), counted by its `tape`.
+pub fn race(rows: &[AuditRow], stock: u32, tape: Option<&RunTape>) -> Race {
+    let last_end_us = rows
         .iter()
-        .filter(|r| r.mark == Mark::SoldOut && r.outcome.observed_stock.is_some_and(|s| s <= 0))
-        .map(|r| r.outcome.read_us.unwrap_or(r.outcome.end_us))
-        .min();
-    Some(first_empty_read.map_or(last_real, |t| t.min(last_real)))
-}
-
-/// Count what the caption says.
-pub fn race(rows: &[AuditRow], stock: u32) -> Race {
-    let out = stock_out_us(rows, stock);
-    let mut r = Race {
-        stock,
-        stock_out_us: out,
-        answered: rows.len() as u32,
-        ..Race::default()
+        .map(|r| r.outcome.end_us.max(r.outcome.start_us))
+        .max()
+        .unwrap_or(0);
+    let stock_out_us = if stock == 0 && !rows.is_empty() {
+        Some(0)
+    } else {
+        tape.and_then(RunTape::ran_out_us)
     };
-    for row in rows {
-        let o = &row.outcome;
-        r.last_end_us = r.last_end_us.max(o.end_us.max(o.start_us));
-        if row.mark.is_sale() {
-            r.units_sold += u64::from(o.qty);
-        }
-        match row.mark {
-            Mark::Oversold => r.oversold_orders += 1,
-            Mark::SoldOut => r.refused += 1,
-            _ => {}
-        }
-        let Some(read) = o.read_us else { continue };
-        r.readers += 1;
-        if out.is_some_and(|t| read < t) {
-            r.read_before += 1;
-            if row.mark == Mark::Oversold {
-                r.stale_oversold += 1;
-            }
-        }
+    Race {
+        stock,
+        stock_out_us,
+        counts: tape.map(TapeCounts::of),
+        answered: rows.len() as u32,
+        last_end_us,
     }
-    r
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{atomic_run, naive_run};
+    use super::super::fixtures::{atomic_run, atomic_tape, naive_run, naive_tape};
     use super::*;
-    use crate::model::fixtures::{config, outcome};
-    use crate::model::run::RunModel;
-    use oversold_protocol::{BuyerOutcome, OutcomeResult};
 
     #[test]
-    fn the_stock_runs_out_with_the_order_that_took_the_last_real_unit() {
+    fn the_stock_runs_out_at_the_answer_of_the_write_the_tape_names() {
+        // Naive: the write that left 0 is buyer 10's, answered at 1,100 µs.
         let run = naive_run(10, 50);
-        assert_eq!(stock_out_us(&run.rows, 10), Some(1_100));
-        // A straddling order (units 9..11 of 10) takes the last real unit too.
-        let mut big = RunModel::new("r".into(), config(10, 3));
-        big.push_batch(
-            [(1, 8, 300), (2, 3, 500), (3, 1, 700)]
-                .map(|(b, qty, end)| BuyerOutcome {
-                    end_us: end,
-                    ..outcome(b, qty, OutcomeResult::Reserved)
-                })
-                .to_vec(),
+        let r = race(&run.rows, 10, Some(&naive_tape(&run)));
+        assert_eq!(r.stock_out_us, Some(1_100));
+        // Clocks can disagree with Redis's order: buyer 10's answer came back last of all,
+        // yet its DECRBY is the one that left 0. The marker follows the tape, not the clock.
+        let mut late = naive_run(10, 50);
+        late.rows[9].outcome.end_us = 9_000;
+        let r = race(&late.rows, 10, Some(&naive_tape(&late)));
+        assert_eq!(r.stock_out_us, Some(9_000));
+        // Atomic: the tenth sale's call left 0 (answered at 250 µs).
+        let run = atomic_run(10, 50);
+        let r = race(&run.rows, 10, Some(&atomic_tape(&run)));
+        assert_eq!(r.stock_out_us, Some(250));
+        // Units left: not run out. No stock at all: out from the start. No tape: no marker.
+        let few = atomic_run(10, 4);
+        assert_eq!(
+            race(&few.rows, 10, Some(&atomic_tape(&few))).stock_out_us,
+            None
         );
-        assert_eq!(stock_out_us(&big.rows, 10), Some(500));
-        // Sold-out and failed answers take nothing.
-        let mut few = RunModel::new("r".into(), config(10, 2));
-        few.push_batch(vec![
-            outcome(1, 5, OutcomeResult::Reserved),
-            outcome(2, 9, OutcomeResult::SoldOut),
-            outcome(3, 9, OutcomeResult::Error),
-        ]);
-        assert_eq!(stock_out_us(&few.rows, 10), None);
-        assert_eq!(stock_out_us(&few.rows, 0), Some(0));
+        assert_eq!(race(&few.rows, 0, None).stock_out_us, Some(0));
+        assert_eq!(race(&run.rows, 10, None).stock_out_us, None);
     }
 
     #[test]
-    fn a_refusal_that_saw_no_stock_pulls_the_moment_earlier() {
-        // Atomic: the tenth sale's answer came back late (250 µs), but buyer 11 was refused at
-        // 180 µs having seen 0 left: the stock was gone by then.
-        let mut run = atomic_run(10, 12);
-        for row in &mut run.rows[10..] {
-            row.outcome.observed_stock = Some(0);
-        }
-        run.rows[10].outcome.end_us = 180;
-        assert_eq!(stock_out_us(&run.rows, 10), Some(180));
-        // A read-then-write refusal counts from when its read came back.
-        run.rows[11].outcome.read_us = Some(120);
-        run.rows[11].outcome.end_us = 400;
-        assert_eq!(stock_out_us(&run.rows, 10), Some(120));
-        // A refusal that saw stock left (too little for its order) proves nothing.
-        run.rows[11].outcome.observed_stock = Some(1);
-        assert_eq!(stock_out_us(&run.rows, 10), Some(180));
-        // Nor does any refusal while real units are unsold.
-        let mut early = atomic_run(10, 12);
-        early.rows[0].mark = Mark::Error;
-        assert_eq!(stock_out_us(&early.rows, 10), None);
+    fn the_counts_are_the_tapes() {
+        let run = naive_run(10, 50);
+        let tape = naive_tape(&run);
+        let r = race(&run.rows, 10, Some(&tape));
+        let c = r.counts.unwrap();
+        assert_eq!(c.units_sold, tape.caption.units_sold);
+        assert_eq!(c.oversold_units, tape.caption.oversold_units);
+        assert_eq!(c.passed_check, tape.caption.passed_check);
+        assert_eq!(c.phantom_sales, tape.caption.phantom_sales);
+        assert_eq!(
+            (c.units_sold, c.oversold_units, c.phantom_sales),
+            (50, 40, 40)
+        );
+        assert!(c.has_reads && c.unit_orders);
     }
 }

@@ -4,6 +4,7 @@
 use super::race::{Race, race};
 use super::zoom::Hidden;
 use crate::model::run::{AuditRow, Mark};
+use crate::model::tape_view::RunTape;
 
 /// How buyers are stacked on the y axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,17 +82,24 @@ pub struct Timeline {
 
 impl Timeline {
     /// Lay out `rows` (audit rows, in the order they reached the page) of a run that started
-    /// with `stock` units. With `zoom`, and a run long enough to need it ([`Race::zoom_end_us`]),
-    /// only the buyers that arrived before the zoomed axis' right edge get a row.
-    pub fn new(rows: &[AuditRow], stock: u32, order: RowOrder, zoom: bool) -> Self {
-        let race = race(rows, stock);
+    /// with `stock` units, whose Redis tape is `tape`. With `zoom`, and a run long enough to
+    /// need it ([`Race::zoom_end_us`]), only the buyers that arrived before the zoomed axis'
+    /// right edge get a row.
+    pub fn new(
+        rows: &[AuditRow],
+        stock: u32,
+        order: RowOrder,
+        zoom: bool,
+        tape: Option<&RunTape>,
+    ) -> Self {
+        let race = race(rows, stock, tape);
         let window_end_us = race.zoom_end_us().filter(|_| zoom);
         let o = |i: usize| &rows[i].outcome;
         let mut hidden = Hidden::default();
         let mut idx: Vec<usize> = (0..rows.len())
             .filter(|&i| match window_end_us {
                 Some(end) if o(i).start_us >= end => {
-                    hidden.add(rows[i].mark);
+                    hidden.add(mark(&rows[i], tape));
                     false
                 }
                 _ => true,
@@ -125,7 +133,7 @@ impl Timeline {
                     start_us: out.start_us,
                     end_us: out.end_us.max(out.start_us),
                     read_us: out.read_us,
-                    mark: rows[i].mark,
+                    mark: mark(&rows[i], tape),
                 }
             })
             .collect();
@@ -146,16 +154,39 @@ impl Timeline {
     }
 }
 
+/// A bar's colour: how the buyer's order ended; for a sale, red exactly when the tape says its
+/// write took units that did not exist, so the timeline's red bars are the tape's red writes.
+/// (Where the tape cannot tell, `naive_set`'s SETs, the audit trail's mark stands: the orders
+/// that took the running total past the stock in the order their answers came back.)
+pub fn mark(row: &AuditRow, tape: Option<&RunTape>) -> Mark {
+    match (row.mark, tape) {
+        (Mark::Reserved | Mark::Oversold, Some(t)) if t.knows_phantoms => {
+            if t.buyer(row.outcome.buyer).phantom_units > 0 {
+                Mark::Oversold
+            } else {
+                Mark::Reserved
+            }
+        }
+        (m, _) => m,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{long_tail, naive_run};
+    use super::super::fixtures::{long_tail, naive_run, tape_for};
     use super::super::zoom::{hidden, zoom_note};
     use super::*;
 
     #[test]
     fn rows_sort_by_arrival_or_group_by_app_server() {
         let run = naive_run(10, 9);
-        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, true);
+        let t = Timeline::new(
+            &run.rows,
+            10,
+            RowOrder::Arrival,
+            true,
+            Some(&tape_for(&run)),
+        );
         // start_us = b % 3: buyers 3, 6, 9 at 0, then 1, 4, 7, then 2, 5, 8.
         let starts: Vec<u64> = t.bars.iter().map(|b| b.start_us).collect();
         assert_eq!(starts, [0, 0, 0, 1, 1, 1, 2, 2, 2]);
@@ -163,7 +194,13 @@ mod tests {
         assert_eq!(t.last_end_us, 1_090);
         assert_eq!(t.rows(), 9);
 
-        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer, true);
+        let g = Timeline::new(
+            &run.rows,
+            10,
+            RowOrder::AppServer,
+            true,
+            Some(&tape_for(&run)),
+        );
         // app_server = b % 8: buyers 8 (app 0), 1 and 9 (app 1), 2 .. 7.
         assert_eq!(g.groups.len(), 8);
         assert_eq!(
@@ -180,13 +217,19 @@ mod tests {
 
     #[test]
     fn a_long_run_zooms_to_the_race_and_counts_who_it_leaves_out() {
-        // 200 buyers: the run lasts 2,050 µs, more than 8 × 150: zoom to 3 × 150 = 450 µs.
+        // 200 buyers: the run lasts 2,050 µs, more than 4 × 150: zoom to 3 × 150 = 450 µs.
         let run = long_tail(200);
-        let r = race(&run.rows, 10);
+        let r = race(&run.rows, 10, Some(&tape_for(&run)));
         assert_eq!((r.stock_out_us, r.last_end_us), (Some(150), 2_050));
         assert_eq!(r.zoom_end_us(), Some(450));
 
-        let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, true);
+        let t = Timeline::new(
+            &run.rows,
+            10,
+            RowOrder::Arrival,
+            true,
+            Some(&tape_for(&run)),
+        );
         assert_eq!(t.window_end_us, Some(450));
         // Arrived before 450 µs: buyers 1..=44 (the 44th at 440 µs).
         assert_eq!(t.rows(), 44);
@@ -200,36 +243,63 @@ mod tests {
                 ..Hidden::default()
             }
         );
-        assert_eq!(hidden(&run.rows, 450), t.hidden);
+        assert_eq!(hidden(&run.rows, 450, Some(&tape_for(&run))), t.hidden);
         // The caption's numbers still count every buyer.
-        assert_eq!((t.race.answered, t.race.refused), (200, 190));
+        assert_eq!(
+            (t.race.answered, t.race.counts.unwrap().refused),
+            (200, 190)
+        );
         assert_eq!(
             zoom_note(&t.hidden, 450, 2_050),
             "Zoomed to the first 450 µs of a 2 ms run; 156 later buyers (all refused) not shown."
         );
 
         // Grouped by app server: the shown buyers only, rows renumbered without gaps.
-        let g = Timeline::new(&run.rows, 10, RowOrder::AppServer, true);
+        let g = Timeline::new(
+            &run.rows,
+            10,
+            RowOrder::AppServer,
+            true,
+            Some(&tape_for(&run)),
+        );
         assert_eq!(g.rows(), 44);
         assert_eq!(g.groups.iter().map(|x| x.rows).sum::<u32>(), 44);
         assert!(g.bars.iter().enumerate().all(|(i, b)| b.row == i as u32));
 
         // The whole run, on request: every buyer, nothing hidden.
-        let w = Timeline::new(&run.rows, 10, RowOrder::Arrival, false);
+        let w = Timeline::new(
+            &run.rows,
+            10,
+            RowOrder::Arrival,
+            false,
+            Some(&tape_for(&run)),
+        );
         assert_eq!((w.rows(), w.window_end_us), (200, None));
         assert_eq!(w.hidden, Hidden::default());
     }
 
     #[test]
     fn a_short_run_or_no_race_keeps_the_whole_run() {
-        // 100 buyers: 1,050 µs is under 8 × 150: the race already fills the picture.
-        let short = long_tail(100);
-        assert_eq!(race(&short.rows, 10).zoom_end_us(), None);
-        let t = Timeline::new(&short.rows, 10, RowOrder::Arrival, true);
-        assert_eq!((t.rows(), t.window_end_us), (100, None));
+        // 50 buyers: 550 µs is under 4 × 150: the race already fills the picture.
+        let short = long_tail(50);
+        assert_eq!(
+            race(&short.rows, 10, Some(&tape_for(&short))).zoom_end_us(),
+            None
+        );
+        let t = Timeline::new(
+            &short.rows,
+            10,
+            RowOrder::Arrival,
+            true,
+            Some(&tape_for(&short)),
+        );
+        assert_eq!((t.rows(), t.window_end_us), (50, None));
         // No stock at all (run-out at 0), or stock left: nothing to zoom to.
         let none = long_tail(200);
-        assert_eq!(race(&none.rows, 0).zoom_end_us(), None);
-        assert_eq!(race(&none.rows, 10_000).zoom_end_us(), None);
+        assert_eq!(
+            race(&none.rows, 0, Some(&tape_for(&none))).zoom_end_us(),
+            None
+        );
+        assert_eq!(race(&none.rows, 10_000, None).zoom_end_us(), None);
     }
 }

@@ -6,6 +6,8 @@
 use super::geometry::Geometry;
 use super::rows::{RowOrder, Timeline};
 use super::time_axis::{tick_label, time_axis};
+use crate::model::canvas::{self, rect};
+pub use crate::model::canvas::{Anchor, Arrow, Baseline, Rect};
 use crate::model::run::Mark;
 use crate::model::text::micros;
 
@@ -59,146 +61,12 @@ pub enum Paint {
     Muted,
 }
 
-/// A rectangle, CSS px.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rect {
-    /// Left.
-    pub x: f64,
-    /// Top.
-    pub y: f64,
-    /// Width (0 for a hairline: the painter draws at least one device pixel).
-    pub w: f64,
-    /// Height (likewise).
-    pub h: f64,
-}
-
-/// A right-pointing arrowhead: its back edge at `x`, centred on `y`, `half` tall either way.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Arrow {
-    /// The back edge.
-    pub x: f64,
-    /// The centre line.
-    pub y: f64,
-    /// Half the back edge's height.
-    pub half: f64,
-}
-
-impl Arrow {
-    /// The tip's x: a little longer than tall, so it reads as "goes on".
-    pub fn tip(&self) -> f64 {
-        self.x + self.half * 1.4
-    }
-}
-
-/// Which point of a label sits at its `x`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Anchor {
-    /// The label starts there (it lies to the right).
-    Start,
-    /// The label is centred there.
-    Middle,
-    /// The label ends there (it lies to the left).
-    End,
-}
-
-/// Which part of a label sits at its `y`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Baseline {
-    /// Its top (the label hangs below).
-    Top,
-    /// Its middle.
-    Middle,
-}
-
-/// A line of text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Label {
-    /// What it says.
-    pub text: String,
-    /// Where its anchor point sits, CSS px.
-    pub x: f64,
-    /// Where its baseline sits, CSS px.
-    pub y: f64,
-    /// Which side of `x` it lies on.
-    pub anchor: Anchor,
-    /// How it hangs from `y`.
-    pub baseline: Baseline,
-    /// Font size, CSS px.
-    pub size: f64,
-    /// Bold or regular.
-    pub bold: bool,
-    /// Its colour.
-    pub paint: Paint,
-}
-
-/// One thing to paint; every shape of a kind in one path, so a 10,000-row run is a few fills.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Shape {
-    /// Rectangles, one fill.
-    Rects(Paint, Vec<Rect>),
-    /// Arrowheads, one fill.
-    Arrows(Paint, Vec<Arrow>),
-    /// A label.
-    Text(Label),
-}
-
-/// Everything the canvas shows, in drawing order.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Scene {
-    /// Canvas width, CSS px.
-    pub width: f64,
-    /// Canvas height, CSS px (0: nothing to draw yet).
-    pub height: f64,
-    /// Shapes, back to front.
-    pub shapes: Vec<Shape>,
-}
-
-impl Scene {
-    fn rects(&mut self, paint: Paint, rects: Vec<Rect>) {
-        if !rects.is_empty() {
-            self.shapes.push(Shape::Rects(paint, rects));
-        }
-    }
-
-    fn text(&mut self, label: Label) {
-        self.shapes.push(Shape::Text(label));
-    }
-
-    /// Every rectangle filled with `paint`.
-    pub fn rects_of(&self, paint: Paint) -> Vec<Rect> {
-        self.shapes
-            .iter()
-            .filter_map(|s| match s {
-                Shape::Rects(p, r) if *p == paint => Some(r.iter().copied()),
-                _ => None,
-            })
-            .flatten()
-            .collect()
-    }
-
-    /// Every arrowhead filled with `paint`.
-    pub fn arrows_of(&self, paint: Paint) -> Vec<Arrow> {
-        self.shapes
-            .iter()
-            .filter_map(|s| match s {
-                Shape::Arrows(p, a) if *p == paint => Some(a.iter().copied()),
-                _ => None,
-            })
-            .flatten()
-            .collect()
-    }
-
-    /// Every label, in drawing order.
-    pub fn labels(&self) -> Vec<&Label> {
-        self.shapes
-            .iter()
-            .filter_map(|s| match s {
-                Shape::Text(l) => Some(l),
-                _ => None,
-            })
-            .collect()
-    }
-}
+/// The timeline's picture: shapes in [`Paint`]s (the shared types live in `model::canvas`).
+pub type Scene = canvas::Scene<Paint>;
+/// A shape of the timeline's picture.
+pub type Shape = canvas::Shape<Paint>;
+/// A label of the timeline's picture.
+pub type Label = canvas::Label<Paint>;
 
 /// The picture of `t` on a canvas `width` CSS px wide, rows in `order`.
 pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
@@ -213,11 +81,7 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     let axis = time_axis(t, g.max_ticks);
     let (top, bottom) = (g.top, g.bottom());
     let plot = bottom - top;
-    let mut s = Scene {
-        width: g.width,
-        height: g.height,
-        shapes: Vec::new(),
-    };
+    let mut s = Scene::new(g.width, g.height);
 
     // Plot ground, then the part after the stock ran out, tinted.
     s.rects(
@@ -307,9 +171,7 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
                         half,
                     })
                     .collect();
-                if !arrows.is_empty() {
-                    s.shapes.push(Shape::Arrows(Paint::Bar(mark), arrows));
-                }
+                s.arrows(Paint::Bar(mark), arrows);
             } else {
                 let slivers =
                     clipped.map(|b| rect(x, g.y(b.row) - g.thickness / 2.0, 5.0, g.thickness));
@@ -358,10 +220,6 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
         });
     }
     s
-}
-
-fn rect(x: f64, y: f64, w: f64, h: f64) -> Rect {
-    Rect { x, y, w, h }
 }
 
 #[cfg(test)]

@@ -2,11 +2,15 @@
 //! 10,000 buyers), so the axis can stop at a few times the run-out moment. The buyers that
 //! arrive after that edge are counted, not drawn, and the note under the picture names them.
 
+use super::rows::mark;
 use crate::model::run::{AuditRow, Mark};
+use crate::model::tape_view::RunTape;
 use crate::model::text::{micros, thousands};
 
-/// The run must last this many times the run-out moment before the race gets a zoom.
-pub const ZOOM_WORTH: u64 = 8;
+/// The run must last this many times the run-out moment before the race gets a zoom. (The
+/// moment is the answer of the write the Redis tape says ran the stock out: an upper bound,
+/// often later than the first refusals, so the race takes more of the run than it seems.)
+pub const ZOOM_WORTH: u64 = 4;
 /// A zoomed axis runs to this many times the run-out moment.
 pub const ZOOM_SPAN: u64 = 3;
 
@@ -43,11 +47,12 @@ impl Hidden {
     }
 }
 
-/// Count the buyers that arrived at or after `end_us` (one pass, no sort).
-pub fn hidden(rows: &[AuditRow], end_us: u64) -> Hidden {
+/// Count the buyers that arrived at or after `end_us` (one pass, no sort), coloured as their
+/// bars would be (see [`mark`]).
+pub fn hidden(rows: &[AuditRow], end_us: u64, tape: Option<&RunTape>) -> Hidden {
     let mut h = Hidden::default();
     for r in rows.iter().filter(|r| r.outcome.start_us >= end_us) {
-        h.add(r.mark);
+        h.add(mark(r, tape));
     }
     h
 }

@@ -1,12 +1,18 @@
 //! The scene's drawing decisions, pinned: what is drawn, in which paint, on which side.
 
 use super::*;
-use crate::model::timeline::fixtures::{atomic_run, long_tail, naive_run};
+use crate::model::timeline::fixtures::{atomic_run, long_tail, naive_run, tape_for};
 use crate::model::timeline::rows::Timeline;
 
 /// The scene of a run's rows, arrival order, zoom on.
 fn drawn(run: &crate::model::run::RunModel, width: f64, order: RowOrder) -> Scene {
-    let t = Timeline::new(&run.rows, run.config.race.stock, order, true);
+    let t = Timeline::new(
+        &run.rows,
+        run.config.race.stock,
+        order,
+        true,
+        Some(&tape_for(run)),
+    );
     scene(&t, width, order)
 }
 
@@ -72,7 +78,13 @@ fn a_naive_race_draws_every_bar_every_read_and_where_the_stock_ran_out() {
 fn the_run_out_label_goes_right_of_an_early_line() {
     // The whole 2 ms of a long tail: the stock ran out at 150 µs, near the left edge.
     let run = long_tail(200);
-    let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, false);
+    let t = Timeline::new(
+        &run.rows,
+        10,
+        RowOrder::Arrival,
+        false,
+        Some(&tape_for(&run)),
+    );
     let s = scene(&t, 1_300.0, RowOrder::Arrival);
     let marker = s
         .labels()
@@ -96,7 +108,13 @@ fn an_atomic_race_has_no_reads_to_draw() {
 fn ten_thousand_rows_share_pixels_and_lose_the_halo() {
     // The whole run (zoomed, reads past the edge would be cut: they are not drawn).
     let run = naive_run(10, 10_000);
-    let t = Timeline::new(&run.rows, 10, RowOrder::Arrival, false);
+    let t = Timeline::new(
+        &run.rows,
+        10,
+        RowOrder::Arrival,
+        false,
+        Some(&tape_for(&run)),
+    );
     let s = scene(&t, 1_300.0, RowOrder::Arrival);
     assert_eq!(count(&s, Paint::Read), 10_000);
     assert_eq!(count(&s, Paint::Halo), 0, "it would blacken the picture");
@@ -126,7 +144,13 @@ fn a_zoomed_picture_fades_at_its_edge_and_ends_running_bars_in_arrows() {
     assert!(arrows.iter().all(|a| a.x == g.right + 2.0 && a.tip() > a.x));
     // Without the zoom: the whole run, nothing clipped.
     let run = long_tail(200);
-    let whole = Timeline::new(&run.rows, 10, RowOrder::Arrival, false);
+    let whole = Timeline::new(
+        &run.rows,
+        10,
+        RowOrder::Arrival,
+        false,
+        Some(&tape_for(&run)),
+    );
     let w = scene(&whole, 1_300.0, RowOrder::Arrival);
     assert!(w.arrows_of(Paint::Bar(Mark::SoldOut)).is_empty());
     assert_eq!(count(&w, Paint::Fade(1)), 0);

@@ -1,0 +1,371 @@
+//! The step log, read: what each command did to the counter, and each write joined to the read
+//! it was decided on.
+//!
+//! The log is Redis's exact order (each command went through alone, on a click). What a command
+//! did is read from the counter around it ([`StepTrail`]), never from per-strategy text:
+//! - the counter went down: a write (a sale, or an overshoot below zero);
+//! - it went up: an undo;
+//! - the reply is `nil`: Redis refused it (a lock already held, a discarded transaction);
+//! - a `GET` whose reply is the counter: a read of the stock;
+//! - a buyer that ended `reserved` without moving the counter wrote over another sale (a
+//!   lost update: `SET` of a value computed from a stale read);
+//! - anything else (a lock, a WATCH, a release) changed nothing and is drawn as such.
+
+use oversold_protocol::{BuyerOutcome, OutcomeResult, StepState};
+
+use super::trail::StepTrail;
+use crate::model::tape_view::strip::CellKind;
+
+/// One command of the log, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCell {
+    /// Who sent it.
+    pub buyer: u32,
+    /// The command as the server wrote it, e.g. `DECRBY stock 1`.
+    pub command: String,
+    /// Redis's reply, e.g. `-1`, `nil`, `[1, 1, 0]`.
+    pub reply: String,
+    /// The counter just before it, where known.
+    pub before: Option<i64>,
+    /// The counter just after it, where known.
+    pub after: Option<i64>,
+    /// What it was.
+    pub kind: CellKind,
+    /// For a write: the index of the read it was decided on (the buyer's last read before it).
+    pub read: Option<usize>,
+    /// For a write: other buyers' writes that landed between its read and it.
+    pub writes_between: Vec<usize>,
+    /// For a sale: units it took that did not exist.
+    pub phantom_units: u32,
+    /// For a sale: units the counter did not lose although it sold them (a lost update).
+    pub lost_units: u32,
+}
+
+/// The whole log, read, with each buyer's outcome beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StepLog {
+    /// In Redis's order.
+    pub cells: Vec<StepCell>,
+    /// Each buyer's outcome once it has one, by buyer (index 0 is buyer 1).
+    pub outcomes: Vec<Option<BuyerOutcome>>,
+    /// Units per order.
+    pub qty: u32,
+}
+
+impl StepLog {
+    /// Read `state`'s log against the counter `trail` recorded.
+    pub fn read(state: &StepState, trail: &StepTrail) -> Self {
+        let same_session = trail.run_id == state.run_id;
+        let outcomes: Vec<Option<BuyerOutcome>> =
+            state.buyers.iter().map(|b| b.outcome.clone()).collect();
+        let outcome = |buyer: u32| -> Option<&BuyerOutcome> {
+            outcomes.get(buyer as usize - 1).and_then(Option::as_ref)
+        };
+        let qty = state.config.race.qty.max(1);
+        let mut cells: Vec<StepCell> = state
+            .log
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (before, after) = if same_session {
+                    (trail.before(i), trail.after(i))
+                } else {
+                    (None, None)
+                };
+                StepCell {
+                    buyer: c.buyer,
+                    command: c.command.clone(),
+                    reply: c.reply.clone(),
+                    before,
+                    after,
+                    kind: first_look(&c.command, &c.reply, before, after),
+                    read: None,
+                    writes_between: Vec::new(),
+                    phantom_units: 0,
+                    lost_units: 0,
+                }
+            })
+            .collect();
+
+        // A buyer that sold without ever moving the counter wrote over another sale: its last
+        // command that was neither a read nor refused was that write.
+        for o in outcomes.iter().flatten() {
+            if o.result != OutcomeResult::Reserved {
+                continue;
+            }
+            let mine = || cells.iter().enumerate().filter(|(_, c)| c.buyer == o.buyer);
+            if mine().any(|(_, c)| c.kind == CellKind::Sale) {
+                continue;
+            }
+            let last = mine()
+                .filter(|(_, c)| c.kind == CellKind::Other)
+                .map(|(i, _)| i)
+                .next_back();
+            if let Some(i) = last {
+                cells[i].kind = CellKind::Overwrite;
+            }
+        }
+
+        // Join each write to its read, count what landed between, and settle what it was.
+        let writes: Vec<usize> = (0..cells.len())
+            .filter(|&i| matches!(cells[i].kind, CellKind::Sale | CellKind::Overwrite))
+            .collect();
+        for &w in &writes {
+            let buyer = cells[w].buyer;
+            let read = (0..w)
+                .rev()
+                .take_while(|&i| !(cells[i].buyer == buyer && writes.contains(&i)))
+                .find(|&i| cells[i].buyer == buyer && cells[i].kind == CellKind::Read);
+            let between: Vec<usize> = read.map_or_else(Vec::new, |r| {
+                writes
+                    .iter()
+                    .copied()
+                    .filter(|&x| x > r && x < w && cells[x].buyer != buyer)
+                    .collect()
+            });
+            let done = outcome(buyer);
+            let sold = done.is_some_and(|o| o.result == OutcomeResult::Reserved);
+            let q = done.map_or(qty, |o| o.qty);
+            let c = &mut cells[w];
+            c.read = read;
+            if let (true, Some(b), Some(a)) = (sold, c.before, c.after) {
+                c.phantom_units = (i64::from(q) - b.clamp(0, i64::from(q))) as u32;
+                c.lost_units = (i64::from(q) - (b - a)).clamp(0, i64::from(q)) as u32;
+            }
+            c.kind = if c.lost_units > 0 {
+                CellKind::Overwrite
+            } else if c.phantom_units > 0 {
+                CellKind::Phantom
+            } else if !sold && c.after.is_some_and(|a| a < 0) {
+                // Below zero and not (yet) a sale: an overshoot waiting to be undone.
+                CellKind::Overshoot
+            } else {
+                CellKind::Sale
+            };
+            let stale = !between.is_empty();
+            c.writes_between = between;
+            if let (true, Some(r)) = (stale, read) {
+                cells[r].kind = CellKind::StaleRead;
+            }
+        }
+
+        // Reads that showed too little, and a refused buyer's one command.
+        for i in 0..cells.len() {
+            let Some(o) = outcome(cells[i].buyer) else {
+                continue;
+            };
+            if o.result != OutcomeResult::SoldOut {
+                continue;
+            }
+            let c = &cells[i];
+            let short = c.reply.parse::<i64>().is_ok_and(|v| v < i64::from(o.qty));
+            if c.kind == CellKind::Read && short {
+                cells[i].kind = CellKind::RefusedRead;
+            }
+            let only = cells.iter().filter(|x| x.buyer == o.buyer).count() == 1;
+            if only && cells[i].kind == CellKind::Other {
+                cells[i].kind = CellKind::Refused;
+            }
+        }
+        StepLog {
+            cells,
+            outcomes,
+            qty,
+        }
+    }
+
+    /// Buyer `buyer`'s commands, as indices into [`StepLog::cells`].
+    pub fn of(&self, buyer: u32) -> impl Iterator<Item = usize> + '_ {
+        (0..self.cells.len()).filter(move |&i| self.cells[i].buyer == buyer)
+    }
+
+    /// Buyer `buyer`'s outcome, once it has one.
+    pub fn outcome(&self, buyer: u32) -> Option<&BuyerOutcome> {
+        self.outcomes
+            .get((buyer as usize).checked_sub(1)?)
+            .and_then(Option::as_ref)
+    }
+}
+
+/// What a command did, from the counter around it and its reply alone.
+fn first_look(command: &str, reply: &str, before: Option<i64>, after: Option<i64>) -> CellKind {
+    match (before, after) {
+        (Some(b), Some(a)) if a < b => return CellKind::Sale,
+        (Some(b), Some(a)) if a > b => return CellKind::Undo,
+        _ => {}
+    }
+    if reply == "nil" {
+        return CellKind::Nil;
+    }
+    let is_get = command.split_whitespace().next() == Some("GET");
+    let value = reply.parse::<i64>().ok();
+    if is_get && value.is_some() && (before.is_none() || value == before) {
+        return CellKind::Read;
+    }
+    CellKind::Other
+}
+
+/// The command's last part as a short verb, for a mark: `MULTI · DECRBY stock 1 · EXEC` is
+/// `EXEC`, `SET lock … NX PX 2000` is `SET NX`, `EVALSHA reserve.lua 1 stock 1` is `EVALSHA`.
+pub fn verb(command: &str) -> String {
+    // The server joins a transaction's commands with ` · `; the last one answered.
+    let last = command.rsplit('·').next().unwrap_or(command);
+    let mut words = last.split_whitespace();
+    let first = words.next().unwrap_or("").to_string();
+    if first == "SET" && last.split_whitespace().any(|w| w == "NX") {
+        return "SET NX".to_string();
+    }
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{ended, lua_one_each, naive_oversell, played};
+    use super::*;
+
+    fn kinds(log: &StepLog) -> Vec<CellKind> {
+        log.cells.iter().map(|c| c.kind).collect()
+    }
+
+    #[test]
+    fn naive_both_read_then_both_write_the_second_write_is_phantom() {
+        let (s, t) = naive_oversell();
+        let log = StepLog::read(&s, &t);
+        assert_eq!(
+            kinds(&log),
+            [
+                CellKind::Read,
+                CellKind::StaleRead,
+                CellKind::Sale,
+                CellKind::Phantom
+            ]
+        );
+        let w = &log.cells[3];
+        assert_eq!((w.before, w.after, w.phantom_units), (Some(0), Some(-1), 1));
+        assert_eq!(w.read, Some(1));
+        assert_eq!(w.writes_between, [2]);
+        assert_eq!(log.cells[2].read, Some(0));
+        assert!(log.cells[2].writes_between.is_empty());
+    }
+
+    #[test]
+    fn one_command_each_atomic_sale_and_refusal() {
+        let (s, t) = lua_one_each();
+        let log = StepLog::read(&s, &t);
+        assert_eq!(kinds(&log), [CellKind::Sale, CellKind::Refused]);
+        assert_eq!(log.cells[0].read, None, "no read to go stale");
+    }
+
+    #[test]
+    fn a_set_that_leaves_the_counter_where_it_was_is_a_lost_update() {
+        // naive_set, two units: both read 2, both SET 1. The second SET moves nothing.
+        let set = "SET stock 1 KEEPTTL";
+        let r1 = ended(1, OutcomeResult::Reserved, Some(2), Some(1));
+        let r2 = ended(2, OutcomeResult::Reserved, Some(2), Some(1));
+        let (s, t) = played(
+            2,
+            &["GET stock", "GET stock"],
+            &[
+                (1, "GET stock", "2", 2, &[Ok(set), Ok("GET stock")]),
+                (2, "GET stock", "2", 2, &[Ok(set), Ok(set)]),
+                (1, set, "OK", 1, &[Err(r1.clone()), Ok(set)]),
+                (2, set, "OK", 1, &[Err(r1), Err(r2)]),
+            ],
+        );
+        let log = StepLog::read(&s, &t);
+        assert_eq!(
+            kinds(&log),
+            [
+                CellKind::Read,
+                CellKind::StaleRead,
+                CellKind::Sale,
+                CellKind::Overwrite
+            ]
+        );
+        assert_eq!(log.cells[3].lost_units, 1);
+        assert_eq!(
+            log.cells[3].phantom_units, 0,
+            "the unit existed; the counter forgot it"
+        );
+    }
+
+    #[test]
+    fn watch_lock_and_undo_read_from_replies_and_the_counter() {
+        // WATCH: the second EXEC comes back nil; the retry reads 0 and gives up.
+        let exec = "MULTI · DECRBY stock 1 · EXEC";
+        let won = ended(1, OutcomeResult::Reserved, Some(1), Some(0));
+        let lost = ended(2, OutcomeResult::SoldOut, Some(0), None);
+        let (s, t) = played(
+            1,
+            &["WATCH stock", "WATCH stock"],
+            &[
+                (
+                    1,
+                    "WATCH stock",
+                    "OK",
+                    1,
+                    &[Ok("GET stock"), Ok("WATCH stock")],
+                ),
+                (
+                    2,
+                    "WATCH stock",
+                    "OK",
+                    1,
+                    &[Ok("GET stock"), Ok("GET stock")],
+                ),
+                (1, "GET stock", "1", 1, &[Ok(exec), Ok("GET stock")]),
+                (2, "GET stock", "1", 1, &[Ok(exec), Ok(exec)]),
+                (1, exec, "[0]", 0, &[Err(won.clone()), Ok(exec)]),
+                (2, exec, "nil", 0, &[Err(won.clone()), Ok("WATCH stock")]),
+                (
+                    2,
+                    "WATCH stock",
+                    "OK",
+                    0,
+                    &[Err(won.clone()), Ok("GET stock")],
+                ),
+                (2, "GET stock", "0", 0, &[Err(won.clone()), Ok("UNWATCH")]),
+                (2, "UNWATCH", "OK", 0, &[Err(won), Err(lost)]),
+            ],
+        );
+        let log = StepLog::read(&s, &t);
+        use CellKind::*;
+        assert_eq!(
+            kinds(&log),
+            [
+                Other,
+                Other,
+                Read,
+                Read,
+                Sale,
+                Nil,
+                Other,
+                RefusedRead,
+                Other
+            ]
+        );
+        // decr_compensate: below zero, then put back.
+        let won = ended(1, OutcomeResult::Reserved, Some(1), Some(0));
+        let lost = ended(2, OutcomeResult::SoldOut, Some(0), None);
+        let d = "DECRBY stock 1";
+        let (s, t) = played(
+            1,
+            &[d, d],
+            &[
+                (1, d, "0", 0, &[Err(won.clone()), Ok(d)]),
+                (2, d, "-1", -1, &[Err(won.clone()), Ok("INCRBY stock 1")]),
+                (2, "INCRBY stock 1", "0", 0, &[Err(won), Err(lost)]),
+            ],
+        );
+        assert_eq!(kinds(&StepLog::read(&s, &t)), [Sale, Overshoot, Undo]);
+    }
+
+    #[test]
+    fn verbs_for_marks() {
+        assert_eq!(verb("MULTI · DECRBY stock 1 · EXEC"), "EXEC");
+        assert_eq!(verb("SET lock ab12 NX PX 2000"), "SET NX");
+        assert_eq!(verb("SET stock 1 KEEPTTL"), "SET");
+        assert_eq!(verb("EVALSHA reserve.lua 1 stock 1"), "EVALSHA");
+        assert_eq!(verb("GET stock"), "GET");
+    }
+}

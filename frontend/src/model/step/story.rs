@@ -1,0 +1,249 @@
+//! What the visitor just made happen, in words, computed from the read log: an oversell
+//! ("buyer 2 sold a unit that did not exist: buyers 1 and 2 both read 1 before either wrote"),
+//! a lost update, an order done in one command that cannot be split, a command Redis answered
+//! `nil`, an overshoot and its undo. The commands quoted are the server's own text; the only
+//! words that depend on the strategy go by its [`Category`] from `hello`.
+
+use oversold_protocol::{Category, OutcomeResult};
+
+use super::log::StepLog;
+use crate::model::tape_view::strip::CellKind;
+
+/// How a line reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Something went wrong: units that did not exist, a sale the counter forgot.
+    Bad,
+    /// The strategy did its job.
+    Good,
+    /// Worth knowing.
+    Info,
+}
+
+impl Tone {
+    /// A CSS hook: `bad`, `good`, `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tone::Bad => "bad",
+            Tone::Good => "good",
+            Tone::Info => "info",
+        }
+    }
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The command of the log it is about (its index), for ordering and keys.
+    pub at: usize,
+    /// How it reads.
+    pub tone: Tone,
+    /// The sentence.
+    pub text: String,
+}
+
+/// Everything worth saying about `log`, in the order it happened. `category` is the
+/// strategy's, from `hello` (`None` if the server did not list it).
+pub fn story(log: &StepLog, category: Option<Category>) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for (i, c) in log.cells.iter().enumerate() {
+        let who = format!("buyer {}", c.buyer);
+        match c.kind {
+            CellKind::Phantom => lines.push(Line {
+                at: i,
+                tone: Tone::Bad,
+                text: format!("{who} {}: {}.", phantom(log, i), why_phantom(log, i)),
+            }),
+            CellKind::Overwrite => {
+                let b = c.before.unwrap_or_default();
+                let q = log.outcome(c.buyer).map_or(log.qty, |o| o.qty);
+                lines.push(Line {
+                    at: i,
+                    tone: Tone::Bad,
+                    text: format!(
+                        "{who}'s write left the counter at {} instead of {}: it wrote back a value computed from a read that had gone stale, so {} the counter no longer shows (a lost update).",
+                        c.after.unwrap_or_default(),
+                        b - i64::from(q),
+                        units(c.lost_units, "sold unit")
+                    ),
+                });
+            }
+            CellKind::Nil => lines.push(Line {
+                at: i,
+                tone: Tone::Info,
+                text: format!("{who}'s {} came back nil: {}", c.command, why_nil(category)),
+            }),
+            CellKind::Overshoot => lines.push(Line {
+                at: i,
+                tone: Tone::Info,
+                text: format!(
+                    "{who}'s {} took the counter below zero ({}): not a sale; it has to put the units back.",
+                    c.command,
+                    c.after.unwrap_or_default()
+                ),
+            }),
+            CellKind::Undo => lines.push(Line {
+                at: i,
+                tone: Tone::Info,
+                text: format!(
+                    "{who} put units back ({} → {}): the counter is at {} again.",
+                    c.command,
+                    c.reply,
+                    c.after.unwrap_or_default()
+                ),
+            }),
+            _ => {}
+        }
+        // A buyer done after one command: the check and the write were one step.
+        let only = log.of(c.buyer).count() == 1;
+        if let (true, Some(o)) = (only, log.outcome(c.buyer)) {
+            let text = match o.result {
+                OutcomeResult::Reserved => format!(
+                    "{who} checked and took in one command ({} → {}): the check and the write cannot be split, so nothing can run between them.",
+                    c.command, c.reply
+                ),
+                OutcomeResult::SoldOut => format!(
+                    "{who}'s one command ({} → {}) found too little stock and changed nothing: no read to go stale.",
+                    c.command, c.reply
+                ),
+                _ => continue,
+            };
+            lines.push(Line {
+                at: i,
+                tone: Tone::Good,
+                text,
+            });
+        }
+    }
+    lines
+}
+
+/// `sold a unit that did not exist`, `sold 3 units, 2 of which did not exist`.
+fn phantom(log: &StepLog, w: usize) -> String {
+    let c = &log.cells[w];
+    let q = log.outcome(c.buyer).map_or(log.qty, |o| o.qty);
+    match (c.phantom_units, q) {
+        (1, 1) => "sold a unit that did not exist".to_string(),
+        (p, q) if p == q => format!("sold {q} units that did not exist"),
+        (p, q) => format!("sold {q} units, {p} of which did not exist"),
+    }
+}
+
+/// Why: who read what before whose write. When every buyer involved read the same value
+/// before any of them wrote: `buyers 1 and 2 both read 1 before either wrote`.
+fn why_phantom(log: &StepLog, w: usize) -> String {
+    let c = &log.cells[w];
+    let Some(r) = c.read else {
+        return format!(
+            "the counter held {} when it ran",
+            c.before.unwrap_or_default()
+        );
+    };
+    let v = &log.cells[r].reply;
+    // The others whose writes landed between this buyer's read and its write.
+    let mut group: Vec<(u32, Option<usize>, usize)> = vec![(c.buyer, Some(r), w)];
+    for &x in &c.writes_between {
+        group.push((log.cells[x].buyer, log.cells[x].read, x));
+    }
+    let first_write = group.iter().map(|g| g.2).min().unwrap_or(w);
+    let all_read_first = group
+        .iter()
+        .all(|&(_, read, _)| read.is_some_and(|r| r < first_write && log.cells[r].reply == *v));
+    // In buyer order, once each (no sort: a handful of buyers).
+    let top = group.iter().map(|g| g.0).max().unwrap_or(0);
+    let buyers: Vec<u32> = (1..=top)
+        .filter(|b| group.iter().any(|g| g.0 == *b))
+        .collect();
+    if all_read_first && buyers.len() > 1 {
+        let names = join(&buyers);
+        return if buyers.len() == 2 {
+            format!("buyers {names} both read {v} before either wrote")
+        } else {
+            format!("buyers {names} all read {v} before any of them wrote")
+        };
+    }
+    let others: Vec<u32> = buyers.into_iter().filter(|&b| b != c.buyer).collect();
+    match others.as_slice() {
+        [] => format!(
+            "it read {v}, and the counter held {} when its write ran",
+            c.before.unwrap_or_default()
+        ),
+        [one] => format!("it read {v}, then buyer {one}'s write landed before its own"),
+        many => format!(
+            "it read {v}, then buyers {}' writes landed before its own",
+            join(many)
+        ),
+    }
+}
+
+/// Why a `nil`, by the strategy's category.
+fn why_nil(category: Option<Category>) -> &'static str {
+    match category {
+        Some(Category::Optimistic) => {
+            "the stock changed after its WATCH, so Redis ran none of the transaction; it starts over."
+        }
+        Some(Category::Lock) => "another buyer holds the lock, so it waits and asks again.",
+        _ => "Redis refused it, and nothing changed.",
+    }
+}
+
+/// `1 and 2`, `1, 2 and 3`.
+fn join(buyers: &[u32]) -> String {
+    match buyers {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!(
+            "{} and {last}",
+            init.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// `1 sold unit`, `2 sold units`.
+fn units(n: u32, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{lua_one_each, naive_oversell};
+    use super::*;
+
+    #[test]
+    fn the_classic_oversell_is_said_with_who_read_what() {
+        let (s, t) = naive_oversell();
+        let lines = story(&StepLog::read(&s, &t), Some(Category::CheckThenWrite));
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].tone, Tone::Bad);
+        assert_eq!(
+            lines[0].text,
+            "buyer 2 sold a unit that did not exist: buyers 1 and 2 both read 1 before either wrote."
+        );
+    }
+
+    #[test]
+    fn one_command_orders_say_they_cannot_be_split() {
+        let (s, t) = lua_one_each();
+        let lines = story(&StepLog::read(&s, &t), Some(Category::Atomic));
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "buyer 2 checked and took in one command (EVALSHA reserve.lua 1 stock 1 → [1, 1, 0]): the check and the write cannot be split, so nothing can run between them.",
+                "buyer 1's one command (EVALSHA reserve.lua 1 stock 1 → [0, 0, 0]) found too little stock and changed nothing: no read to go stale."
+            ]
+        );
+        assert!(lines.iter().all(|l| l.tone == Tone::Good));
+    }
+
+    #[test]
+    fn nil_is_explained_by_category() {
+        assert!(why_nil(Some(Category::Optimistic)).contains("WATCH"));
+        assert!(why_nil(Some(Category::Lock)).contains("holds the lock"));
+        assert_eq!(why_nil(None), "Redis refused it, and nothing changed.");
+        assert_eq!(join(&[1, 2, 3]), "1, 2 and 3");
+    }
+}
