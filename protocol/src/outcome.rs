@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkout::{CheckoutStory, CheckoutTally};
+
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -72,6 +74,11 @@ pub struct BuyerOutcome {
     /// split the stock over several counters (`sharded`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<u32>,
+    /// The buyer's whole checkout (reserve, pay, confirm or release, ...), in a `checkout`
+    /// run; absent in a `race`. `result` then says how the story ends in race terms (see
+    /// [`crate::CheckoutEnd`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<CheckoutStory>,
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).
@@ -148,6 +155,12 @@ pub struct RunSummary {
     /// True when the run was cancelled before every buyer ran.
     #[serde(default)]
     pub cancelled: bool,
+    /// A `checkout` run's ledger, holds and leaks; its fields sit flat in this object
+    /// (`confirmed_units`, `held_units`, ...), absent after a `race`. In a checkout run
+    /// `orders_accepted`/`units_sold` count confirmed orders, and `oversold_units` is
+    /// `max(0, -final_stock)`.
+    #[serde(flatten, default)]
+    pub checkout: Option<CheckoutTally>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

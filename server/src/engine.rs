@@ -538,6 +538,7 @@ impl Buyer {
             round_trips: attempt.round_trips,
             retries: attempt.retries,
             bucket: attempt.bucket,
+            checkout: None,
         };
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.

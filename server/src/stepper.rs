@@ -222,6 +222,7 @@ impl Stepper {
             round_trips: attempt.round_trips,
             retries: attempt.retries,
             bucket: attempt.bucket,
+            checkout: None,
         });
     }
 

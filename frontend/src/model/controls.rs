@@ -85,6 +85,7 @@ impl Knobs {
             arrival_spread_ms: Some(self.arrival_spread_ms),
             race_window_ms: Some(self.race_window_ms),
             seed: None,
+            ..Default::default()
         }
     }
 }

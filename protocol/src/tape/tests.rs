@@ -40,6 +40,7 @@ fn outcome(buyer: u32, qty: u32, result: OutcomeResult, seen: Option<i64>) -> Bu
         round_trips: 1,
         retries: 0,
         bucket: None,
+        checkout: None,
     }
 }
 

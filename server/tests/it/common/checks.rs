@@ -31,6 +31,7 @@ pub fn random_config(rng: &mut ChaCha8Rng, strategy: &str) -> RunConfig {
         }),
         race_window_ms: Some(0),
         seed: Some(rng.random()),
+        ..Default::default()
     }
     .validate(0)
     .unwrap()

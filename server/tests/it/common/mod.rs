@@ -47,6 +47,7 @@ impl TestRedis {
         Backends {
             redis: self.store.clone(),
             postgres: Ok(pg),
+            owns_redis: false,
         }
     }
 

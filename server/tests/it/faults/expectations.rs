@@ -530,6 +530,7 @@ mod tests {
             round_trips: 1,
             retries: 0,
             bucket: None,
+            checkout: None,
         }
     }
 
