@@ -309,7 +309,7 @@ pub struct CheckoutStory {
     /// Units reserved more than once for this request id (0 or `qty`).
     pub duplicate_units: u32,
     /// The customer's units held or bought right after this reservation, where the strategy
-    /// reports it (the limit strategies).
+    /// reports it (the hold strategies); for a resent request, the larger of the two replies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_units: Option<i64>,
     /// How it ended.
@@ -392,7 +392,8 @@ pub struct CheckoutTally {
     pub leaked_units: i64,
     /// Units reserved more than once for one request id (a resent request reserving again).
     pub duplicate_reservations: u64,
-    /// Customers whose confirmed units exceed `per_customer_limit`.
+    /// Customers who went over `per_customer_limit`: bought more than it (the ledger), or
+    /// held and bought more than it at once (the hold scripts' tally, in their replies).
     pub limit_violations: u32,
     /// Units in backorder rows (fail-open while Redis was unreachable).
     pub backorder_units: u64,

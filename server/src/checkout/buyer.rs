@@ -158,6 +158,16 @@ fn reserve_outcome(step: &Step<Reservation>) -> StepOutcome {
     }
 }
 
+/// The customer's tally a reserve reply reported, if it did.
+fn customer_units(step: &Step<Reservation>) -> Option<i64> {
+    match &step.answer {
+        Ok(Reservation::Reserved { customer_units, .. })
+        | Ok(Reservation::SoldOut { customer_units, .. }) => *customer_units,
+        Ok(Reservation::OverLimit { customer_units }) => Some(*customer_units),
+        Err(_) => None,
+    }
+}
+
 /// True when an error means the app could not reach Redis (not a refusal from it).
 fn unreachable(e: &StoreError) -> bool {
     e.is_outage() || e.cause() == Cause::Timeout
@@ -337,6 +347,8 @@ impl Buyer {
             if reserved_fresh(&first.step) && reserved_fresh(&second.step) {
                 facts.duplicate_units = plan.qty;
             }
+            // The lost reply's tally counts too: it is what the customer held at that moment.
+            facts.customer_units = customer_units(&first.step);
             facts.from_record = [&first, &second]
                 .iter()
                 .any(|s| reserve_outcome(&s.step) == StepOutcome::FromRecord);
@@ -362,7 +374,7 @@ impl Buyer {
             }) => {
                 facts.observed = observed;
                 facts.available_after = Some(available_after);
-                facts.customer_units = customer_units;
+                facts.customer_units = facts.customer_units.max(customer_units);
                 if let Claim::Hold { hold, expires_at } = &claim {
                     facts.hold = Some(hold.clone());
                     facts.expires_at = Some(*expires_at);
@@ -375,11 +387,11 @@ impl Buyer {
                 ..
             }) => {
                 facts.observed = observed;
-                facts.customer_units = customer_units;
+                facts.customer_units = facts.customer_units.max(customer_units);
                 Err(CheckoutEnd::SoldOut)
             }
             Ok(Reservation::OverLimit { customer_units }) => {
-                facts.customer_units = Some(customer_units);
+                facts.customer_units = facts.customer_units.max(Some(customer_units));
                 Err(CheckoutEnd::OverLimit)
             }
             Err(e) => {

@@ -36,6 +36,26 @@ pub struct Closing {
     pub real_ms: u64,
 }
 
+/// Customers who went over the limit: who bought more than it (the ledger says), or held
+/// and bought more than it at once (the hold scripts' tally said so in a reply).
+fn over_limit(outcomes: &[BuyerOutcome], ledger: &LedgerTotals, limit: u32) -> u32 {
+    let limit = u64::from(limit);
+    let mut over: std::collections::BTreeSet<u32> = ledger
+        .per_customer
+        .iter()
+        .filter(|&(_, &units)| units > limit)
+        .map(|(&customer, _)| customer)
+        .collect();
+    over.extend(
+        outcomes
+            .iter()
+            .filter_map(|o| o.checkout.as_ref())
+            .filter(|s| s.customer_units.is_some_and(|u| u > limit as i64))
+            .map(|s| s.customer),
+    );
+    over.len() as u32
+}
+
 /// The run's summary. See [`CheckoutTally`] for what each number means.
 pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> RunSummary {
     let stock = i64::from(config.race.stock);
@@ -75,11 +95,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         expired_units: closing.expired_units,
         leaked_units: stock - closing.final_stock - confirmed as i64 - closing.held_units as i64,
         duplicate_reservations: stories().map(|(_, s)| u64::from(s.duplicate_units)).sum(),
-        limit_violations: ledger
-            .per_customer
-            .values()
-            .filter(|&&units| units > u64::from(limit))
-            .count() as u32,
+        limit_violations: over_limit(outcomes, ledger, limit),
         backorder_units: ledger.backorder_units,
         overage_units: (confirmed + ledger.backorder_units).saturating_sub(stock as u64),
         refused_unreachable: ended(CheckoutEnd::Refused),
