@@ -157,10 +157,12 @@ pub struct RunSummary {
     pub cancelled: bool,
     /// A `checkout` run's ledger, holds and leaks; its fields sit flat in this object
     /// (`confirmed_units`, `held_units`, ...), absent after a `race`. In a checkout run
-    /// `orders_accepted`/`units_sold` count confirmed orders, and `oversold_units` is
-    /// `max(0, -final_stock)`.
+    /// `orders_accepted`/`units_sold` count the orders the shop said yes to (confirmed, and
+    /// backorders when it fails open), `final_stock` is the available counter, and
+    /// `oversold_units` is `max(0, -final_stock)`: units promised beyond the stock. Boxed:
+    /// a race's summary stays as small as it was.
     #[serde(flatten, default)]
-    pub checkout: Option<CheckoutTally>,
+    pub checkout: Option<Box<CheckoutTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

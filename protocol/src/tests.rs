@@ -561,7 +561,7 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
         round_trips: 30,
         retries: 0,
         cancelled: false,
-        checkout: Some(tally),
+        checkout: Some(Box::new(tally)),
     };
     let v = serde_json::to_value(&summary).unwrap();
     assert_eq!(v["confirmed_units"], 6);

@@ -30,8 +30,8 @@ pub enum Ledger {
     Redis {
         /// The run's admin connection.
         admin: RedisConn,
-        /// The run's keys.
-        keys: CheckoutKeys,
+        /// The run's keys (boxed: they are most of the variant's size).
+        keys: Box<CheckoutKeys>,
     },
 }
 
@@ -69,7 +69,7 @@ impl Ledger {
             },
             Err(_) => Ledger::Redis {
                 admin: admin.clone(),
-                keys: keys.clone(),
+                keys: Box::new(keys.clone()),
             },
         })
     }

@@ -69,6 +69,14 @@ pub enum Event {
 /// Where events go. Unbounded, as outcomes are in a race: bounded by the run's size.
 pub type EventSink = mpsc::UnboundedSender<Event>;
 
+/// Send `event` to whoever watches, if anyone does. A watcher that went away only means
+/// nobody is looking any more; the run goes on.
+fn tell(events: &Option<EventSink>, event: Event) {
+    if let Some(events) = events {
+        let _ = events.send(event);
+    }
+}
+
 /// What a watcher may ask of a running checkout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
@@ -135,9 +143,7 @@ pub async fn run(
         tracing::warn!(run_id, error = %e, "could not delete the run's ledger rows");
     }
     let (closing, outcomes, watchers) = closing.map_err(RunError::ReadBack)?;
-    if let Some(events) = &watchers.events {
-        let _ = events.send(Event::Snapshot(closing.snapshot(config)));
-    }
+    tell(&watchers.events, Event::Snapshot(closing.snapshot(config)));
     Ok(RunReport {
         run_id: run_id.to_string(),
         summary: tally::summarize(config, &outcomes, &closing.closing),
@@ -346,7 +352,7 @@ impl<'w> Race<'_, 'w> {
                 }
                 _ = snapshots.tick(), if events.is_some() => {
                     if let Some(r) = self.snapshot(clock).await {
-                        let _ = events.as_ref().map(|e| e.send(Event::Snapshot(r)));
+                        tell(&events, Event::Snapshot(r));
                     }
                 }
                 Some(Control::Reconcile) = async {
@@ -356,7 +362,7 @@ impl<'w> Race<'_, 'w> {
                     }
                 } => {
                     let event = self.reconcile(clock).await;
-                    let _ = events.as_ref().map(|e| e.send(event));
+                    tell(&events, event);
                 }
                 _ = tokio::time::sleep_until(outage.unwrap_or(opened).into()), if outage.is_some() => {
                     outage = None;

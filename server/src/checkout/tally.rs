@@ -140,6 +140,6 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         round_trips: outcomes.iter().map(|o| u64::from(o.round_trips)).sum(),
         retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
         cancelled: outcomes.len() < config.race.buyers as usize,
-        checkout: Some(tally),
+        checkout: Some(Box::new(tally)),
     }
 }
