@@ -61,8 +61,7 @@ pub fn crowd(race: &RaceConfig) -> Vec<Shopper> {
             pay_ms: {
                 let pay = u64::from(knobs.pay_ms);
                 rng.random_range(0..=pay) + rng.random_range(0..=pay)
-            }
-            .min(2 * u64::from(knobs.pay_ms)),
+            },
         })
         .collect()
 }

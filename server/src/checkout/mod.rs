@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backends::Backends;
 use crate::engine::{RunError, RunReport};
 use crate::shelf::ShelfError;
+use crate::store::holds::Counters;
 use crate::store::{CheckoutKeys, RedisConn, holds, scripts, stock};
 use crate::strategy::checkout::CheckoutStrategy;
 
@@ -44,7 +45,7 @@ pub mod tally;
 
 use buyer::{Buyer, Shop};
 use clock::{ShopClock, micros};
-use ledger::Ledger;
+use ledger::{Ledger, LedgerTotals};
 use reaper::{Reaper, ReaperReport};
 use tally::Closing;
 
@@ -131,9 +132,12 @@ pub async fn run(
     };
     let ran = race.run(backends, run_id, cancel).await;
     let redis_requests = shop.fleet.iter().map(RedisConn::requests_sent).sum();
+    // The race part fails only before any buyer is released (opening the reaper).
     let closing = match ran {
-        Ok(ran) => close(&shop, &mut admin, ran).await,
-        Err(e) => Err(e),
+        Ok(ran) => close(&shop, &mut admin, ran)
+            .await
+            .map_err(RunError::ReadBack),
+        Err(e) => Err(RunError::Setup(e)),
     };
     // Clean up whatever happened; keys expire by TTL if this fails too.
     if let Err(e) = holds::remove_run(&mut admin, &shop.keys).await {
@@ -142,7 +146,7 @@ pub async fn run(
     if let Err(e) = shop.ledger.clear().await {
         tracing::warn!(run_id, error = %e, "could not delete the run's ledger rows");
     }
-    let (closing, outcomes, watchers) = closing.map_err(RunError::ReadBack)?;
+    let (closing, outcomes, watchers) = closing?;
     tell(&watchers.events, Event::Snapshot(closing.snapshot(config)));
     Ok(RunReport {
         run_id: run_id.to_string(),
@@ -217,55 +221,49 @@ struct Ran<'w> {
     watchers: Watchers<'w>,
 }
 
-/// The end of a run, and the numbers for its last live frame.
+/// The end of a run, and the counters for its last live frame.
 struct Closed {
     closing: Closing,
-    available: i64,
-    sold_in_redis: i64,
-    holds: u64,
+    counters: Counters,
 }
 
 impl Closed {
     fn snapshot(&self, config: &RunConfig) -> Reconciliation {
         let c = &self.closing;
+        let at = (c.shop_ms, c.real_ms);
         reconciliation(
             config.race.stock,
-            (c.shop_ms, c.real_ms),
-            self.available,
-            c.held_units as i64,
-            self.holds,
-            c.ledger.confirmed_units,
-            self.sold_in_redis,
-            c.ledger.backorder_units,
+            at,
+            c.final_stock,
+            &self.counters,
+            &c.ledger,
         )
     }
 }
 
-/// `stock = available + held + sold + settling + leaked`, with settling the units Redis
-/// counts as confirmed that the ledger does not have yet.
-#[allow(clippy::too_many_arguments)]
+/// The shelf at one instant: `stock = available + held + sold + settling + leaked`, where
+/// `sold` is the ledger's and `settling` the units Redis counts as confirmed that the
+/// ledger does not have yet.
 fn reconciliation(
     stock: u32,
     (shop_ms, real_ms): (u64, u64),
     available: i64,
-    held: i64,
-    holds: u64,
-    sold: u64,
-    sold_in_redis: i64,
-    backorders: u64,
+    counters: &Counters,
+    ledger: &LedgerTotals,
 ) -> Reconciliation {
-    let settling = (sold_in_redis - sold as i64).max(0);
+    let sold = ledger.confirmed_units;
+    let settling = (counters.sold - sold as i64).max(0);
     Reconciliation {
         shop_ms,
         real_ms,
         stock,
         available,
-        held,
-        holds: u32::try_from(holds).unwrap_or(u32::MAX),
+        held: counters.held,
+        holds: u32::try_from(counters.holds).unwrap_or(u32::MAX),
         sold,
         settling,
-        leaked: i64::from(stock) - available - held - sold as i64 - settling,
-        backorders,
+        leaked: i64::from(stock) - available - counters.held - sold as i64 - settling,
+        backorders: ledger.backorder_units,
     }
 }
 
@@ -277,6 +275,16 @@ impl<'w> Race<'_, 'w> {
         cancel: CancellationToken,
     ) -> Result<Ran<'w>, ShelfError> {
         let knobs = self.shop.knobs.clone();
+        // Everything is opened before the first buyer is released.
+        let reaper_conn = match self.shop.strategy.buyer.keeps_holds() {
+            true => Some(
+                backends
+                    .redis
+                    .connect_named(&format!("oversold:{run_id}:reaper"))
+                    .await?,
+            ),
+            false => None,
+        };
         let (open_gate, gate) = watch::channel(None::<Instant>);
         let stop = cancel.child_token();
         let events = self.watchers.events.clone();
@@ -299,11 +307,7 @@ impl<'w> Race<'_, 'w> {
         let (drain, draining) = watch::channel(false);
         let stop_reaper = stop.child_token();
         let mut reaper = JoinSet::new();
-        if self.shop.strategy.buyer.keeps_holds() {
-            let conn = backends
-                .redis
-                .connect_named(&format!("oversold:{run_id}:reaper"))
-                .await?;
+        if let Some(conn) = reaper_conn {
             let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
             reaper.spawn(
                 Reaper {
@@ -387,15 +391,14 @@ impl<'w> Race<'_, 'w> {
             .await
             .ok()?;
         let ledger = self.shop.ledger.totals().await.ok()?;
+        let at = (clock.shop_ms(now), clock.real_us(now) / 1_000);
+        let stock = self.config.race.stock;
         Some(reconciliation(
-            self.config.race.stock,
-            (clock.shop_ms(now), clock.real_us(now) / 1_000),
+            stock,
+            at,
             counters.available?,
-            counters.held,
-            counters.holds,
-            ledger.confirmed_units,
-            counters.sold,
-            ledger.backorder_units,
+            &counters,
+            &ledger,
         ))
     }
 
@@ -412,17 +415,16 @@ impl<'w> Race<'_, 'w> {
                 let r = c.reply;
                 self.reconciled += r.after - r.before;
                 let now = Instant::now();
+                // The shelf right after; if it cannot be read, what the script itself saw.
                 let after = self.snapshot(clock).await.unwrap_or_else(|| {
-                    reconciliation(
-                        stock,
-                        (clock.shop_ms(now), clock.real_us(now) / 1_000),
-                        r.after,
-                        r.held,
-                        0,
-                        ledger.confirmed_units,
-                        r.sold as i64,
-                        ledger.backorder_units,
-                    )
+                    let seen = Counters {
+                        available: Some(r.after),
+                        held: r.held,
+                        sold: r.sold as i64,
+                        holds: 0,
+                    };
+                    let at = (clock.shop_ms(now), clock.real_us(now) / 1_000);
+                    reconciliation(stock, at, r.after, &seen, &ledger)
                 });
                 Event::Reconciled(ReconcileReport {
                     available_before: r.before,
@@ -480,14 +482,5 @@ async fn close<'w>(
         shop_ms: ran.clock.shop_ms(now),
         real_ms: ran.clock.real_us(now) / 1_000,
     };
-    Ok((
-        Closed {
-            closing,
-            available,
-            sold_in_redis: counters.sold,
-            holds: counters.holds,
-        },
-        ran.outcomes,
-        ran.watchers,
-    ))
+    Ok((Closed { closing, counters }, ran.outcomes, ran.watchers))
 }
