@@ -221,7 +221,7 @@ fn checkout_scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<22}{:>7}{:>8}{:>6}{:>7}{:>9}{:>9}{:>7}{:>7}{:>8}{:>9}",
+        "{:<22}{:>7}{:>10}{:>6}{:>6}{:>8}{:>9}{:>6}{:>7}{:>9}{:>10}",
         "strategy",
         "final",
         "oversold",
@@ -238,7 +238,7 @@ fn checkout_scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
         let Some(c) = &s.checkout else { continue };
         let _ = writeln!(
             out,
-            "{:<22}{:>7}{:>8}{:>6}{:>7}{:>9}{:>9}{:>7}{:>7}{:>8}{:>9}",
+            "{:<22}{:>7}{:>10}{:>6}{:>6}{:>8}{:>9}{:>6}{:>7}{:>9}{:>10}",
             config.strategy,
             s.final_stock,
             s.oversold_units,
