@@ -34,8 +34,12 @@ pub fn resolve_strategy(
 ) -> Result<&'static Strategy, HeadlessError> {
     let strategy = strategy::find(name).ok_or_else(|| {
         let names: Vec<_> = REGISTRY.iter().map(|s| s.name()).collect();
+        let hint = match strategy::checkout::find(name) {
+            Some(_) => " (a checkout strategy: add --scenario checkout)",
+            None => "",
+        };
         HeadlessError::Config(format!(
-            "unknown strategy {name:?}; available: {}",
+            "unknown strategy {name:?}{hint}; available: {}",
             names.join(", ")
         ))
     })?;

@@ -239,6 +239,13 @@ async fn checkout_requests_the_socket_refuses() {
         }}))
         .await;
     assert_eq!(client.expect_error().await.code, ErrorCode::BadMessage);
+    // Step-through steps the race.
+    client
+        .send_json(json!({"type": "step_open", "config": {
+            "strategy": "holds", "scenario": "checkout"
+        }}))
+        .await;
+    assert_eq!(client.expect_error().await.code, ErrorCode::BadMessage);
     // Nothing touched Redis.
     assert!(
         crate::common::run_keys(&mut redis.raw().await)
