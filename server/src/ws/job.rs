@@ -71,10 +71,13 @@ impl Contender {
         }
     }
 
-    /// Connections a run opens besides its app servers' and its admin's: a checkout's
-    /// reaper.
-    fn extra_connections(&self) -> u32 {
-        u32::from(matches!(self, Contender::Checkout(_)))
+    /// Connections (open files) a run opens besides its app servers' and its admin's: a
+    /// checkout's reaper, and its ledger's PostgreSQL connection when it has one.
+    fn extra_connections(&self, state: &AppState) -> u32 {
+        match self {
+            Contender::Race(_) => 0,
+            Contender::Checkout(_) => 1 + u32::from(state.backends.postgres.is_ok()),
+        }
     }
 }
 
@@ -174,7 +177,7 @@ pub fn admit_run(
         let kind = Kind::Run {
             postgres: contender.postgres_connections(state, config.race.app_servers),
         };
-        let extra = contender.extra_connections();
+        let extra = contender.extra_connections(state);
         let holds = take_holds(state, caller, kind, config.race.app_servers, extra)?;
         return Ok(Job {
             compare: None,
@@ -214,7 +217,7 @@ pub fn admit_run(
     let kind = Kind::Run {
         postgres: contender.postgres_connections(state, config.race.app_servers),
     };
-    let extra = contender.extra_connections();
+    let extra = contender.extra_connections(state);
     let holds = take_holds(state, caller, kind, config.race.app_servers, extra)?;
     Ok(Job {
         compare: None,
@@ -248,7 +251,7 @@ pub fn admit_compare(
     check_redis(state)?;
     let extra = races
         .iter()
-        .map(|(c, _)| c.extra_connections())
+        .map(|(c, _)| c.extra_connections(state))
         .max()
         .unwrap_or(0);
     let holds = take_holds(state, caller, Kind::Compare, race.app_servers, extra)?;
@@ -361,7 +364,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn connections_exhausted(app_servers: u32, extra: u32, short: Shortfall) -> WireError {
-    let reaper = if extra > 0 { " + 1 reaper" } else { "" };
+    let reaper = match extra {
+        0 => "",
+        1 => " + 1 reaper",
+        _ => " + 1 reaper + 1 ledger",
+    };
     let needs = format!(
         "this run needs {} connections ({app_servers} app servers + 1 admin{reaper})",
         short.wanted

@@ -1,4 +1,4 @@
-//! Hundreds of seeded random checkouts per safe strategy, each held to `check_checkout`:
+//! Two hundred seeded random checkouts per safe strategy, each held to `check_checkout`:
 //! never oversold, every unit accounted for, holds that leave nothing behind once reaped,
 //! no request reserved twice by `idempotent_holds`, no customer past `customer_limit`'s
 //! limit, round trips as sent. The unsafe strategies are measured failing.
@@ -15,7 +15,7 @@ use crate::common::checks::{check_checkout, random_checkout};
 use crate::common::{TestRedis, pg_count, run_keys};
 
 /// How many random checkouts each safe strategy gets.
-const RUNS: u32 = 120;
+const RUNS: u32 = 200;
 /// Runs in flight at once.
 const AT_ONCE: usize = 6;
 
