@@ -29,7 +29,7 @@ test('every word about a strategy comes from the server', async () => {
   assert.equal(await byTestId('buyers-input').inputValue(), '50');
   const h = await hello();
   assert.equal(h.type, 'hello');
-  assert.equal(h.protocol_version, 2);
+  assert.equal(h.protocol_version, 3);
   // One button per strategy the server offers, labelled with the server's own label.
   for (const s of h.strategies) {
     const button = byTestId(`run-${s.name}`);

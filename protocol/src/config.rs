@@ -1,12 +1,17 @@
 //! A race's knobs: as a client asks for them ([`RunRequest`]), and as the server fills them in
 //! ([`RaceConfig`], plus the strategy in [`RunConfig`]).
+//!
+//! The checkout scenario's knobs (protocol version 3) sit in the same flat object; a client
+//! that never sends them gets a `race`, exactly as before.
 
 use serde::{Deserialize, Serialize};
+
+use crate::checkout::{CheckoutConfig, FailMode, Scenario};
 
 /// A race as a client asks for it: every knob may be left out.
 ///
 /// `start_run` needs `strategy`; `start_compare` races every strategy and refuses one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
     /// Strategy name, one of `hello.strategies[].name`. Required by `start_run`, refused by
@@ -37,13 +42,73 @@ pub struct RunRequest {
     /// Seed for quantities and arrival times (default: chosen by the server, reported back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// `race` (default) or `checkout`. Every field below applies to `checkout` only, and is
+    /// refused in a `race`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<Scenario>,
+    /// How long a hold lasts, shop ms (default 300,000: five minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_ttl_ms: Option<u32>,
+    /// Shop ms per real ms (default 100: a five-minute hold lasts three real seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<u32>,
+    /// Typical payment time, shop ms (default 60,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pay_ms: Option<u32>,
+    /// Share of buyers who walk away after reserving, 0.0–1.0 (default 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandon_fraction: Option<f64>,
+    /// Share of buyers whose payment is declined, 0.0–1.0 (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pay_fail_fraction: Option<f64>,
+    /// Share of buyers whose app server dies after reserving, 0.0–1.0 (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_fraction: Option<f64>,
+    /// Share of buyers whose client resends its reserve request, 0.0–1.0 (default 0.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_fraction: Option<f64>,
+    /// Distinct customers, 1 to `buyers` (default: half the buyers, rounded up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customers: Option<u32>,
+    /// Most units one customer may hold or have bought (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_customer_limit: Option<u32>,
+    /// `closed` (default) or `open`: what happens to an order while Redis is unreachable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_mode: Option<FailMode>,
+    /// End when the last buyer is done instead of waiting for the last hold to expire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_wait_expiry: Option<bool>,
+    /// When the server pauses its own Redis, shop ms after the gate (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage_at_ms: Option<u32>,
+    /// How long it stays paused, shop ms (default 0: no outage). Refused unless the server
+    /// started its Redis itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage_ms: Option<u32>,
+}
+
+/// The JSON type a [`RunRequest`] field must have: what a server checks before serde does,
+/// so a mistyped field gets a precise error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A string (`strategy`), or one of a few words (`scenario`, `fail_mode`).
+    Text,
+    /// A whole number from 0 to 2^32-1.
+    Whole32,
+    /// A whole number from 0 to 2^64-1 (`seed`).
+    Whole64,
+    /// Any JSON number; the range check wants 0.0 to 1.0.
+    Fraction,
+    /// `true` or `false`.
+    Flag,
 }
 
 impl RunRequest {
     /// The JSON names of every field, in declaration order. A server uses them to tell an
     /// unknown field from a mistyped one without reading serde's messages; a test pins them
     /// to what serde actually accepts.
-    pub const FIELDS: [&'static str; 9] = [
+    pub const FIELDS: [&'static str; 23] = [
         "strategy",
         "stock",
         "buyers",
@@ -53,7 +118,35 @@ impl RunRequest {
         "arrival_spread_ms",
         "race_window_ms",
         "seed",
+        "scenario",
+        "hold_ttl_ms",
+        "time_scale",
+        "pay_ms",
+        "abandon_fraction",
+        "pay_fail_fraction",
+        "crash_fraction",
+        "retry_fraction",
+        "customers",
+        "per_customer_limit",
+        "fail_mode",
+        "no_wait_expiry",
+        "outage_at_ms",
+        "outage_ms",
     ];
+
+    /// The JSON type each of [`RunRequest::FIELDS`] must have; `None` for an unknown name.
+    pub fn field_kind(name: &str) -> Option<FieldKind> {
+        Some(match name {
+            "strategy" | "scenario" | "fail_mode" => FieldKind::Text,
+            "seed" => FieldKind::Whole64,
+            "abandon_fraction" | "pay_fail_fraction" | "crash_fraction" | "retry_fraction" => {
+                FieldKind::Fraction
+            }
+            "no_wait_expiry" => FieldKind::Flag,
+            other if Self::FIELDS.contains(&other) => FieldKind::Whole32,
+            _ => return None,
+        })
+    }
 
     /// A request for `strategy` with every knob left to its default.
     pub fn for_strategy(strategy: impl Into<String>) -> Self {
@@ -66,7 +159,7 @@ impl RunRequest {
 
 /// Every knob of a race with its default filled in: what `start_compare` races every
 /// strategy with, and (with a strategy) what one run uses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceConfig {
     /// Units in stock before the run.
     pub stock: u32,
@@ -84,11 +177,18 @@ pub struct RaceConfig {
     pub race_window_ms: u32,
     /// The seed actually used.
     pub seed: u64,
+    /// `race` or `checkout` (absent in version 2 frames: `race`).
+    #[serde(default)]
+    pub scenario: Scenario,
+    /// The checkout knobs, flat beside the others: present exactly when `scenario` is
+    /// `checkout`.
+    #[serde(flatten, default)]
+    pub checkout: Option<CheckoutConfig>,
 }
 
 /// One run's configuration: a strategy and the race's knobs. On the wire the knobs sit beside
 /// `strategy` in one flat object, as in protocol version 1.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
     /// Strategy name.
     pub strategy: String,
@@ -112,7 +212,7 @@ impl RaceConfig {
             Some(m) => format!("1..={m}"),
             None => format!("{}", self.qty),
         };
-        format!(
+        let race = format!(
             "stock {}, {} buyers, qty {}, {} app servers, spread {} ms, race window {} ms, seed {}",
             self.stock,
             self.buyers,
@@ -121,6 +221,40 @@ impl RaceConfig {
             self.arrival_spread_ms,
             self.race_window_ms,
             self.seed
+        );
+        match &self.checkout {
+            None => race,
+            Some(c) => format!("{race}; checkout: {}", c.describe()),
+        }
+    }
+}
+
+impl CheckoutConfig {
+    /// The checkout knobs in one line.
+    pub fn describe(&self) -> String {
+        let outage = match self.outage_ms {
+            0 => String::new(),
+            ms => format!(", Redis paused {ms} ms at {} ms", self.outage_at_ms),
+        };
+        format!(
+            "hold {} ms, x{} time, pay ~{} ms, abandon {}, declined {}, crash {}, resend {}, \
+             {} customers, limit {}, fail {}{}{}",
+            self.hold_ttl_ms,
+            self.time_scale,
+            self.pay_ms,
+            self.abandon_fraction,
+            self.pay_fail_fraction,
+            self.crash_fraction,
+            self.retry_fraction,
+            self.customers,
+            self.per_customer_limit,
+            self.fail_mode,
+            if self.no_wait_expiry {
+                ", no wait for expiry"
+            } else {
+                ""
+            },
+            outage
         )
     }
 }

@@ -10,6 +10,9 @@
 //!   filled in (`start_compare` gets a [`RaceConfig`]: no strategy).
 //! - [`StrategyInfo`] / [`StrategyAbout`]: how each strategy describes itself in `hello`.
 //! - [`BuyerOutcome`] / [`RunSummary`]: what each buyer did, and the tally at the end.
+//! - [`checkout`]: the checkout scenario (protocol version 3): [`Scenario`], each buyer's
+//!   [`CheckoutStory`], the [`CheckoutTally`] flat in the summary, the live
+//!   [`Reconciliation`] and the [`ReconcileReport`].
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
 //!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
@@ -28,6 +31,26 @@
 //!   | <--- {"type":"outcomes","run_id":"r-…","outcomes":[…]} ---- |  0..n batches
 //!   | <--- {"type":"run_finished","run_id":"r-…","summary":{…}} - |  the terminal frame
 //! ```
+//!
+//! # A checkout, frame by frame (protocol version 3)
+//! ```text
+//! client                                   server
+//!   | <--- {"type":"hello", ..., "checkout_strategies":[…], "ledger":{"kind":"postgres",…}}
+//!   | ---- {"type":"start_run","config":{"strategy":"holds","scenario":"checkout",
+//!   |        "hold_ttl_ms":300000,"time_scale":100,"crash_fraction":0.1}} ---------> |
+//!   | <--- {"type":"run_started","run_id":"r-…","config":{…,"scenario":"checkout",…}} |
+//!   | <--- {"type":"reconciliation","run_id":"r-…","reconciliation":{"available":…}} |  a few a second
+//!   | <--- {"type":"outcomes","run_id":"r-…","outcomes":[{…,"checkout":{"end":…}}]} |  as stories end
+//!   | ---- {"type":"reconcile"} -------------------------------------------------> |  any time
+//!   | <--- {"type":"reconciled","run_id":"r-…","report":{"fixed":…}} ------------- |
+//!   | <--- {"type":"reconciliation",…}                                             |  the last one
+//!   | <--- {"type":"run_finished","run_id":"r-…","summary":{…,"confirmed_units":…}} |
+//! ```
+//! A checkout run ends when every buyer's story has ended *and* every hold has been
+//! confirmed, released, or expired and been returned by the reaper (unless
+//! `no_wait_expiry`). `start_compare` with `"scenario":"checkout"` races every checkout
+//! strategy. `reconcile` outside a checkout run is answered with `no_run_in_progress`.
+//!
 //! Every accepted `start_run` gets exactly one terminal frame for its `run_id`, whatever
 //! arrives after it: `run_finished`, `run_cancelled` (after `cancel_run`), or an `error`
 //! carrying that `run_id` (`run_failed`: Redis lost mid-run, the stock key vanished;
@@ -39,6 +62,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod checkout;
 mod config;
 pub mod limits;
 mod outcome;
@@ -46,7 +70,12 @@ mod strategy;
 pub mod tape;
 mod validate;
 
-pub use config::{RaceConfig, RunConfig, RunRequest};
+pub use checkout::{
+    CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, FailMode, Fate,
+    LedgerInfo, LedgerKind, ReaperStats, ReconcileReport, Reconciliation, Scenario, Stage,
+    StepOutcome,
+};
+pub use config::{FieldKind, RaceConfig, RunConfig, RunRequest};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use strategy::{
     Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
@@ -56,13 +85,21 @@ pub use validate::ConfigError;
 
 /// Bumped whenever a message changes shape in a way an old client would misread.
 ///
+/// Version 3: the checkout scenario. New config fields (`scenario` and the checkout knobs,
+/// all optional: left out, a run is the version 2 race); `hello.checkout_strategies` and
+/// `hello.ledger`; `strategies[].scenario`; `outcomes[].checkout` (each buyer's story);
+/// the checkout fields flat in the summary (`confirmed_units`, `held_units`, ...); the
+/// `reconciliation` and `reconciled` frames; the `reconcile` client message; the
+/// `outage_not_allowed` error code; the `holds` category and the `story` tape rule. Every
+/// version 2 field kept its name and meaning.
+///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
 /// and `gave_up`; new summary fields; the `run_cancelled` terminal frame. Every version 1
 /// field kept its name and meaning. Added since, without a bump (an old client ignores
 /// them): `strategies[].tape`, each strategy's [`TapeRule`], and `outcomes[].bucket`, which
 /// `sharded` sets.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Every frame a client may send. Tagged by `type`, fields in `snake_case`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +138,9 @@ pub enum ClientMessage {
     StepReset,
     /// Leave step-through mode; its keys are deleted. Answered by `step_closed`.
     StepClose,
+    /// During a checkout run: recompute the available count from the ledger and the active
+    /// holds, atomically, and put right whatever drifted. Answered by `reconciled`.
+    Reconcile,
 }
 
 /// Every frame the server sends. Tagged by `type`, fields in `snake_case`.
@@ -170,6 +210,21 @@ pub enum ServerMessage {
         /// The step session's id.
         run_id: String,
     },
+    /// A checkout run's shelf, reconciled: sent a few times a second while it runs, and once
+    /// more just before its terminal frame.
+    Reconciliation {
+        /// Which run.
+        run_id: String,
+        /// The numbers.
+        reconciliation: Reconciliation,
+    },
+    /// The answer to `reconcile`: what the correction changed.
+    Reconciled {
+        /// Which run.
+        run_id: String,
+        /// Before, after, and what was fixed.
+        report: ReconcileReport,
+    },
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
 }
@@ -226,8 +281,14 @@ pub struct Hello {
     pub server_version: String,
     /// Whether Redis answered at the time of connecting.
     pub redis: RedisState,
-    /// The strategies a client may name in `start_run`.
+    /// The strategies a client may name in `start_run` (the `race` scenario).
     pub strategies: Vec<StrategyInfo>,
+    /// The strategies of the `checkout` scenario (send `"scenario":"checkout"` with them).
+    #[serde(default)]
+    pub checkout_strategies: Vec<StrategyInfo>,
+    /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
+    #[serde(default)]
+    pub ledger: LedgerInfo,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.
@@ -299,6 +360,9 @@ pub enum ErrorCode {
     /// The server is out of a budgeted resource (file descriptors, store connections) and
     /// refused the run instead of failing halfway through it.
     ResourceExhausted,
+    /// `outage_ms` asks the server to pause a Redis it did not start: it only ever pauses
+    /// its own private `redis-server`, never one other clients share.
+    OutageNotAllowed,
 }
 
 impl ErrorCode {
@@ -319,6 +383,7 @@ impl ErrorCode {
             ErrorCode::RunFailed => "run_failed",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ResourceExhausted => "resource_exhausted",
+            ErrorCode::OutageNotAllowed => "outage_not_allowed",
         }
     }
 }

@@ -28,6 +28,24 @@ pub const MIN_STEP_BUYERS: u32 = 2;
 /// Most buyers in step-through mode (one key each on a keyboard, and room on a phone).
 pub const MAX_STEP_BUYERS: u32 = 4;
 
+/// Default hold, shop ms: five minutes.
+pub const DEFAULT_HOLD_TTL_MS: u32 = 300_000;
+/// Default shop ms per real ms: a five-minute hold lasts three real seconds.
+pub const DEFAULT_TIME_SCALE: u32 = 100;
+/// Default payment time, shop ms: a minute.
+pub const DEFAULT_PAY_MS: u32 = 60_000;
+/// Longest shop time any checkout knob may name: an hour.
+pub const MAX_SHOP_MS: u32 = 3_600_000;
+/// Longest real time a hold, a payment (at its slowest, twice `pay_ms`) or the wait for an
+/// outage may take once scaled: a run must end while the audience still watches.
+pub const MAX_REAL_PHASE_MS: u64 = 60_000;
+/// Longest real outage. Shorter than the server's 3 s Redis response timeout, so a confirm
+/// or a release stuck behind the pause is answered late rather than lost: the outage shows
+/// what the fail mode does to *new* orders, not a different failure.
+pub const MAX_REAL_OUTAGE_MS: u64 = 2_000;
+/// Most units one customer may be allowed.
+pub const MAX_PER_CUSTOMER_LIMIT: u32 = 1_000;
+
 /// An inclusive range, as sent in `hello` so a page can size its sliders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Range {
@@ -39,8 +57,105 @@ pub struct Range {
     pub default: u32,
 }
 
+/// An inclusive range of a fraction, as sent in `hello`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FractionRange {
+    /// Smallest accepted value (0.0).
+    pub min: f64,
+    /// Largest accepted value (1.0).
+    pub max: f64,
+    /// The value used when the field is left out.
+    pub default: f64,
+}
+
+/// The checkout scenario's ranges. Shop times are in shop ms; each also has a real-time
+/// ceiling once divided by `time_scale` ([`MAX_REAL_PHASE_MS`], [`MAX_REAL_OUTAGE_MS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CheckoutLimits {
+    /// `hold_ttl_ms`.
+    pub hold_ttl_ms: Range,
+    /// `time_scale`.
+    pub time_scale: Range,
+    /// `pay_ms`.
+    pub pay_ms: Range,
+    /// `abandon_fraction`.
+    pub abandon_fraction: FractionRange,
+    /// `pay_fail_fraction`.
+    pub pay_fail_fraction: FractionRange,
+    /// `crash_fraction`.
+    pub crash_fraction: FractionRange,
+    /// `retry_fraction`.
+    pub retry_fraction: FractionRange,
+    /// `customers`: at most `buyers`; left out, half the buyers rounded up (the `default`
+    /// here is that for the default crowd).
+    pub customers: Range,
+    /// `per_customer_limit`.
+    pub per_customer_limit: Range,
+    /// `outage_at_ms`.
+    pub outage_at_ms: Range,
+    /// `outage_ms` (0: no outage).
+    pub outage_ms: Range,
+}
+
+impl Default for CheckoutLimits {
+    fn default() -> Self {
+        CHECKOUT_LIMITS
+    }
+}
+
+const fn fraction(default: f64) -> FractionRange {
+    FractionRange {
+        min: 0.0,
+        max: 1.0,
+        default,
+    }
+}
+
+/// The checkout ranges this protocol version enforces.
+pub const CHECKOUT_LIMITS: CheckoutLimits = CheckoutLimits {
+    hold_ttl_ms: Range {
+        min: 100,
+        max: MAX_SHOP_MS,
+        default: DEFAULT_HOLD_TTL_MS,
+    },
+    time_scale: Range {
+        min: 1,
+        max: 100_000,
+        default: DEFAULT_TIME_SCALE,
+    },
+    pay_ms: Range {
+        min: 0,
+        max: MAX_SHOP_MS,
+        default: DEFAULT_PAY_MS,
+    },
+    abandon_fraction: fraction(0.2),
+    pay_fail_fraction: fraction(0.1),
+    crash_fraction: fraction(0.1),
+    retry_fraction: fraction(0.2),
+    customers: Range {
+        min: 1,
+        max: MAX_BUYERS,
+        default: DEFAULT_BUYERS.div_ceil(2),
+    },
+    per_customer_limit: Range {
+        min: 1,
+        max: MAX_PER_CUSTOMER_LIMIT,
+        default: 1,
+    },
+    outage_at_ms: Range {
+        min: 0,
+        max: MAX_SHOP_MS,
+        default: 0,
+    },
+    outage_ms: Range {
+        min: 0,
+        max: MAX_SHOP_MS,
+        default: 0,
+    },
+};
+
 /// Every range in one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// `stock`.
     pub stock: Range,
@@ -54,6 +169,9 @@ pub struct Limits {
     pub arrival_spread_ms: Range,
     /// `race_window_ms`.
     pub race_window_ms: Range,
+    /// The checkout scenario's knobs (protocol version 3).
+    #[serde(default)]
+    pub checkout: CheckoutLimits,
 }
 
 /// The limits this protocol version enforces.
@@ -88,4 +206,5 @@ pub const LIMITS: Limits = Limits {
         max: MAX_RACE_WINDOW_MS,
         default: 0,
     },
+    checkout: CHECKOUT_LIMITS,
 };

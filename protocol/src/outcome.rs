@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkout::{CheckoutStory, CheckoutTally};
+
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -77,6 +79,11 @@ pub struct BuyerOutcome {
     /// server read when the run started. Absent on a single Redis (and for `postgres`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// The buyer's whole checkout (reserve, pay, confirm or release, ...), in a `checkout`
+    /// run; absent in a `race`. `result` then says how the story ends in race terms (see
+    /// [`crate::CheckoutEnd`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<CheckoutStory>,
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).
@@ -153,6 +160,14 @@ pub struct RunSummary {
     /// True when the run was cancelled before every buyer ran.
     #[serde(default)]
     pub cancelled: bool,
+    /// A `checkout` run's ledger, holds and leaks; its fields sit flat in this object
+    /// (`confirmed_units`, `held_units`, ...), absent after a `race`. In a checkout run
+    /// `orders_accepted`/`units_sold` count the orders the shop said yes to (confirmed, and
+    /// backorders when it fails open), `final_stock` is the available counter, and
+    /// `oversold_units` is `max(0, -final_stock)`: units promised beyond the stock. Boxed:
+    /// a race's summary stays as small as it was.
+    #[serde(flatten, default)]
+    pub checkout: Option<Box<CheckoutTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::TapeRule;
+use crate::{Scenario, TapeRule};
 
 /// Text that is `&'static str` in the server's constants and a `String` after decoding.
 pub type Text = Cow<'static, str>;
@@ -48,8 +48,13 @@ pub struct StrategyAbout {
     pub scripts: Cow<'static, [Text]>,
     /// The "why" panel.
     pub explanation: Explanation,
-    /// How its replies put its commands back in Redis's order (see [`crate::tape`]).
+    /// How its replies put its commands back in Redis's order (see [`crate::tape`]);
+    /// [`TapeRule::Story`] for checkout strategies.
     pub tape: TapeRule,
+    /// The scenario it runs in: `race` strategies are in `hello.strategies`, `checkout`
+    /// ones in `hello.checkout_strategies` (absent in version 2: `race`).
+    #[serde(default)]
+    pub scenario: Scenario,
 }
 
 /// The family a strategy belongs to, shown as a small badge.
@@ -68,6 +73,8 @@ pub enum Category {
     Database,
     /// The stock split over several counters, each taken atomically.
     Sharded,
+    /// Checkout: reservations are holds that expire, confirmed or released exactly once.
+    Holds,
 }
 
 impl Category {
@@ -80,6 +87,7 @@ impl Category {
             Category::Lock => "lock",
             Category::Database => "database",
             Category::Sharded => "sharded",
+            Category::Holds => "holds",
         }
     }
 }

@@ -97,6 +97,10 @@ pub enum TapeRule {
     /// ([`Placement::Witness`]). An overshoot is placed no later than a slot; the undo's reply
     /// is not reported.
     DecrementThenUndo,
+    /// No tape: a checkout strategy, whose steps touch several keys each and whose replies do
+    /// not order them against each other. Each buyer's `checkout` story is drawn instead;
+    /// [`Tape::build`] gives an empty tape.
+    Story,
 }
 
 /// What keeps other writes out from between a buyer's read and its write.
@@ -168,6 +172,10 @@ impl TapeRule {
                  off; after an overshoot that may still have been pending, only an order that explains every \
                  reply is known. An overshoot below 0 is drawn at the latest point it can have run; its INCRBY \
                  undo is not reported and is drawn beside it."
+            }
+            TapeRule::Story => {
+                "No tape: a checkout touches several keys per step (the counter, the holds, the ledger), and \
+                 the replies do not order those steps against each other. Each buyer's story is drawn instead."
             }
         }
     }

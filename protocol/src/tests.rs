@@ -99,6 +99,7 @@ fn error_code_as_str_matches_serde() {
         ErrorCode::RunFailed,
         ErrorCode::RateLimited,
         ErrorCode::ResourceExhausted,
+        ErrorCode::OutageNotAllowed,
     ] {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
     }
@@ -122,6 +123,7 @@ fn outcome_round_trips() {
         retries: 0,
         bucket: None,
         node: None,
+        checkout: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");
@@ -182,6 +184,20 @@ fn request_fields_are_exactly_what_serde_accepts() {
         arrival_spread_ms: Some(1),
         race_window_ms: Some(1),
         seed: Some(1),
+        scenario: Some(Scenario::Checkout),
+        hold_ttl_ms: Some(1),
+        time_scale: Some(1),
+        pay_ms: Some(1),
+        abandon_fraction: Some(0.5),
+        pay_fail_fraction: Some(0.5),
+        crash_fraction: Some(0.5),
+        retry_fraction: Some(0.5),
+        customers: Some(1),
+        per_customer_limit: Some(1),
+        fail_mode: Some(FailMode::Open),
+        no_wait_expiry: Some(true),
+        outage_at_ms: Some(1),
+        outage_ms: Some(1),
     };
     let v = serde_json::to_value(&full).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -191,11 +207,17 @@ fn request_fields_are_exactly_what_serde_accepts() {
     keys.sort_unstable();
     assert_eq!(keys, expected);
     // ...and each of them alone is accepted.
+    // ...and each of them alone is accepted, with a value of the JSON type its kind names.
     for field in RunRequest::FIELDS {
-        let value = if field == "strategy" {
-            json!("lua")
-        } else {
-            json!(1)
+        let value = match RunRequest::field_kind(field).expect("every field has a kind") {
+            FieldKind::Text => match field {
+                "scenario" => json!("checkout"),
+                "fail_mode" => json!("open"),
+                _ => json!("lua"),
+            },
+            FieldKind::Whole32 | FieldKind::Whole64 => json!(1),
+            FieldKind::Fraction => json!(0.25),
+            FieldKind::Flag => json!(true),
         };
         let one = json!({ field: value });
         assert!(
@@ -203,6 +225,7 @@ fn request_fields_are_exactly_what_serde_accepts() {
             "{field} refused"
         );
     }
+    assert_eq!(RunRequest::field_kind("stok"), None);
 }
 
 #[test]
@@ -228,6 +251,7 @@ fn strategy_info_is_flat_and_round_trips() {
             tape: TapeRule::ReadThenDecrement {
                 guard: Guard::Unguarded,
             },
+            scenario: Scenario::Race,
         },
         available: true,
         unavailable_reason: None,
@@ -268,6 +292,7 @@ fn tape_rules_are_tagged_by_kind() {
             },
             json!({"kind": "read_then_decrement", "guard": "watch"}),
         ),
+        (TapeRule::Story, json!({"kind": "story"})),
     ] {
         assert_eq!(serde_json::to_value(rule).unwrap(), wire);
         assert_eq!(serde_json::from_value::<TapeRule>(wire).unwrap(), rule);
@@ -297,4 +322,263 @@ fn run_cancelled_carries_an_optional_summary() {
         serde_json::to_value(&msg).unwrap(),
         json!({"type":"run_cancelled","run_id":"r-1"})
     );
+}
+
+/// A checkout request with only what the test sets; the rest is left to the defaults.
+fn checkout(f: impl FnOnce(&mut RunRequest)) -> RunRequest {
+    let mut r = RunRequest {
+        scenario: Some(Scenario::Checkout),
+        ..RunRequest::for_strategy("holds")
+    };
+    f(&mut r);
+    r
+}
+
+#[test]
+fn a_version_2_request_is_a_race_with_no_checkout_knobs() {
+    let config = RunRequest::for_strategy("lua").validate(1).unwrap();
+    assert_eq!(config.race.scenario, Scenario::Race);
+    assert_eq!(config.race.checkout, None);
+    let v = serde_json::to_value(&config).unwrap();
+    assert_eq!(v["scenario"], "race");
+    assert!(v.get("hold_ttl_ms").is_none());
+    // A version 2 config (no scenario at all) still reads as a race.
+    let mut old = v.clone();
+    old.as_object_mut().unwrap().remove("scenario");
+    assert_eq!(serde_json::from_value::<RunConfig>(old).unwrap(), config);
+}
+
+#[test]
+fn checkout_defaults_are_filled_in_and_sit_flat() {
+    let config = checkout(|_| {}).validate(5).unwrap();
+    let c = config.race.checkout.clone().expect("checkout knobs");
+    assert_eq!(config.race.scenario, Scenario::Checkout);
+    assert_eq!(
+        (c.hold_ttl_ms, c.time_scale, c.pay_ms),
+        (300_000, 100, 60_000)
+    );
+    assert_eq!(
+        (
+            c.abandon_fraction,
+            c.pay_fail_fraction,
+            c.crash_fraction,
+            c.retry_fraction
+        ),
+        (0.2, 0.1, 0.1, 0.2)
+    );
+    // Half of the default 50 buyers are distinct customers: the rest are bots' orders.
+    assert_eq!((c.customers, c.per_customer_limit), (25, 1));
+    assert_eq!(
+        (c.fail_mode, c.no_wait_expiry, c.outage_ms),
+        (FailMode::Closed, false, 0)
+    );
+    let v = serde_json::to_value(&config).unwrap();
+    assert_eq!(v["scenario"], "checkout");
+    assert_eq!(v["hold_ttl_ms"], 300_000);
+    assert_eq!(v["crash_fraction"], 0.1);
+    assert_eq!(v["fail_mode"], "closed");
+    assert!(v.get("checkout").is_none(), "the knobs sit flat");
+    assert_eq!(serde_json::from_value::<RunConfig>(v).unwrap(), config);
+    let odd = checkout(|r| r.buyers = Some(7)).validate(1).unwrap();
+    assert_eq!(odd.race.checkout.unwrap().customers, 4);
+}
+
+#[test]
+fn checkout_knobs_out_of_range_are_errors_not_clamps() {
+    let err = |f: fn(&mut RunRequest)| checkout(f).validate(1).unwrap_err();
+    assert!(matches!(
+        err(|r| r.crash_fraction = Some(1.5)),
+        ConfigError::FractionOutOfRange {
+            field: "crash_fraction",
+            ..
+        }
+    ));
+    assert!(matches!(
+        err(|r| r.retry_fraction = Some(-0.1)),
+        ConfigError::FractionOutOfRange {
+            field: "retry_fraction",
+            ..
+        }
+    ));
+    assert!(matches!(
+        err(|r| r.abandon_fraction = Some(f64::NAN)),
+        ConfigError::FractionOutOfRange { .. }
+    ));
+    let over = err(|r| {
+        r.abandon_fraction = Some(0.5);
+        r.pay_fail_fraction = Some(0.4);
+        r.crash_fraction = Some(0.2);
+    });
+    assert!(matches!(over, ConfigError::FatesOverOne { .. }), "{over}");
+    // Exactly one, as decimals add up on paper, is fine.
+    assert!(
+        checkout(|r| {
+            r.abandon_fraction = Some(0.7);
+            r.pay_fail_fraction = Some(0.2);
+            r.crash_fraction = Some(0.1);
+        })
+        .validate(1)
+        .is_ok()
+    );
+    let many = err(|r| r.customers = Some(51));
+    assert!(many.to_string().contains("between 1 and 50"), "{many}");
+    assert!(matches!(
+        err(|r| r.per_customer_limit = Some(0)),
+        ConfigError::OutOfRange {
+            field: "per_customer_limit",
+            ..
+        }
+    ));
+    // An hour-long hold at real speed would last an hour: refused, with the way out.
+    let slow = err(|r| {
+        r.hold_ttl_ms = Some(3_600_000);
+        r.time_scale = Some(1);
+    });
+    assert!(
+        matches!(
+            slow,
+            ConfigError::TooSlow {
+                field: "hold_ttl_ms",
+                ..
+            }
+        ),
+        "{slow}"
+    );
+    assert!(slow.to_string().contains("raise time_scale"), "{slow}");
+    let long_outage = err(|r| r.outage_ms = Some(300_000));
+    assert!(matches!(
+        long_outage,
+        ConfigError::TooSlow {
+            field: "outage_ms",
+            max_real_ms: 2_000,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn checkout_knobs_in_a_race_are_refused() {
+    let r = RunRequest {
+        hold_ttl_ms: Some(1_000),
+        ..RunRequest::for_strategy("lua")
+    };
+    assert_eq!(
+        r.validate(1).unwrap_err(),
+        ConfigError::NotThisScenario {
+            field: "hold_ttl_ms"
+        }
+    );
+}
+
+#[test]
+fn checkout_frames_and_messages_have_their_wire_shape() {
+    let msg: ClientMessage = serde_json::from_value(json!({"type":"reconcile"})).unwrap();
+    assert_eq!(msg, ClientMessage::Reconcile);
+    let r = Reconciliation {
+        shop_ms: 1,
+        real_ms: 2,
+        stock: 10,
+        available: 4,
+        held: 3,
+        holds: 2,
+        sold: 2,
+        settling: 0,
+        leaked: 1,
+        backorders: 0,
+    };
+    let v = serde_json::to_value(ServerMessage::Reconciliation {
+        run_id: "r-1".into(),
+        reconciliation: r,
+    })
+    .unwrap();
+    assert_eq!(v["type"], "reconciliation");
+    assert_eq!(v["reconciliation"]["leaked"], 1);
+    let report = ReconcileReport {
+        available_before: 4,
+        available_after: 5,
+        fixed: 1,
+        sold: 2,
+        held: 3,
+        after: r,
+    };
+    let v = serde_json::to_value(ServerMessage::Reconciled {
+        run_id: "r-1".into(),
+        report,
+    })
+    .unwrap();
+    assert_eq!(v["type"], "reconciled");
+    assert_eq!(v["report"]["fixed"], 1);
+    assert_eq!(CheckoutEnd::PaymentFailed.as_str(), "payment_failed");
+    assert_eq!(
+        serde_json::to_value(CheckoutEnd::PaymentFailed).unwrap(),
+        "payment_failed"
+    );
+    assert_eq!("open".parse::<FailMode>(), Ok(FailMode::Open));
+    assert!("ajar".parse::<FailMode>().is_err());
+    assert_eq!("checkout".parse::<Scenario>(), Ok(Scenario::Checkout));
+}
+
+#[test]
+fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
+    let tally = CheckoutTally {
+        ledger: LedgerKind::Postgres,
+        confirmed_units: 6,
+        confirmed_orders: 6,
+        held_units: 0,
+        released_units: 3,
+        expired_units: 1,
+        leaked_units: 0,
+        duplicate_reservations: 0,
+        limit_violations: 0,
+        backorder_units: 0,
+        overage_units: 0,
+        refused_unreachable: 0,
+        refused_by_limit: 2,
+        crashed: 1,
+        abandoned: 2,
+        payment_failed: 1,
+        paid_too_late: 0,
+        answered_from_record: 1,
+        reconciled_units: 0,
+        shop_ms: 300_000,
+        real_ms: 3_000,
+        reaper: ReaperStats::default(),
+    };
+    let summary = RunSummary {
+        strategy: "holds".into(),
+        stock: 10,
+        buyers: 12,
+        orders_accepted: 6,
+        units_sold: 6,
+        final_stock: 4,
+        oversold_units: 0,
+        lost_updates: 0,
+        rejected: 2,
+        errors: 0,
+        unknown: 1,
+        gave_up: 3,
+        in_doubt_units: 1,
+        in_doubt_taken: 0,
+        false_sold_out: 0,
+        duration_ms: 10.0,
+        throughput_per_s: 1.0,
+        latency: LatencySummary::default(),
+        round_trips: 30,
+        retries: 0,
+        cancelled: false,
+        checkout: Some(Box::new(tally)),
+    };
+    let v = serde_json::to_value(&summary).unwrap();
+    assert_eq!(v["confirmed_units"], 6);
+    assert_eq!(v["ledger"], "postgres");
+    assert_eq!(v["leaked_units"], 0);
+    assert!(v.get("checkout").is_none());
+    assert_eq!(serde_json::from_value::<RunSummary>(v).unwrap(), summary);
+    let race = RunSummary {
+        checkout: None,
+        ..summary
+    };
+    let v = serde_json::to_value(&race).unwrap();
+    assert!(v.get("confirmed_units").is_none());
+    assert_eq!(serde_json::from_value::<RunSummary>(v).unwrap(), race);
 }

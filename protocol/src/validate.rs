@@ -3,11 +3,14 @@
 
 use std::fmt;
 
-use crate::limits::{LIMITS, Range};
+use crate::checkout::{CheckoutConfig, Scenario};
+use crate::limits::{
+    CHECKOUT_LIMITS, FractionRange, LIMITS, MAX_REAL_OUTAGE_MS, MAX_REAL_PHASE_MS, Range,
+};
 use crate::{RaceConfig, RunConfig, RunRequest};
 
 /// Why a request was refused. The server maps this to an `error` frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ConfigError {
     /// `start_run` without a strategy (or with an empty one).
     MissingStrategy,
@@ -21,6 +24,33 @@ pub enum ConfigError {
         value: u64,
         /// What is accepted.
         range: Range,
+    },
+    /// A fraction outside 0.0–1.0 (or not a number at all).
+    FractionOutOfRange {
+        /// The field's wire name.
+        field: &'static str,
+        /// What was sent.
+        value: f64,
+    },
+    /// `abandon_fraction + pay_fail_fraction + crash_fraction` is over 1: each buyer has
+    /// one fate.
+    FatesOverOne {
+        /// The sum.
+        sum: f64,
+    },
+    /// A shop time that, divided by `time_scale`, would take too long in real time.
+    TooSlow {
+        /// The field's wire name.
+        field: &'static str,
+        /// Real ms it would take.
+        real_ms: u64,
+        /// Real ms allowed.
+        max_real_ms: u64,
+    },
+    /// A checkout knob in a `race`.
+    NotThisScenario {
+        /// The field's wire name.
+        field: &'static str,
     },
 }
 
@@ -40,8 +70,61 @@ impl fmt::Display for ConfigError {
                 "{field} = {value} is out of range: it must be between {} and {}",
                 range.min, range.max
             ),
+            ConfigError::FractionOutOfRange { field, value } => write!(
+                f,
+                "{field} = {value} is out of range: it must be between 0.0 and 1.0"
+            ),
+            ConfigError::FatesOverOne { sum } => write!(
+                f,
+                "abandon_fraction + pay_fail_fraction + crash_fraction = {sum} is out of range: \
+                 each buyer has one fate, so together they must be at most 1.0"
+            ),
+            ConfigError::TooSlow {
+                field,
+                real_ms,
+                max_real_ms,
+            } => write!(
+                f,
+                "{field} is out of range: at this time_scale it would last {real_ms} real ms, \
+                 and at most {max_real_ms} are allowed; raise time_scale or shorten it"
+            ),
+            ConfigError::NotThisScenario { field } => write!(
+                f,
+                "{field} belongs to the checkout scenario: send \"scenario\":\"checkout\" with it"
+            ),
         }
     }
+}
+
+fn fraction(
+    field: &'static str,
+    value: Option<f64>,
+    range: FractionRange,
+) -> Result<f64, ConfigError> {
+    let value = value.unwrap_or(range.default);
+    // NaN fails both comparisons, so it is refused too.
+    if !(value >= range.min && value <= range.max) {
+        return Err(ConfigError::FractionOutOfRange { field, value });
+    }
+    Ok(value)
+}
+
+/// A shop time must also fit in real time once divided by the time scale.
+fn real_time(
+    field: &'static str,
+    shop_ms: u64,
+    time_scale: u32,
+    max_real_ms: u64,
+) -> Result<(), ConfigError> {
+    let real_ms = shop_ms.div_ceil(u64::from(time_scale));
+    if real_ms > max_real_ms {
+        return Err(ConfigError::TooSlow {
+            field,
+            real_ms,
+            max_real_ms,
+        });
+    }
+    Ok(())
 }
 
 fn check(field: &'static str, value: Option<u32>, range: Range) -> Result<u32, ConfigError> {
@@ -83,9 +166,20 @@ impl RunRequest {
             Some(q) => Some(check("max_qty", Some(q), LIMITS.qty)?),
             None => None,
         };
+        let buyers = check("buyers", self.buyers, LIMITS.buyers)?;
+        let scenario = self.scenario.unwrap_or_default();
+        let checkout = match scenario {
+            Scenario::Race => {
+                if let Some(field) = self.checkout_field_sent() {
+                    return Err(ConfigError::NotThisScenario { field });
+                }
+                None
+            }
+            Scenario::Checkout => Some(self.checkout(buyers)?),
+        };
         Ok(RaceConfig {
             stock: check("stock", self.stock, LIMITS.stock)?,
-            buyers: check("buyers", self.buyers, LIMITS.buyers)?,
+            buyers,
             qty: check("qty", self.qty, LIMITS.qty)?,
             max_qty,
             app_servers: check("app_servers", self.app_servers, LIMITS.app_servers)?,
@@ -96,6 +190,99 @@ impl RunRequest {
             )?,
             race_window_ms: check("race_window_ms", self.race_window_ms, LIMITS.race_window_ms)?,
             seed: self.seed.unwrap_or(fresh_seed),
+            scenario,
+            checkout,
         })
+    }
+
+    /// The first checkout knob this request sets, if any.
+    fn checkout_field_sent(&self) -> Option<&'static str> {
+        let sent: [(&'static str, bool); 13] = [
+            ("hold_ttl_ms", self.hold_ttl_ms.is_some()),
+            ("time_scale", self.time_scale.is_some()),
+            ("pay_ms", self.pay_ms.is_some()),
+            ("abandon_fraction", self.abandon_fraction.is_some()),
+            ("pay_fail_fraction", self.pay_fail_fraction.is_some()),
+            ("crash_fraction", self.crash_fraction.is_some()),
+            ("retry_fraction", self.retry_fraction.is_some()),
+            ("customers", self.customers.is_some()),
+            ("per_customer_limit", self.per_customer_limit.is_some()),
+            ("fail_mode", self.fail_mode.is_some()),
+            ("no_wait_expiry", self.no_wait_expiry.is_some()),
+            ("outage_at_ms", self.outage_at_ms.is_some()),
+            ("outage_ms", self.outage_ms.is_some()),
+        ];
+        sent.into_iter()
+            .find(|(_, set)| *set)
+            .map(|(field, _)| field)
+    }
+
+    /// The checkout knobs, defaults filled in, each range checked, then the real-time
+    /// ceilings (a shop time divided by the time scale).
+    fn checkout(&self, buyers: u32) -> Result<CheckoutConfig, ConfigError> {
+        let l = CHECKOUT_LIMITS;
+        let customers = Range {
+            max: buyers,
+            default: buyers.div_ceil(2),
+            ..l.customers
+        };
+        let config = CheckoutConfig {
+            hold_ttl_ms: check("hold_ttl_ms", self.hold_ttl_ms, l.hold_ttl_ms)?,
+            time_scale: check("time_scale", self.time_scale, l.time_scale)?,
+            pay_ms: check("pay_ms", self.pay_ms, l.pay_ms)?,
+            abandon_fraction: fraction(
+                "abandon_fraction",
+                self.abandon_fraction,
+                l.abandon_fraction,
+            )?,
+            pay_fail_fraction: fraction(
+                "pay_fail_fraction",
+                self.pay_fail_fraction,
+                l.pay_fail_fraction,
+            )?,
+            crash_fraction: fraction("crash_fraction", self.crash_fraction, l.crash_fraction)?,
+            retry_fraction: fraction("retry_fraction", self.retry_fraction, l.retry_fraction)?,
+            customers: check("customers", self.customers, customers)?,
+            per_customer_limit: check(
+                "per_customer_limit",
+                self.per_customer_limit,
+                l.per_customer_limit,
+            )?,
+            fail_mode: self.fail_mode.unwrap_or_default(),
+            no_wait_expiry: self.no_wait_expiry.unwrap_or(false),
+            outage_at_ms: check("outage_at_ms", self.outage_at_ms, l.outage_at_ms)?,
+            outage_ms: check("outage_ms", self.outage_ms, l.outage_ms)?,
+        };
+        let fates = config.abandon_fraction + config.pay_fail_fraction + config.crash_fraction;
+        // A little slack for decimal fractions that add up to 1 on paper (0.7 + 0.2 + 0.1).
+        if fates > 1.0 + 1e-9 {
+            return Err(ConfigError::FatesOverOne { sum: fates });
+        }
+        let scale = config.time_scale;
+        real_time(
+            "hold_ttl_ms",
+            config.hold_ttl_ms.into(),
+            scale,
+            MAX_REAL_PHASE_MS,
+        )?;
+        real_time(
+            "pay_ms",
+            2 * u64::from(config.pay_ms),
+            scale,
+            MAX_REAL_PHASE_MS,
+        )?;
+        real_time(
+            "outage_at_ms",
+            config.outage_at_ms.into(),
+            scale,
+            MAX_REAL_PHASE_MS,
+        )?;
+        real_time(
+            "outage_ms",
+            config.outage_ms.into(),
+            scale,
+            MAX_REAL_OUTAGE_MS,
+        )?;
+        Ok(config)
     }
 }

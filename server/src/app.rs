@@ -25,7 +25,7 @@ use crate::client::{ClientCaps, Clients};
 use crate::headers;
 use crate::health::Health;
 use crate::store::scripts;
-use crate::strategy::REGISTRY;
+use crate::strategy::{REGISTRY, checkout};
 
 /// Default cap on runs in flight across all clients.
 pub const DEFAULT_MAX_RUNS: usize = 8;
@@ -152,6 +152,8 @@ impl AppState {
             server_version: env!("CARGO_PKG_VERSION").into(),
             redis: self.redis_state(),
             strategies: REGISTRY.iter().map(|s| s.info(&self.backends)).collect(),
+            checkout_strategies: checkout::REGISTRY.iter().map(|s| s.info()).collect(),
+            ledger: crate::checkout::ledger::info(&self.backends),
             scripts: scripts::all()
                 .into_iter()
                 .map(|f| ScriptSource {

@@ -9,8 +9,12 @@ use crate::store::Store;
 pub struct Backends {
     /// The Redis every Redis strategy uses.
     pub redis: Store,
-    /// The PostgreSQL the `postgres` strategy uses, or why there is none.
+    /// The PostgreSQL the `postgres` strategy (and the checkout ledger) uses, or why there
+    /// is none.
     pub postgres: Result<PgDb, String>,
+    /// True when this process started `redis` itself (a private `redis-server`): only then
+    /// may a checkout's outage pause it. Nobody else's Redis is ever paused.
+    pub owns_redis: bool,
 }
 
 impl Backends {
@@ -19,6 +23,13 @@ impl Backends {
         Backends {
             redis,
             postgres: Err(why.to_string()),
+            owns_redis: false,
         }
+    }
+
+    /// The same stores, marking the Redis as one this process started (and may pause).
+    pub fn owning_redis(mut self) -> Self {
+        self.owns_redis = true;
+        self
     }
 }

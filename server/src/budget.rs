@@ -24,9 +24,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// how long each may stay).
 pub const RESERVED_FDS: usize = 128;
 /// Open files one run may need at worst: an app-server connection each (at most
-/// [`MAX_APP_SERVERS`]), the admin connection, and one more for the admin connection's
-/// reconnect when reading the stock back (the old one closes after the new one opens).
-pub const FDS_PER_RUN: usize = MAX_APP_SERVERS as usize + 2;
+/// [`MAX_APP_SERVERS`]), the admin connection, one more for the admin connection's
+/// reconnect when reading the stock back (the old one closes after the new one opens), and
+/// a checkout's two more: its reaper's connection and its ledger's PostgreSQL connection.
+pub const FDS_PER_RUN: usize = MAX_APP_SERVERS as usize + 4;
 /// Fewest WebSockets worth serving; below this the open-file limit is split instead.
 const MIN_SOCKETS: usize = 16;
 /// Default PostgreSQL pool: a handful of `postgres` runs at the default 8 app servers (9
@@ -173,7 +174,7 @@ pub fn plan(fd_limit: u64, max_runs: usize, max_sockets: usize) -> Plan {
         format!(
             "lowered {what} from {from} to {to}: the open-file limit is {fd_limit}, and \
              {RESERVED_FDS} are kept for the server itself, each socket needs 1 and each run \
-             up to {FDS_PER_RUN} ({MAX_APP_SERVERS} app servers + 2)"
+             up to {FDS_PER_RUN} ({MAX_APP_SERVERS} app servers + 4)"
         )
     };
     if sockets + runs * FDS_PER_RUN > usable {
@@ -308,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_small_limit_lowers_runs_first_and_says_so() {
-        // 1024 - 128 = 896 usable; 512 sockets leave 384: one run of 258.
+        // 1024 - 128 = 896 usable; 512 sockets leave 384: one run of 260.
         let plan = plan(1024, 8, 512);
         assert_eq!((plan.max_runs, plan.max_sockets), (1, 512));
         assert_eq!(plan.connection_budget, 384);
@@ -323,10 +324,10 @@ mod tests {
 
     #[test]
     fn a_tiny_limit_lowers_sockets_too() {
-        // 384 usable: one run of 258 leaves 126 sockets.
+        // 384 usable: one run of 260 leaves 124 sockets.
         let plan = plan(512, 8, 512);
-        assert_eq!((plan.max_runs, plan.max_sockets), (1, 126));
-        assert_eq!(plan.connection_budget, 258);
+        assert_eq!((plan.max_runs, plan.max_sockets), (1, 124));
+        assert_eq!(plan.connection_budget, 260);
         assert_eq!(plan.lowered.len(), 2);
         // 256 usable cannot hold one largest run at all: split, and let the budget refuse.
         let plan = super::plan(384, 8, 512);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use axum::http::HeaderName;
 use clap::{Args, Parser, Subcommand};
-use oversold_protocol::RunRequest;
+use oversold_protocol::{FailMode, RunRequest, Scenario};
 
 use crate::client::ClientCaps;
 
@@ -242,6 +242,61 @@ pub struct RaceArgs {
     /// Seed for quantities and arrivals [default: random, printed].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// The checkout knobs (with `--scenario checkout`).
+    #[command(flatten)]
+    pub checkout: CheckoutArgs,
+}
+
+/// The checkout scenario's knobs: the same names as the WebSocket config, in kebab-case.
+/// Each is refused without `--scenario checkout`.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Checkout (with --scenario checkout)")]
+pub struct CheckoutArgs {
+    /// `race` (the decrement, and nothing after) or `checkout` (reserve, pay, confirm or
+    /// release, crashes, resends, holds that expire, a ledger) [default: race].
+    #[arg(long, value_name = "race|checkout")]
+    pub scenario: Option<Scenario>,
+    /// How long a hold lasts, shop ms [default: 300000, five minutes].
+    #[arg(long)]
+    pub hold_ttl_ms: Option<u32>,
+    /// Shop ms per real ms [default: 100: a five-minute hold lasts three real seconds].
+    #[arg(long)]
+    pub time_scale: Option<u32>,
+    /// Typical payment time, shop ms; each buyer's is seeded around it [default: 60000].
+    #[arg(long)]
+    pub pay_ms: Option<u32>,
+    /// Share of buyers who walk away after reserving, 0.0 to 1.0 [default: 0.2].
+    #[arg(long)]
+    pub abandon_fraction: Option<f64>,
+    /// Share of buyers whose payment is declined [default: 0.1].
+    #[arg(long)]
+    pub pay_fail_fraction: Option<f64>,
+    /// Share of buyers whose app server dies after reserving [default: 0.1].
+    #[arg(long)]
+    pub crash_fraction: Option<f64>,
+    /// Share of buyers whose client resends its reserve request [default: 0.2].
+    #[arg(long)]
+    pub retry_fraction: Option<f64>,
+    /// Distinct customers; fewer than buyers makes bots [default: half the buyers].
+    #[arg(long)]
+    pub customers: Option<u32>,
+    /// Most units one customer may hold or have bought [default: 1].
+    #[arg(long)]
+    pub per_customer_limit: Option<u32>,
+    /// While Redis is unreachable: `closed` refuses orders, `open` takes backorders
+    /// [default: closed].
+    #[arg(long, value_name = "closed|open")]
+    pub fail_mode: Option<FailMode>,
+    /// End when the last buyer is done; holds still active count as held.
+    #[arg(long)]
+    pub no_wait_expiry: bool,
+    /// When to pause our own Redis, shop ms after the gate [default: 0].
+    #[arg(long)]
+    pub outage_at_ms: Option<u32>,
+    /// Pause our own Redis this long, shop ms (CLIENT PAUSE; refused unless this process
+    /// started its Redis itself) [default: 0, no outage].
+    #[arg(long)]
+    pub outage_ms: Option<u32>,
 }
 
 impl RaceArgs {
@@ -257,7 +312,26 @@ impl RaceArgs {
             arrival_spread_ms: self.arrival_spread_ms,
             race_window_ms: self.race_window_ms,
             seed: self.seed,
+            scenario: self.checkout.scenario,
+            hold_ttl_ms: self.checkout.hold_ttl_ms,
+            time_scale: self.checkout.time_scale,
+            pay_ms: self.checkout.pay_ms,
+            abandon_fraction: self.checkout.abandon_fraction,
+            pay_fail_fraction: self.checkout.pay_fail_fraction,
+            crash_fraction: self.checkout.crash_fraction,
+            retry_fraction: self.checkout.retry_fraction,
+            customers: self.checkout.customers,
+            per_customer_limit: self.checkout.per_customer_limit,
+            fail_mode: self.checkout.fail_mode,
+            no_wait_expiry: self.checkout.no_wait_expiry.then_some(true),
+            outage_at_ms: self.checkout.outage_at_ms,
+            outage_ms: self.checkout.outage_ms,
         }
+    }
+
+    /// True for `--scenario checkout`.
+    pub fn is_checkout(&self) -> bool {
+        self.checkout.scenario == Some(Scenario::Checkout)
     }
 }
 
@@ -365,6 +439,44 @@ mod tests {
             "a:1",
         ];
         assert!(Cli::try_parse_from(both).is_err());
+    }
+
+    #[test]
+    fn checkout_flags_become_the_same_request_a_page_sends() {
+        let argv = [
+            "oversold",
+            "run",
+            "--strategy",
+            "holds",
+            "--scenario",
+            "checkout",
+            "--abandon-fraction",
+            "0.2",
+            "--fail-mode",
+            "open",
+            "--no-wait-expiry",
+            "--hold-ttl-ms",
+            "60000",
+        ];
+        let Some(Command::Run(args)) = Cli::parse_from(argv).command else {
+            panic!("run")
+        };
+        let r = args.race.request(Some("holds"));
+        assert_eq!(r.scenario, Some(Scenario::Checkout));
+        assert_eq!(r.abandon_fraction, Some(0.2));
+        assert_eq!(r.fail_mode, Some(FailMode::Open));
+        assert_eq!(r.no_wait_expiry, Some(true));
+        assert_eq!(r.hold_ttl_ms, Some(60_000));
+        assert!(r.validate(1).is_ok());
+        let bad = [
+            "oversold",
+            "run",
+            "--strategy",
+            "holds",
+            "--fail-mode",
+            "ajar",
+        ];
+        assert!(Cli::try_parse_from(bad).is_err());
     }
 
     #[test]

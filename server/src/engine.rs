@@ -558,6 +558,7 @@ impl Buyer {
             retries: attempt.retries,
             node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
+            checkout: None,
         };
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.

@@ -1,13 +1,19 @@
-//! `oversold run` and `oversold compare`: races without the page, printed as tables or JSON.
+//! `oversold run` and `oversold compare`: races (and checkouts) without the page, printed as
+//! tables or JSON.
 
 use std::fmt::Write as _;
 
 use oversold_protocol::tape::Tape;
-use oversold_protocol::{BuyerOutcome, RunConfig, RunRequest, RunSummary, SavedRun};
+use oversold_protocol::{
+    BuyerOutcome, CheckoutTally, RunConfig, RunRequest, RunSummary, SavedRun, Scenario,
+    StrategyAbout, TapeRule,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
+use crate::checkout::{self, Watchers};
 use crate::engine::{self, RunError, RunReport};
+use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::{self, REGISTRY, Strategy};
 
 /// Why a headless run did not produce a summary.
@@ -28,8 +34,12 @@ pub fn resolve_strategy(
 ) -> Result<&'static Strategy, HeadlessError> {
     let strategy = strategy::find(name).ok_or_else(|| {
         let names: Vec<_> = REGISTRY.iter().map(|s| s.name()).collect();
+        let hint = match strategy::checkout::find(name) {
+            Some(_) => " (a checkout strategy: add --scenario checkout)",
+            None => "",
+        };
         HeadlessError::Config(format!(
-            "unknown strategy {name:?}; available: {}",
+            "unknown strategy {name:?}{hint}; available: {}",
             names.join(", ")
         ))
     })?;
@@ -39,6 +49,28 @@ pub fn resolve_strategy(
         )));
     }
     Ok(strategy)
+}
+
+/// Look a checkout strategy up by name.
+pub fn resolve_checkout(name: &str) -> Result<&'static CheckoutStrategy, HeadlessError> {
+    strategy::checkout::find(name).ok_or_else(|| {
+        let names: Vec<_> = strategy::checkout::REGISTRY
+            .iter()
+            .map(|s| s.name())
+            .collect();
+        HeadlessError::Config(format!(
+            "unknown checkout strategy {name:?}; available: {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// What a strategy of either scenario says about itself.
+fn about(config: &RunConfig) -> Option<&'static StrategyAbout> {
+    match config.race.scenario {
+        Scenario::Race => strategy::find(&config.strategy).map(|s| &s.about),
+        Scenario::Checkout => strategy::checkout::find(&config.strategy).map(|s| &s.about),
+    }
 }
 
 /// Validate, run, and return the summary.
@@ -52,14 +84,14 @@ pub async fn run_once(
 
 /// A finished run as a file the page can load: knobs, outcomes, summary, the strategy's words.
 pub fn saved_run(config: &RunConfig, report: &RunReport) -> Result<SavedRun, HeadlessError> {
-    let strategy = strategy::find(&config.strategy)
+    let about = about(config)
         .ok_or_else(|| HeadlessError::Config(format!("unknown strategy {:?}", config.strategy)))?;
     Ok(SavedRun {
         format: SavedRun::FORMAT.into(),
         protocol_version: oversold_protocol::PROTOCOL_VERSION,
         run_id: report.run_id.clone(),
         config: config.clone(),
-        strategy: strategy.about.clone(),
+        strategy: about.clone(),
         outcomes: report.outcomes.clone(),
         summary: report.summary.clone(),
     })
@@ -73,8 +105,21 @@ pub async fn run_report(
     let config = request
         .validate(rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
-    let strategy = resolve_strategy(backends, &config.strategy)?;
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
+    if config.race.scenario == Scenario::Checkout {
+        let strategy = resolve_checkout(&config.strategy)?;
+        let report = checkout::run(
+            backends,
+            strategy,
+            &config,
+            &run_id,
+            Watchers::default(),
+            CancellationToken::new(),
+        )
+        .await?;
+        return Ok((config, report));
+    }
+    let strategy = resolve_strategy(backends, &config.strategy)?;
     let report = engine::run(
         backends,
         strategy,
@@ -97,6 +142,17 @@ pub async fn compare(
     let seed = race.seed.unwrap_or_else(rand::random);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
+    if race.scenario == Some(Scenario::Checkout) {
+        for strategy in strategy::checkout::REGISTRY {
+            let request = RunRequest {
+                strategy: Some(strategy.name().into()),
+                seed: Some(seed),
+                ..race.clone()
+            };
+            results.push(run_once(backends, &request).await?);
+        }
+        return Ok((results, skipped));
+    }
     for strategy in REGISTRY {
         if let Some(why) = strategy.unavailable_reason(backends) {
             skipped.push((strategy.name().to_string(), why));
@@ -114,6 +170,9 @@ pub async fn compare(
 
 /// The scoreboard `oversold compare` prints.
 pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
+    if results.iter().any(|(_, s)| s.checkout.is_some()) {
+        return checkout_scoreboard(results);
+    }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
         let _ = writeln!(out, "{}", config.race.describe());
@@ -158,8 +217,148 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     out
 }
 
+/// The checkout scoreboard: where each strategy's units went.
+fn checkout_scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
+    let mut out = String::new();
+    if let Some((config, _)) = results.first() {
+        let _ = writeln!(out, "{}", config.race.describe());
+    }
+    let _ = writeln!(
+        out,
+        "{:<22}{:>7}{:>10}{:>6}{:>6}{:>8}{:>9}{:>6}{:>7}{:>9}{:>10}",
+        "strategy",
+        "final",
+        "oversold",
+        "sold",
+        "held",
+        "leaked",
+        "expired",
+        "dup",
+        "limit",
+        "p99 µs",
+        "ledger"
+    );
+    for (config, s) in results {
+        let Some(c) = &s.checkout else { continue };
+        let _ = writeln!(
+            out,
+            "{:<22}{:>7}{:>10}{:>6}{:>6}{:>8}{:>9}{:>6}{:>7}{:>9}{:>10}",
+            config.strategy,
+            s.final_stock,
+            s.oversold_units,
+            c.confirmed_units,
+            c.held_units,
+            c.leaked_units,
+            c.expired_units,
+            c.duplicate_reservations,
+            c.limit_violations,
+            s.latency.p99_us,
+            c.ledger.as_str(),
+        );
+    }
+    out
+}
+
+/// The checkout table: where every unit went, and that they add up.
+pub fn checkout_table(config: &RunConfig, s: &RunSummary, c: &CheckoutTally) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", config.describe());
+    let conserved = i64::from(s.stock)
+        == s.final_stock + c.confirmed_units as i64 + c.held_units as i64 + c.leaked_units;
+    let mut verdict = match s.oversold_units {
+        0 => "no oversell".to_string(),
+        n => format!(
+            "OVERSOLD by {n} units (the available count ended at {})",
+            s.final_stock
+        ),
+    };
+    if c.leaked_units > 0 {
+        verdict += &format!("; {} units LEAKED", c.leaked_units);
+    }
+    if c.duplicate_reservations > 0 {
+        verdict += &format!("; {} units reserved TWICE", c.duplicate_reservations);
+    }
+    if c.limit_violations > 0 {
+        verdict += &format!("; {} customers OVER the limit", c.limit_violations);
+    }
+    let rows: [(&str, String); 19] = [
+        ("stock", s.stock.to_string()),
+        ("buyers", s.buyers.to_string()),
+        (
+            "confirmed (ledger)",
+            format!("{} units, {} orders", c.confirmed_units, c.confirmed_orders),
+        ),
+        ("available at the end", s.final_stock.to_string()),
+        ("held at the end", c.held_units.to_string()),
+        ("leaked", c.leaked_units.to_string()),
+        ("released", c.released_units.to_string()),
+        ("expired (reaper)", c.expired_units.to_string()),
+        ("oversold", s.oversold_units.to_string()),
+        ("reserved twice", c.duplicate_reservations.to_string()),
+        ("from the record", c.answered_from_record.to_string()),
+        ("customers over limit", c.limit_violations.to_string()),
+        (
+            "refused",
+            format!(
+                "{} sold out, {} by the limit, {} unreachable",
+                s.rejected - c.refused_by_limit,
+                c.refused_by_limit,
+                c.refused_unreachable
+            ),
+        ),
+        (
+            "backorders",
+            format!(
+                "{} units, {} over the stock",
+                c.backorder_units, c.overage_units
+            ),
+        ),
+        (
+            "stories",
+            format!(
+                "{} crashed, {} abandoned, {} declined, {} paid too late",
+                c.crashed, c.abandoned, c.payment_failed, c.paid_too_late
+            ),
+        ),
+        (
+            "reserve p50/p99",
+            format!("{} / {} µs", s.latency.p50_us, s.latency.p99_us),
+        ),
+        ("round trips", s.round_trips.to_string()),
+        (
+            "reaper",
+            format!(
+                "{} calls, {} holds, batch <= {}, p99 {} µs",
+                c.reaper.calls, c.reaper.holds_returned, c.reaper.batch_size, c.reaper.p99_call_us
+            ),
+        ),
+        (
+            "clocks",
+            format!("{} ms shop, {} ms real", c.shop_ms, c.real_ms),
+        ),
+    ];
+    for (name, value) in rows {
+        let _ = writeln!(out, "  {name:<22}{value:>38}");
+    }
+    let _ = writeln!(
+        out,
+        "  stock {} = {} available + {} sold + {} held + {} leaked{}",
+        s.stock,
+        s.final_stock,
+        c.confirmed_units,
+        c.held_units,
+        c.leaked_units,
+        if conserved { "" } else { "  (DOES NOT ADD UP)" }
+    );
+    let _ = writeln!(out, "  => {verdict}");
+    out
+}
+
 /// The human-readable table.
 pub fn table(config: &RunConfig, s: &RunSummary) -> String {
+    if let Some(c) = &s.checkout {
+        return checkout_table(config, s, c);
+    }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());
     let mut verdict = match s.oversold_units {
@@ -213,10 +412,13 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
 /// tape, what its rule can and cannot order, whether the replay explains every reply, and the
 /// caption.
 pub fn tape(config: &RunConfig, outcomes: &[BuyerOutcome], n: usize) -> String {
-    let Some(strategy) = strategy::find(&config.strategy) else {
+    let Some(about) = about(config) else {
         return format!("no tape: unknown strategy {:?}\n", config.strategy);
     };
-    let rule = strategy.about.tape;
+    let rule = about.tape;
+    if rule == TapeRule::Story {
+        return format!("\n{}\n", rule.limits());
+    }
     let tape = Tape::build(config.race.stock, rule, outcomes);
     let total = tape.lines().count();
     let mut out = String::new();

@@ -12,6 +12,9 @@
 //!   names the kind of connection it needs.
 //! - [`plan`]: the seeded schedule (who buys how much, when, through which app server).
 //! - [`engine`]: runs a race: shelf, connections, start gate, buyer tasks, read-back, cleanup.
+//! - [`checkout`]: runs a checkout (the scenario past the click): reserve, pay, confirm or
+//!   release, crashes, resends, holds that expire and their reaper, the ledger, live
+//!   reconciliation. Its strategies are in `strategy::checkout`.
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
@@ -29,6 +32,7 @@ pub mod app;
 pub mod backends;
 pub mod bench;
 pub mod budget;
+pub mod checkout;
 pub mod cli;
 pub mod client;
 pub mod engine;

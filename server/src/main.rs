@@ -47,13 +47,14 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
     // Only look for PostgreSQL when the command could use it: an unreachable one costs a
     // connect timeout, which a `run --strategy lua` should not pay.
     let wants_postgres = match &cli.command {
-        Some(Command::Run(a)) => a.strategy == "postgres",
+        // A checkout settles its orders in PostgreSQL when there is one.
+        Some(Command::Run(a)) => a.strategy == "postgres" || a.race.is_checkout(),
         Some(Command::Bench(a)) => a.strategy == "postgres",
         _ => true,
     };
     // A public demo never reaches for "whatever PostgreSQL runs on this machine".
     let public = matches!(&cli.command, Some(Command::Serve(a)) if a.public);
-    let backends = if !wants_postgres {
+    let mut backends = if !wants_postgres {
         Backends::redis_only(source.store.clone(), "not needed by this command")
     } else if public && cli.database_url.is_none() {
         Backends::redis_only(
@@ -64,14 +65,23 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
         Backends {
             redis: source.store.clone(),
             postgres: postgres(cli.database_url.as_deref()).await,
+            owns_redis: false,
         }
     };
+    // Only a Redis this process started may be paused for a checkout's outage.
+    backends.owns_redis = source.private.is_some();
     Ok((source, backends))
 }
 
 /// `oversold run`: one race, as a table (with its tape) or as JSON; optionally saved.
 async fn run(backends: &Backends, args: RunArgs) -> anyhow::Result<()> {
     let request = args.race.request(Some(&args.strategy));
+    if args.race.is_checkout() && !args.json {
+        println!(
+            "ledger: {}",
+            oversold::checkout::ledger::info(backends).note
+        );
+    }
     let (config, report) = headless::run_report(backends, &request).await?;
     if let Some(file) = &args.outcomes {
         let saved = headless::saved_run(&config, &report)?;
@@ -91,6 +101,12 @@ async fn run(backends: &Backends, args: RunArgs) -> anyhow::Result<()> {
 
 /// `oversold compare`: every available strategy, one seed, a scoreboard.
 async fn compare(backends: &Backends, args: CompareArgs) -> anyhow::Result<()> {
+    if args.race.is_checkout() && !args.json {
+        println!(
+            "ledger: {}",
+            oversold::checkout::ledger::info(backends).note
+        );
+    }
     let (results, skipped) = headless::compare(backends, &args.race.request(None)).await?;
     if args.json {
         let summaries: Vec<_> = results.iter().map(|(_, s)| s).collect();
@@ -129,7 +145,7 @@ async fn postgres(url: Option<&str>) -> Result<PgDb, String> {
         Ok(db) => {
             tracing::info!(
                 postgres = db.display_addr(),
-                "using PostgreSQL for the postgres strategy"
+                "using PostgreSQL for the postgres strategy and the checkout ledger"
             );
             Ok(db)
         }

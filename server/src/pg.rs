@@ -1,7 +1,12 @@
-//! Everything that knows PostgreSQL: the stock table, connections, and the row-lock transaction.
+//! Everything that knows PostgreSQL: the stock table, the settlement ledger, connections, and
+//! the row-lock transaction.
 //!
 //! The `postgres` strategy is the database answer to the race: `SELECT ... FOR UPDATE`
 //! serializes buyers on the row. One row per run in one table, deleted when the run ends.
+//!
+//! The checkout scenario settles its orders in `oversold_ledger`: a row per order, keyed by
+//! run and request id, so a retried write is one order, never two. A run's rows are deleted
+//! when the run has been tallied.
 
 use std::time::Duration;
 
@@ -133,6 +138,19 @@ impl PgDb {
             )
             .await
             .map_err(PgError::query("CREATE TABLE oversold_stock"))?;
+        conn.client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS oversold_ledger (
+                     run_id   text NOT NULL,
+                     order_id text NOT NULL,
+                     customer integer NOT NULL,
+                     qty      integer NOT NULL CHECK (qty > 0),
+                     state    text NOT NULL CHECK (state IN ('confirmed', 'backorder')),
+                     created_at timestamptz NOT NULL DEFAULT now(),
+                     PRIMARY KEY (run_id, order_id))",
+            )
+            .await
+            .map_err(PgError::query("CREATE TABLE oversold_ledger"))?;
         Ok(db)
     }
 
@@ -233,6 +251,94 @@ pub async fn remove_run(conn: &PgConn, row: &StockRow) -> Result<(), PgError> {
         .execute("DELETE FROM oversold_stock WHERE run_id = $1", &[&run_id])
         .await
         .map_err(PgError::query("DELETE stock"))?;
+    Ok(())
+}
+
+/// Where one checkout run's orders live in PostgreSQL: its rows of `oversold_ledger`.
+#[derive(Debug, Clone)]
+pub struct LedgerRun {
+    run_id: String,
+}
+
+impl LedgerRun {
+    /// The ledger rows of the run `run_id`.
+    pub fn new(run_id: &str) -> Self {
+        LedgerRun {
+            run_id: run_id.to_string(),
+        }
+    }
+}
+
+/// Write one order. `state` is `confirmed` or `backorder` (the table checks). Returns true
+/// when the row is new; an order id written before is left as it was.
+pub async fn ledger_insert(
+    conn: &PgConn,
+    run: &LedgerRun,
+    order: &str,
+    customer: u32,
+    qty: u32,
+    state: &str,
+) -> Result<bool, PgError> {
+    let customer = i32::try_from(customer).unwrap_or(i32::MAX);
+    let qty = i32::try_from(qty).unwrap_or(i32::MAX);
+    let rows = conn
+        .client
+        .execute(
+            "INSERT INTO oversold_ledger (run_id, order_id, customer, qty, state)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, order_id) DO NOTHING",
+            &[&run.run_id, &order, &customer, &qty, &state],
+        )
+        .await
+        .map_err(PgError::query("INSERT ledger row"))?;
+    Ok(rows == 1)
+}
+
+/// Each state's rows and units: `(state, rows, units)`.
+pub async fn ledger_totals(
+    conn: &PgConn,
+    run: &LedgerRun,
+) -> Result<Vec<(String, i64, i64)>, PgError> {
+    let rows = conn
+        .client
+        .query(
+            "SELECT state, count(*), coalesce(sum(qty), 0)::bigint FROM oversold_ledger
+             WHERE run_id = $1 GROUP BY state",
+            &[&run.run_id],
+        )
+        .await
+        .map_err(PgError::query("SELECT ledger totals"))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// Confirmed units per customer: `(customer, units)`.
+pub async fn ledger_per_customer(
+    conn: &PgConn,
+    run: &LedgerRun,
+) -> Result<Vec<(i32, i64)>, PgError> {
+    let rows = conn
+        .client
+        .query(
+            "SELECT customer, sum(qty)::bigint FROM oversold_ledger
+             WHERE run_id = $1 AND state = 'confirmed' GROUP BY customer",
+            &[&run.run_id],
+        )
+        .await
+        .map_err(PgError::query("SELECT ledger per customer"))?;
+    Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// Delete a run's ledger rows.
+pub async fn ledger_clear(conn: &PgConn, run: &LedgerRun) -> Result<(), PgError> {
+    conn.client
+        .execute(
+            "DELETE FROM oversold_ledger WHERE run_id = $1",
+            &[&run.run_id],
+        )
+        .await
+        .map_err(PgError::query("DELETE ledger rows"))?;
     Ok(())
 }
 

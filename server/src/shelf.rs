@@ -27,6 +27,13 @@ pub enum ShelfError {
     /// flushed, or evicted it. Any number read now would be invented, not the run's result.
     #[error("the stock ({0}) vanished mid-run: Redis restarted, was flushed, or evicted it")]
     Vanished(String),
+    /// A checkout asked for an outage on a Redis this process did not start.
+    #[error(
+        "outage_ms pauses Redis with CLIENT PAUSE, which stalls every client of that Redis: the \
+         server only does it to a private redis-server it started itself, and this one is shared \
+         (given by --redis-url, or found running locally)"
+    )]
+    OutageNotAllowed,
     /// A stock key held something that is not a number when read back.
     #[error("the stock ({key}) holds {raw:?}, not a number: something else wrote it mid-run")]
     NotANumber {

@@ -223,6 +223,7 @@ impl Stepper {
             retries: attempt.retries,
             node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
+            checkout: None,
         });
     }
 

@@ -56,6 +56,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         round_trips: outcomes.iter().map(|o| u64::from(o.round_trips)).sum(),
         retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
         cancelled: outcomes.len() < config.race.buyers as usize,
+        checkout: None,
     }
 }
 

@@ -85,6 +85,7 @@ impl Knobs {
             arrival_spread_ms: Some(self.arrival_spread_ms),
             race_window_ms: Some(self.race_window_ms),
             seed: None,
+            ..Default::default()
         }
     }
 }
@@ -103,6 +104,7 @@ pub fn replay_request(config: &RunConfig) -> RunRequest {
         arrival_spread_ms: Some(r.arrival_spread_ms),
         race_window_ms: Some(r.race_window_ms),
         seed: Some(r.seed),
+        ..Default::default()
     }
 }
 

@@ -31,6 +31,7 @@ pub(crate) fn info(
             tape: oversold_protocol::TapeRule::ReadThenDecrement {
                 guard: oversold_protocol::Guard::Unguarded,
             },
+            scenario: oversold_protocol::Scenario::Race,
             scripts: scripts.iter().map(|s| text(s)).collect::<Vec<_>>().into(),
             explanation: Explanation {
                 title: Cow::Owned(format!("Why {short_label} does what it does")),
@@ -116,6 +117,8 @@ pub(crate) fn hello() -> Hello {
             })
             .into(),
         limits: LIMITS,
+        checkout_strategies: Vec::new(),
+        ledger: oversold_protocol::LedgerInfo::default(),
     }
 }
 
@@ -130,6 +133,8 @@ pub(crate) fn config(stock: u32, buyers: u32) -> RunConfig {
         arrival_spread_ms: 0,
         race_window_ms: 0,
         seed: 7,
+        scenario: oversold_protocol::Scenario::Race,
+        checkout: None,
     }
     .with_strategy("naive")
 }
@@ -152,6 +157,7 @@ pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutco
         retries: 0,
         bucket: None,
         node: None,
+        checkout: None,
     }
 }
 
@@ -179,5 +185,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         round_trips: 100,
         retries: 0,
         cancelled: false,
+        checkout: None,
     }
 }

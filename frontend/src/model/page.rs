@@ -154,6 +154,8 @@ impl PageState {
                 }
             }
             ServerMessage::Error(err) => self.error(err),
+            // The checkout scenario's live frames: not drawn by this page yet.
+            ServerMessage::Reconciliation { .. } | ServerMessage::Reconciled { .. } => {}
         }
     }
 

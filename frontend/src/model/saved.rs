@@ -210,7 +210,10 @@ mod tests {
         newer.protocol_version = 9;
         assert_eq!(
             err(&serde_json::to_string(&newer).unwrap()),
-            "This run was saved by a newer oversold (protocol 9); this page reads protocol 2 and older."
+            format!(
+                "This run was saved by a newer oversold (protocol 9); this page reads protocol {} and older.",
+                oversold_protocol::PROTOCOL_VERSION
+            )
         );
 
         let mut s = saved();

@@ -36,7 +36,7 @@ pub fn encode(config: &RunConfig) -> String {
 }
 
 /// What a link restores.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Restored {
     /// The form, with every valid value from the link (defaults for the rest).
     pub knobs: Knobs,
@@ -140,6 +140,8 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
                 arrival_spread_ms: knobs.arrival_spread_ms,
                 race_window_ms: knobs.race_window_ms,
                 seed,
+                scenario: Default::default(),
+                checkout: None,
             }
             .with_strategy(strategy),
         ),

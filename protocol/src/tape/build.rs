@@ -34,6 +34,9 @@ impl Tape {
             not_drawn: 0,
             problems: Vec::new(),
         };
+        if rule == TapeRule::Story {
+            return tape; // a checkout has no tape: its stories are drawn instead
+        }
         let outcomes = tape.first_outcome_per_buyer(outcomes);
         tape.in_doubt_units = outcomes
             .iter()
@@ -110,6 +113,8 @@ impl Tape {
                 self.atomic_call(o, pile)
             }
             TapeRule::DecrementThenUndo => self.decrement_then_undo(o, pile),
+            // `build` returns before sorting anything under this rule.
+            TapeRule::Story => {}
         }
     }
 

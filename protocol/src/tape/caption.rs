@@ -178,6 +178,9 @@ impl Tape {
                     were(c.overshoots)
                 )
             }
+            TapeRule::Story => {
+                "no tape for a checkout: each buyer's story is drawn instead".to_string()
+            }
         };
         if let (Some(what), n @ 1..) = (self.rule.not_drawn(), c.not_drawn) {
             s += &format!("; {} {what} not drawn", num(n.into()));

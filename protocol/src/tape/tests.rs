@@ -41,6 +41,7 @@ fn outcome(buyer: u32, qty: u32, result: OutcomeResult, seen: Option<i64>) -> Bu
         retries: 0,
         bucket: None,
         node: None,
+        checkout: None,
     }
 }
 

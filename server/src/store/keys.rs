@@ -66,6 +66,12 @@ impl RunKeys {
         }
     }
 
+    /// The run's hash tag prefix, `oversold:{run-ID}`: every key of the run but a sharded
+    /// bucket starts with it, so they share one slot.
+    pub(super) fn tag(&self) -> String {
+        format!("oversold:{{{}}}", self.run_id)
+    }
+
     /// How this run keeps its stock.
     pub fn layout(&self) -> StockLayout {
         self.layout
@@ -118,6 +124,97 @@ impl RunKeys {
     }
 }
 
+/// The keys of one checkout run: the race's stock counter (here, the *available* count)
+/// plus the holds, their counters, the idempotency record and the Redis-side ledger, all
+/// under the same hash tag.
+#[derive(Debug, Clone)]
+pub struct CheckoutKeys {
+    pub(super) run: RunKeys,
+    /// Sorted set: hold key -> expiry (shop ms).
+    pub(super) holds: String,
+    /// Units in active holds.
+    pub(super) held: String,
+    /// Units confirmed in Redis.
+    pub(super) sold: String,
+    /// Hash: customer -> units held or bought.
+    pub(super) customers: String,
+    /// Hash: request id -> the answer it got (idempotent holds).
+    pub(super) requests: String,
+    /// Hash: order id -> "state customer qty" (the Redis-side ledger).
+    pub(super) ledger: String,
+    /// Hash: state -> units, `orders:<state>` -> rows.
+    pub(super) ledger_totals: String,
+    hold_prefix: String,
+}
+
+/// One hold: the id the page shows and the key Redis keeps it under.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HoldKey {
+    id: String,
+    pub(super) key: String,
+}
+
+impl HoldKey {
+    /// The hold's id, e.g. `h17.2` (buyer 17's second reserve request).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl CheckoutKeys {
+    /// Keys for the checkout run `run_id`.
+    pub fn new(run_id: &str) -> Self {
+        let run = RunKeys::new(run_id);
+        let tag = run.tag();
+        CheckoutKeys {
+            holds: format!("{tag}:holds"),
+            held: format!("{tag}:held"),
+            sold: format!("{tag}:sold"),
+            customers: format!("{tag}:customers"),
+            requests: format!("{tag}:requests"),
+            ledger: format!("{tag}:ledger"),
+            ledger_totals: format!("{tag}:ledger_totals"),
+            hold_prefix: format!("{tag}:hold:"),
+            run,
+        }
+    }
+
+    /// The race keys of the same run: the available counter is its stock key.
+    pub fn run(&self) -> &RunKeys {
+        &self.run
+    }
+
+    /// The hold called `id`.
+    pub fn hold(&self, id: &str) -> HoldKey {
+        HoldKey {
+            id: id.to_string(),
+            key: format!("{}{id}", self.hold_prefix),
+        }
+    }
+
+    /// The hold stored under `key` (as a script returns it), if it is one of this run's.
+    pub fn hold_at(&self, key: &str) -> Option<HoldKey> {
+        let id = key.strip_prefix(&self.hold_prefix)?;
+        Some(self.hold(id))
+    }
+
+    /// Every key of the run whose name is fixed (the holds' own keys are listed in the
+    /// holds set), for clean-up.
+    pub fn fixed(&self) -> Vec<String> {
+        let mut keys = self.run.all();
+        keys.extend([
+            self.holds.clone(),
+            self.held.clone(),
+            self.sold.clone(),
+            self.customers.clone(),
+            self.requests.clone(),
+            self.ledger.clone(),
+            self.ledger_totals.clone(),
+        ]);
+        keys
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +258,19 @@ mod tests {
         slots.sort_unstable();
         slots.dedup();
         assert_eq!(slots.len(), 4, "{buckets:?}");
+    }
+
+    #[test]
+    fn checkout_keys_share_the_run_tag_and_holds_map_back() {
+        let keys = CheckoutKeys::new("r-2");
+        assert!(
+            keys.fixed()
+                .iter()
+                .all(|k| k.starts_with("oversold:{r-2}:"))
+        );
+        let hold = keys.hold("h7.1");
+        assert_eq!(hold.key, "oversold:{r-2}:hold:h7.1");
+        assert_eq!(keys.hold_at(&hold.key), Some(hold));
+        assert_eq!(keys.hold_at("oversold:{r-3}:hold:h7.1"), None);
     }
 }

@@ -21,6 +21,9 @@
 //! - [`fence`]: the fenced lock (a token per holder) and the stock reads and writes that
 //!   refuse a stale token.
 //! - [`functions`]: the `oversold_v2` Redis Function library (`FUNCTION LOAD`, `FCALL`).
+//! - [`holds`]: the checkout scenario: holds (reserve, confirm, release), the reaper,
+//!   reconciliation, the run's counters, and `CLIENT PAUSE` on a Redis we own.
+//! - [`ledger`]: the Redis-side settlement ledger, when PostgreSQL is not available.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,13 +39,15 @@ use turnstile::Turnstile;
 pub mod cluster;
 pub mod fence;
 pub mod functions;
+pub mod holds;
 pub mod keys;
+pub mod ledger;
 pub mod lock;
 pub mod scripts;
 pub mod stock;
 pub mod turnstile;
 
-pub use keys::{RunKeys, StockLayout};
+pub use keys::{CheckoutKeys, HoldKey, RunKeys, StockLayout};
 
 /// How long one request may wait for its answer before the buyer reports it. Without it, a
 /// Redis that stops answering (but keeps the socket open) would hang a run.

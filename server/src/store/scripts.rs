@@ -72,8 +72,47 @@ pub static FENCED_DECRBY: LuaFile = LuaFile::new(
     include_str!("../../../lua/fenced_decrby.lua"),
 );
 
+/// `lua/reserve_hold.lua`: take units into a hold that expires.
+pub static RESERVE_HOLD: LuaFile = LuaFile::new(
+    "reserve_hold.lua",
+    include_str!("../../../lua/reserve_hold.lua"),
+);
+/// `lua/reserve_hold_once.lua`: the same, with the request id recorded (idempotent).
+pub static RESERVE_HOLD_ONCE: LuaFile = LuaFile::new(
+    "reserve_hold_once.lua",
+    include_str!("../../../lua/reserve_hold_once.lua"),
+);
+/// `lua/reserve_hold_limited.lua`: the same, with a per-customer limit.
+pub static RESERVE_HOLD_LIMITED: LuaFile = LuaFile::new(
+    "reserve_hold_limited.lua",
+    include_str!("../../../lua/reserve_hold_limited.lua"),
+);
+/// `lua/confirm_hold.lua`: a hold becomes a sale, if still held and not expired.
+pub static CONFIRM_HOLD: LuaFile = LuaFile::new(
+    "confirm_hold.lua",
+    include_str!("../../../lua/confirm_hold.lua"),
+);
+/// `lua/release_hold.lua`: a hold's units go back, if still held.
+pub static RELEASE_HOLD: LuaFile = LuaFile::new(
+    "release_hold.lua",
+    include_str!("../../../lua/release_hold.lua"),
+);
+/// `lua/reap_holds.lua`: a bounded batch of expired holds goes back.
+pub static REAP_HOLDS: LuaFile = LuaFile::new(
+    "reap_holds.lua",
+    include_str!("../../../lua/reap_holds.lua"),
+);
+/// `lua/reconcile.lua`: available = stock - sold - held, in one step.
+pub static RECONCILE: LuaFile =
+    LuaFile::new("reconcile.lua", include_str!("../../../lua/reconcile.lua"));
+/// `lua/ledger_record.lua`: one order into the Redis-side ledger, once.
+pub static LEDGER_RECORD: LuaFile = LuaFile::new(
+    "ledger_record.lua",
+    include_str!("../../../lua/ledger_record.lua"),
+);
+
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 6] {
+pub fn all() -> [&'static LuaFile; 14] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -81,6 +120,14 @@ pub fn all() -> [&'static LuaFile; 6] {
         &ACQUIRE_FENCED_LOCK,
         &FENCED_GET,
         &FENCED_DECRBY,
+        &RESERVE_HOLD,
+        &RESERVE_HOLD_ONCE,
+        &RESERVE_HOLD_LIMITED,
+        &CONFIRM_HOLD,
+        &RELEASE_HOLD,
+        &REAP_HOLDS,
+        &RECONCILE,
+        &LEDGER_RECORD,
     ]
 }
 

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oversold_protocol::{
-    Category, Explanation, OutcomeResult, StrategyAbout, TapeRule, Tone, step, text,
+    Category, Explanation, OutcomeResult, Scenario, StrategyAbout, TapeRule, Tone, step, text,
 };
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
@@ -72,6 +72,7 @@ pub const STRATEGY: Strategy = Strategy {
             ]),
         },
         tape: TapeRule::DecrementThenUndo,
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&DecrCompensate),
 };

@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Guard, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 use tokio::sync::Mutex;
 
 use super::lock::{LEASE, MAX_WAIT, backoff, gave_up_at_lock, queue_turn, settle};
@@ -118,6 +120,7 @@ pub const STRATEGY: Strategy = Strategy {
                 ),
             ]),
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::ExclusiveRedis(&FencedLock),
 };

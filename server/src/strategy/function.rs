@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oversold_protocol::{
-    Category, Explanation, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
+    Category, Explanation, Scenario, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
 };
 
 use super::{Attempt, Backend, Order, PrepareError, RedisBuyer, Strategy};
@@ -70,6 +70,7 @@ pub const STRATEGY: Strategy = Strategy {
         tape: TapeRule::AtomicCall {
             call: ScriptCall::Fcall,
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&Function),
 };

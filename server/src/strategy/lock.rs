@@ -35,7 +35,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Guard, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 use tokio::sync::{Mutex, MutexGuard};
 
 use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
@@ -122,6 +124,7 @@ pub const STRATEGY: Strategy = Strategy {
             ]),
         },
         tape: TapeRule::ReadThenDecrement { guard: Guard::Lock },
+        scenario: Scenario::Race,
     },
     backend: Backend::ExclusiveRedis(&Lock),
 };

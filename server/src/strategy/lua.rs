@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oversold_protocol::{
-    Category, Explanation, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
+    Category, Explanation, Scenario, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
 };
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
@@ -54,6 +54,7 @@ pub const STRATEGY: Strategy = Strategy {
         tape: TapeRule::AtomicCall {
             call: ScriptCall::Evalsha,
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&Lua),
 };

@@ -6,7 +6,9 @@
 //! the right connections by matching on the backend once, so a strategy can never be handed
 //! the wrong kind of link.
 //!
-//! Adding a strategy is one new file in this folder plus one line in [`REGISTRY`].
+//! Adding a strategy is one new file in this folder plus one line in [`REGISTRY`]. The
+//! checkout scenario's strategies live in [`checkout`], with their own registry and the same
+//! rule.
 //! The files repeat small steps on purpose (naive and naive_set both GET, check, write):
 //! each one reads top to bottom on its own, which is what a workshop student needs.
 //! A strategy decides *how* a buyer talks to the store; the engine decides *when* (gate,
@@ -22,6 +24,7 @@ use crate::backends::Backends;
 use crate::pg::{PgConn, PgError, StockRow};
 use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
+pub mod checkout;
 mod decr_compensate;
 mod fenced_lock;
 mod function;

@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Guard, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -59,6 +61,7 @@ pub const STRATEGY: Strategy = Strategy {
         tape: TapeRule::ReadThenDecrement {
             guard: Guard::Unguarded,
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&Naive),
 };

@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
@@ -57,6 +59,7 @@ pub const STRATEGY: Strategy = Strategy {
             ]),
         },
         tape: TapeRule::ReadThenSet,
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&NaiveSet),
 };

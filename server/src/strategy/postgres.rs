@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Guard, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 use tokio::sync::Mutex;
 
 use super::{Attempt, Backend, Order, PostgresBuyer, Strategy};
@@ -62,6 +64,7 @@ pub const STRATEGY: Strategy = Strategy {
         tape: TapeRule::ReadThenDecrement {
             guard: Guard::RowLock,
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::Postgres(&Postgres),
 };

@@ -14,7 +14,9 @@ use std::borrow::Cow;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 
 use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, StockLayout, stock};
@@ -74,6 +76,7 @@ pub const STRATEGY: Strategy = Strategy {
             ]),
         },
         tape: TapeRule::AtomicPerBucket { buckets: BUCKETS },
+        scenario: Scenario::Race,
     },
     backend: Backend::SharedRedis(&Sharded),
 };

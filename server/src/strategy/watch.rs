@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use oversold_protocol::{Category, Explanation, Guard, StrategyAbout, TapeRule, Tone, step, text};
+use oversold_protocol::{
+    Category, Explanation, Guard, Scenario, StrategyAbout, TapeRule, Tone, step, text,
+};
 use tokio::sync::Mutex;
 
 use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
@@ -85,6 +87,7 @@ pub const STRATEGY: Strategy = Strategy {
         tape: TapeRule::ReadThenDecrement {
             guard: Guard::Watch,
         },
+        scenario: Scenario::Race,
     },
     backend: Backend::ExclusiveRedis(&Watch),
 };

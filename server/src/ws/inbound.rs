@@ -5,12 +5,12 @@
 //! holds, never from the wording of a library's error message. Nothing here touches Redis.
 
 use oversold_protocol::{
-    ClientMessage, ConfigError, ErrorCode, RaceConfig, RunConfig, RunRequest, WireError,
+    ClientMessage, ConfigError, ErrorCode, FieldKind, RaceConfig, RunConfig, RunRequest, WireError,
 };
 use serde_json::{Map, Value};
 
 /// The `type`s a client may send, and the fields each one takes besides `type`.
-const KNOWN_TYPES: [(&str, &[&str]); 7] = [
+const KNOWN_TYPES: [(&str, &[&str]); 8] = [
     ("start_run", &["config"]),
     ("start_compare", &["config"]),
     ("cancel_run", &[]),
@@ -18,6 +18,7 @@ const KNOWN_TYPES: [(&str, &[&str]); 7] = [
     ("step", &["buyer"]),
     ("step_reset", &[]),
     ("step_close", &[]),
+    ("reconcile", &[]),
 ];
 
 /// Build an error frame body.
@@ -110,12 +111,13 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
     serde_json::from_value(value).map_err(|e| wire_error(ErrorCode::BadMessage, e.to_string()))
 }
 
-/// Each config field: known, and of the right JSON type. A negative number is out of range
-/// (every knob starts at 0 or 1); a fraction, a string or a number too big for the field is
-/// a bad message.
+/// Each config field: known, and of the JSON type its [`FieldKind`] names. A negative
+/// number is out of range (every knob starts at 0); so is a fraction outside 0.0–1.0. A
+/// string where a number belongs, a fraction in a whole-number field, a number too big for
+/// its field, an unknown word for `scenario` or `fail_mode`: a bad message.
 fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
     for (field, value) in config {
-        if !RunRequest::FIELDS.contains(&field.as_str()) {
+        let Some(kind) = RunRequest::field_kind(field) else {
             return Err(wire_error(
                 ErrorCode::BadMessage,
                 format!(
@@ -123,26 +125,44 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
                     RunRequest::FIELDS
                 ),
             ));
-        }
-        let fits = match (field.as_str(), value) {
-            ("strategy", Value::String(_)) => true,
-            ("strategy", _) => false,
-            ("seed", v) => v.as_u64().is_some(),
-            (_, v) => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        };
+        let fits = match kind {
+            FieldKind::Text => match (field.as_str(), value.as_str()) {
+                ("scenario", Some(s)) => s.parse::<oversold_protocol::Scenario>().is_ok(),
+                ("fail_mode", Some(s)) => s.parse::<oversold_protocol::FailMode>().is_ok(),
+                (_, s) => s.is_some(),
+            },
+            FieldKind::Whole64 => value.as_u64().is_some(),
+            FieldKind::Whole32 => value.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+            FieldKind::Fraction => value.is_number(),
+            FieldKind::Flag => value.is_boolean(),
         };
         if fits {
+            if kind == FieldKind::Fraction
+                && let Some(f) = value.as_f64().filter(|f| !(0.0..=1.0).contains(f))
+            {
+                return Err(wire_error(
+                    ErrorCode::OutOfRange,
+                    format!("{field} = {f} is out of range: it must be between 0.0 and 1.0"),
+                ));
+            }
             continue;
         }
-        if value.as_i64().is_some_and(|n| n < 0) {
+        let negative = value.as_i64().is_some_and(|n| n < 0);
+        if negative && matches!(kind, FieldKind::Whole32 | FieldKind::Whole64) {
             return Err(wire_error(
                 ErrorCode::OutOfRange,
                 format!("{field} = {value} is out of range: it cannot be negative"),
             ));
         }
-        let expected = match field.as_str() {
-            "strategy" => "a string",
-            "seed" => "a whole number from 0 to 2^64-1",
-            _ => "a whole number from 0 to 4294967295",
+        let expected = match (kind, field.as_str()) {
+            (FieldKind::Text, "scenario") => "\"race\" or \"checkout\"",
+            (FieldKind::Text, "fail_mode") => "\"closed\" or \"open\"",
+            (FieldKind::Text, _) => "a string",
+            (FieldKind::Whole64, _) => "a whole number from 0 to 2^64-1",
+            (FieldKind::Whole32, _) => "a whole number from 0 to 4294967295",
+            (FieldKind::Fraction, _) => "a number from 0.0 to 1.0",
+            (FieldKind::Flag, _) => "true or false",
         };
         return Err(wire_error(
             ErrorCode::BadMessage,
@@ -156,8 +176,13 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
 pub fn config_error(e: &ConfigError) -> WireError {
     let code = match e {
         ConfigError::MissingStrategy => ErrorCode::MissingField,
-        ConfigError::StrategyNotAllowed => ErrorCode::BadMessage,
-        ConfigError::OutOfRange { .. } => ErrorCode::OutOfRange,
+        ConfigError::StrategyNotAllowed | ConfigError::NotThisScenario { .. } => {
+            ErrorCode::BadMessage
+        }
+        ConfigError::OutOfRange { .. }
+        | ConfigError::FractionOutOfRange { .. }
+        | ConfigError::FatesOverOne { .. }
+        | ConfigError::TooSlow { .. } => ErrorCode::OutOfRange,
     };
     wire_error(code, e.to_string())
 }
@@ -230,6 +255,75 @@ mod tests {
         assert_eq!(
             code(r#"{"type":"start_run","config":{"strategy":"lua","bogus":1}}"#),
             ErrorCode::BadMessage
+        );
+    }
+
+    fn checkout(field: &str, value: &str) -> String {
+        format!(
+            r#"{{"type":"start_run","config":{{"strategy":"holds","scenario":"checkout","{field}":{value}}}}}"#
+        )
+    }
+
+    #[test]
+    fn checkout_fields_are_typed_by_name() {
+        // A fraction takes any number; the range check is a separate step.
+        for ok in ["0", "0.25", "1", "1.0"] {
+            assert!(parse(&checkout("crash_fraction", ok)).is_ok(), "{ok}");
+        }
+        for bad in [r#""0.2""#, "true", "null", "[0.1]"] {
+            assert_eq!(
+                code(&checkout("abandon_fraction", bad)),
+                ErrorCode::BadMessage,
+                "{bad}"
+            );
+        }
+        for out in ["-0.1", "1.5", "-3"] {
+            assert_eq!(
+                code(&checkout("retry_fraction", out)),
+                ErrorCode::OutOfRange,
+                "{out}"
+            );
+        }
+        assert!(parse(&checkout("no_wait_expiry", "true")).is_ok());
+        assert_eq!(
+            code(&checkout("no_wait_expiry", "1")),
+            ErrorCode::BadMessage
+        );
+        assert!(parse(&checkout("fail_mode", r#""open""#)).is_ok());
+        assert_eq!(
+            code(&checkout("fail_mode", r#""ajar""#)),
+            ErrorCode::BadMessage
+        );
+        assert_eq!(
+            code(&checkout("scenario", r#""auction""#)),
+            ErrorCode::BadMessage
+        );
+        assert_eq!(code(&checkout("hold_ttl_ms", "2.5")), ErrorCode::BadMessage);
+        assert_eq!(code(&checkout("hold_ttl_ms", "-5")), ErrorCode::OutOfRange);
+        // Past the JSON checks, the ranges: too many fates, too slow a hold.
+        let ClientMessage::StartRun { config } = parse(
+            r#"{"type":"start_run","config":{"strategy":"holds","scenario":"checkout","abandon_fraction":0.6,"crash_fraction":0.6}}"#,
+        )
+        .unwrap() else {
+            panic!("start_run")
+        };
+        assert_eq!(
+            validate_run(&config).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        let ClientMessage::StartRun { config } =
+            parse(r#"{"type":"start_run","config":{"strategy":"lua","hold_ttl_ms":1000}}"#)
+                .unwrap()
+        else {
+            panic!("start_run")
+        };
+        assert_eq!(
+            validate_run(&config).unwrap_err().code,
+            ErrorCode::BadMessage
+        );
+        assert_eq!(
+            parse(r#"{"type":"reconcile"}"#).unwrap(),
+            ClientMessage::Reconcile
         );
     }
 

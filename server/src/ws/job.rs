@@ -5,13 +5,17 @@
 //! Admission takes, in this order, everything the job will hold until it ends (its
 //! [`Holds`]): a run of this address's share, a comparison slot (comparisons only), a run
 //! slot, the connections it will open from the connection budget, and for a `postgres` run
-//! its PostgreSQL connections. The first that is missing refuses the job with a sentence
-//! that says which and why; nothing is opened before all are held.
+//! its PostgreSQL connections (a checkout run: one, for its ledger). The first that is
+//! missing refuses the job with a sentence that says which and why; nothing is opened
+//! before all are held.
+//!
+//! A checkout job also takes `reconcile` requests from its socket, through a small channel
+//! whose receiving end it lends to each checkout race in turn.
 
 use std::sync::Arc;
 
 use oversold_protocol::{
-    ErrorCode, RaceConfig, RunConfig, RunRequest, RunSummary, ServerMessage, WireError,
+    ErrorCode, RaceConfig, RunConfig, RunRequest, RunSummary, Scenario, ServerMessage, WireError,
 };
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -21,10 +25,12 @@ use super::batcher;
 use super::inbound::{self, wire_error};
 use crate::app::AppState;
 use crate::budget::Shortfall;
+use crate::checkout::{self, Control, Event, Watchers};
 use crate::client::ClientSlot;
 use crate::engine::{self, RunError};
 use crate::shelf::ShelfError;
 use crate::store::Cause;
+use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::{self, Backend, PrepareError, REGISTRY, Strategy};
 
 /// Work admitted for one socket: a single race, or a comparison of several.
@@ -32,9 +38,47 @@ pub struct Job {
     /// Set for a comparison: its id and the knobs every race shares.
     pub compare: Option<(String, RaceConfig)>,
     /// The races to run, in order.
-    pub races: Vec<(&'static Strategy, RunConfig)>,
+    pub races: Vec<(Contender, RunConfig)>,
     /// Held for the whole job, given back when it ends.
     pub holds: Holds,
+}
+
+/// A strategy of either scenario, as a job runs it.
+#[derive(Clone, Copy)]
+pub enum Contender {
+    /// A `race` strategy.
+    Race(&'static Strategy),
+    /// A `checkout` strategy.
+    Checkout(&'static CheckoutStrategy),
+}
+
+impl Contender {
+    /// The strategy's wire name.
+    pub fn name(&self) -> &str {
+        match self {
+            Contender::Race(s) => s.name(),
+            Contender::Checkout(s) => s.name(),
+        }
+    }
+
+    /// PostgreSQL connections a run of it holds: a `postgres` run one per app server and
+    /// one for its admin; a checkout run one for its ledger when the ledger is PostgreSQL.
+    fn postgres_connections(&self, state: &AppState, app_servers: u32) -> usize {
+        match self {
+            Contender::Race(s) if uses_postgres(s) => app_servers as usize + 1,
+            Contender::Race(_) => 0,
+            Contender::Checkout(_) => usize::from(state.backends.postgres.is_ok()),
+        }
+    }
+
+    /// Connections (open files) a run opens besides its app servers' and its admin's: a
+    /// checkout's reaper, and its ledger's PostgreSQL connection when it has one.
+    fn extra_connections(&self, state: &AppState) -> u32 {
+        match self {
+            Contender::Race(_) => 0,
+            Contender::Checkout(_) => 1 + u32::from(state.backends.postgres.is_ok()),
+        }
+    }
 }
 
 /// What a job holds while it runs; dropping it gives everything back.
@@ -56,9 +100,9 @@ pub struct Holds {
 /// A single run or a comparison: they are capped differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// A single run, and whether its strategy needs PostgreSQL connections.
-    Run { postgres: bool },
-    /// A comparison (its `postgres` race reserves its connections when it begins).
+    /// A single run, and the PostgreSQL connections its strategy needs (0: none).
+    Run { postgres: usize },
+    /// A comparison (a race needing PostgreSQL reserves its connections when it begins).
     Compare,
 }
 
@@ -70,6 +114,52 @@ impl Job {
             None => run_id.to_string(),
         }
     }
+
+    /// True when its races are checkouts (it then answers `reconcile`).
+    pub fn is_checkout(&self) -> bool {
+        self.races
+            .iter()
+            .any(|(c, _)| matches!(c, Contender::Checkout(_)))
+    }
+}
+
+/// The checkout strategy `name`, or the error that lists them (and says so when `name` is
+/// a race strategy).
+fn find_checkout(name: &str) -> Result<&'static CheckoutStrategy, WireError> {
+    strategy::checkout::find(name).ok_or_else(|| {
+        let names: Vec<&str> = strategy::checkout::REGISTRY
+            .iter()
+            .map(|s| s.name())
+            .collect();
+        let hint = if strategy::find(name).is_some() {
+            format!(" ({name:?} is a race strategy: leave \"scenario\" out)")
+        } else {
+            String::new()
+        };
+        wire_error(
+            ErrorCode::UnknownStrategy,
+            format!(
+                "unknown checkout strategy {name:?}{hint}; available: {}",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// `outage_ms` only on a Redis this server started itself.
+fn check_outage(state: &AppState, config: &RunConfig) -> Result<(), WireError> {
+    let wants_outage = config
+        .race
+        .checkout
+        .as_ref()
+        .is_some_and(|c| c.outage_ms > 0);
+    if wants_outage && !state.backends.owns_redis {
+        return Err(wire_error(
+            ErrorCode::OutageNotAllowed,
+            ShelfError::OutageNotAllowed.to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Check a start_run completely before anything touches a store.
@@ -79,12 +169,36 @@ pub fn admit_run(
     request: &RunRequest,
 ) -> Result<Job, WireError> {
     let config = inbound::validate_run(request)?;
+    if config.race.scenario == Scenario::Checkout {
+        let strategy = find_checkout(&config.strategy)?;
+        check_outage(state, &config)?;
+        check_redis(state)?;
+        let contender = Contender::Checkout(strategy);
+        let kind = Kind::Run {
+            postgres: contender.postgres_connections(state, config.race.app_servers),
+        };
+        let extra = contender.extra_connections(state);
+        let holds = take_holds(state, caller, kind, config.race.app_servers, extra)?;
+        return Ok(Job {
+            compare: None,
+            races: vec![(contender, config)],
+            holds,
+        });
+    }
     let Some(strategy) = strategy::find(&config.strategy) else {
         let names: Vec<&str> = REGISTRY.iter().map(|s| s.name()).collect();
+        let hint = if strategy::checkout::find(&config.strategy).is_some() {
+            format!(
+                " ({:?} is a checkout strategy: send \"scenario\":\"checkout\" with it)",
+                config.strategy
+            )
+        } else {
+            String::new()
+        };
         return Err(wire_error(
             ErrorCode::UnknownStrategy,
             format!(
-                "unknown strategy {:?}; available: {}",
+                "unknown strategy {:?}{hint}; available: {}",
                 config.strategy,
                 names.join(", ")
             ),
@@ -99,13 +213,15 @@ pub fn admit_run(
     if strategy.uses_redis() {
         check_redis(state)?;
     }
+    let contender = Contender::Race(strategy);
     let kind = Kind::Run {
-        postgres: uses_postgres(strategy),
+        postgres: contender.postgres_connections(state, config.race.app_servers),
     };
-    let holds = take_holds(state, caller, kind, config.race.app_servers)?;
+    let extra = contender.extra_connections(state);
+    let holds = take_holds(state, caller, kind, config.race.app_servers, extra)?;
     Ok(Job {
         compare: None,
-        races: vec![(strategy, config)],
+        races: vec![(contender, config)],
         holds,
     })
 }
@@ -117,14 +233,28 @@ pub fn admit_compare(
     request: &RunRequest,
 ) -> Result<Job, WireError> {
     let race = inbound::validate_compare(request)?;
+    let races: Vec<(Contender, RunConfig)> = if race.scenario == Scenario::Checkout {
+        let config = race.with_strategy("");
+        check_outage(state, &config)?;
+        strategy::checkout::REGISTRY
+            .iter()
+            .map(|&s| (Contender::Checkout(s), race.with_strategy(s.name())))
+            .collect()
+    } else {
+        REGISTRY
+            .iter()
+            .copied()
+            .filter(|s| s.unavailable_reason(&state.backends).is_none())
+            .map(|s| (Contender::Race(s), race.with_strategy(s.name())))
+            .collect()
+    };
     check_redis(state)?;
-    let races = REGISTRY
+    let extra = races
         .iter()
-        .copied()
-        .filter(|s| s.unavailable_reason(&state.backends).is_none())
-        .map(|s| (s, race.with_strategy(s.name())))
-        .collect();
-    let holds = take_holds(state, caller, Kind::Compare, race.app_servers)?;
+        .map(|(c, _)| c.extra_connections(state))
+        .max()
+        .unwrap_or(0);
+    let holds = take_holds(state, caller, Kind::Compare, race.app_servers, extra)?;
     Ok(Job {
         compare: Some((new_id("c"), race)),
         races,
@@ -136,7 +266,7 @@ pub fn admit_compare(
 /// servers, plus one connection to read the stock between clicks.
 pub fn hold_for_step(state: &AppState, caller: &Caller, buyers: u32) -> Result<Holds, WireError> {
     check_redis(state)?;
-    take_holds(state, caller, Kind::Run { postgres: false }, buyers + 1)
+    take_holds(state, caller, Kind::Run { postgres: 0 }, buyers + 1, 0)
 }
 
 fn check_redis(state: &AppState) -> Result<(), WireError> {
@@ -158,12 +288,14 @@ fn uses_postgres(strategy: &Strategy) -> bool {
 }
 
 /// Everything the job holds, in the order of the module doc; each refusal says which cap
-/// and why.
+/// and why. A run opens its app servers' connections, an admin connection, and `extra`
+/// more (a checkout's reaper).
 fn take_holds(
     state: &AppState,
     caller: &Caller,
     kind: Kind,
     app_servers: u32,
+    extra: u32,
 ) -> Result<Holds, WireError> {
     let busy = |message: String| wire_error(ErrorCode::Busy, message);
     let client = state.clients.start_run(caller.addr).map_err(busy)?;
@@ -177,16 +309,18 @@ fn take_holds(
             plural(state.max_runs, "race", "races")
         ))
     })?;
-    // Each app server's connection, and the run's admin one: one socket each on a single
-    // Redis, one per node on a cluster.
-    let wanted = (app_servers as usize + 1) * state.backends.redis.sockets_per_connection();
+    // Each app server's connection, the run's admin one and any extra (a checkout's reaper):
+    // one socket each on a single Redis, one per node on a cluster.
+    let wanted =
+        (app_servers as usize + 1 + extra as usize) * state.backends.redis.sockets_per_connection();
     let connections = state
         .connections
         .try_reserve(wanted)
-        .map_err(|short| connections_exhausted(app_servers, short))?;
+        .map_err(|short| connections_exhausted(app_servers, extra, short))?;
     let postgres = match kind {
-        Kind::Run { postgres: true } => Some(reserve_postgres(state, app_servers)?),
-        Kind::Run { postgres: false } | Kind::Compare => None,
+        Kind::Run { postgres: 0 } | Kind::Compare => None,
+        Kind::Run { postgres: 1 } => Some(reserve_ledger(state)?),
+        Kind::Run { .. } => Some(reserve_postgres(state, app_servers)?),
     };
     Ok(Holds {
         _client: client,
@@ -232,9 +366,14 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn connections_exhausted(app_servers: u32, short: Shortfall) -> WireError {
+fn connections_exhausted(app_servers: u32, extra: u32, short: Shortfall) -> WireError {
+    let reaper = match extra {
+        0 => "",
+        1 => " + 1 reaper",
+        _ => " + 1 reaper + 1 ledger",
+    };
     let needs = format!(
-        "this run needs {} connections ({app_servers} app servers + 1 admin)",
+        "this run needs {} connections ({app_servers} app servers + 1 admin{reaper})",
         short.wanted
     );
     let message = if short.never_fits() {
@@ -283,6 +422,20 @@ fn reserve_postgres(state: &AppState, app_servers: u32) -> Result<OwnedSemaphore
         })
 }
 
+/// A checkout run's one PostgreSQL connection, for its ledger.
+fn reserve_ledger(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
+    state.pg_connections.try_reserve(1).map_err(|short| {
+        wire_error(
+            ErrorCode::ResourceExhausted,
+            format!(
+                "a checkout run settles its orders in PostgreSQL on one connection, and none of \
+                 the server's {} is free; try again when a run ends",
+                short.total
+            ),
+        )
+    })
+}
+
 /// Run a job's races one after another; a comparison is framed by its own messages.
 ///
 /// Everything the job holds is given back, and `ended` cancelled, *before* its last frame
@@ -295,6 +448,7 @@ pub async fn run_job(
     outbound: mpsc::Sender<ServerMessage>,
     cancel: CancellationToken,
     ended: CancellationToken,
+    mut control: mpsc::Receiver<Control>,
 ) {
     let Job {
         compare,
@@ -325,7 +479,15 @@ pub async fn run_job(
         }
         let id = run_id.take().unwrap_or_else(|| new_id("r"));
         let in_compare = compare.is_some();
-        let race = run_one(&state, strategy, config, id, &outbound, &cancel, in_compare);
+        let race = run_one(
+            &state,
+            strategy,
+            config,
+            id,
+            (&outbound, &mut control),
+            &cancel,
+            in_compare,
+        );
         let (terminal, summary) = race.await;
         summaries.extend(summary);
         pending = Some(terminal);
@@ -354,10 +516,10 @@ pub async fn run_job(
 /// failed).
 async fn run_one(
     state: &AppState,
-    strategy: &'static Strategy,
+    strategy: Contender,
     config: RunConfig,
     run_id: String,
-    outbound: &mpsc::Sender<ServerMessage>,
+    (outbound, control): (&mpsc::Sender<ServerMessage>, &mut mpsc::Receiver<Control>),
     cancel: &CancellationToken,
     in_compare: bool,
 ) -> (ServerMessage, Option<RunSummary>) {
@@ -367,11 +529,17 @@ async fn run_one(
         config: config.clone(),
     };
     let _ = outbound.send(started).await;
-    // A comparison holds PostgreSQL connections only while its postgres race runs, not for
-    // the minutes the other races take; when the pool is full, that one race is refused
-    // (its terminal frame is the error) and the comparison goes on.
-    let _postgres = if in_compare && uses_postgres(strategy) && !cancel.is_cancelled() {
-        match reserve_postgres(state, config.race.app_servers) {
+    // A comparison holds PostgreSQL connections only while a race that needs them runs,
+    // not for the minutes the other races take; when the pool is full, that one race is
+    // refused (its terminal frame is the error) and the comparison goes on.
+    let pg = strategy.postgres_connections(state, config.race.app_servers);
+    let _postgres = if in_compare && pg > 0 && !cancel.is_cancelled() {
+        let reserved = if pg == 1 {
+            reserve_ledger(state)
+        } else {
+            reserve_postgres(state, config.race.app_servers)
+        };
+        match reserved {
             Ok(permit) => Some(permit),
             Err(mut e) => {
                 tracing::info!(run_id, reason = %e.message, "postgres race refused");
@@ -382,22 +550,77 @@ async fn run_one(
     } else {
         None
     };
-    let result = if cancel.is_cancelled() {
-        None
-    } else {
-        let (sink, outcomes) = mpsc::unbounded_channel();
-        let race = engine::run(
-            &state.backends,
-            strategy,
-            &config,
-            &run_id,
-            Some(sink),
-            cancel.clone(),
-        );
-        let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
-        Some(tokio::join!(race, forward).0)
+    let result = match strategy {
+        _ if cancel.is_cancelled() => None,
+        Contender::Race(strategy) => {
+            let (sink, outcomes) = mpsc::unbounded_channel();
+            let race = engine::run(
+                &state.backends,
+                strategy,
+                &config,
+                &run_id,
+                Some(sink),
+                cancel.clone(),
+            );
+            let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
+            Some(tokio::join!(race, forward).0)
+        }
+        Contender::Checkout(strategy) => {
+            let (events, seen) = mpsc::unbounded_channel();
+            let watchers = Watchers {
+                events: Some(events),
+                control: Some(control),
+            };
+            let race = checkout::run(
+                &state.backends,
+                strategy,
+                &config,
+                &run_id,
+                watchers,
+                cancel.clone(),
+            );
+            Some(tokio::join!(race, forward_checkout(&run_id, seen, outbound)).0)
+        }
     };
     terminal_frame(run_id, result, cancel.is_cancelled())
+}
+
+/// A checkout's events to the socket: outcomes in batches (as a race's), the live
+/// reconciliation and `reconcile`'s answers as frames of their own, in the order they came.
+async fn forward_checkout(
+    run_id: &str,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    outbound: &mpsc::Sender<ServerMessage>,
+) {
+    let (outcomes, to_batch) = mpsc::unbounded_channel();
+    let split = async move {
+        while let Some(event) = events.recv().await {
+            let frame = match event {
+                Event::Outcome(o) => {
+                    let _ = outcomes.send(o);
+                    continue;
+                }
+                Event::Snapshot(reconciliation) => ServerMessage::Reconciliation {
+                    run_id: run_id.to_string(),
+                    reconciliation,
+                },
+                Event::Reconciled(report) => ServerMessage::Reconciled {
+                    run_id: run_id.to_string(),
+                    report,
+                },
+                // Not the run's end: the error carries no run_id.
+                Event::ReconcileFailed(why) => ServerMessage::Error(wire_error(
+                    ErrorCode::RedisUnavailable,
+                    format!("reconcile could not run: {why}"),
+                )),
+            };
+            if outbound.send(frame).await.is_err() {
+                break;
+            }
+        }
+    };
+    let batches = batcher::forward(run_id.to_string(), to_batch, outbound.clone());
+    tokio::join!(split, batches);
 }
 
 /// The terminal frame for a run that ended with `result` (`None`: never started, because it
@@ -480,6 +703,7 @@ pub fn error_code(e: &RunError) -> ErrorCode {
         RunError::Setup(ShelfError::Postgres(e)) if e.is_resource_exhausted() => {
             ErrorCode::ResourceExhausted
         }
+        RunError::Setup(ShelfError::OutageNotAllowed) => ErrorCode::OutageNotAllowed,
         RunError::Setup(_) => ErrorCode::StrategyUnavailable,
         RunError::StoreLost { .. } | RunError::ReadBack(_) => ErrorCode::RunFailed,
     }

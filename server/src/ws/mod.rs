@@ -35,6 +35,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
+use crate::checkout::Control;
 use crate::client::ClientAddr;
 use inbound::wire_error;
 use job::Job;
@@ -98,7 +99,12 @@ struct InFlight {
     cancel: CancellationToken,
     /// Cancelled by the job just before its last frame, once it holds nothing.
     ended: CancellationToken,
+    /// Where `reconcile` requests go, for a checkout job.
+    control: Option<mpsc::Sender<Control>>,
 }
+
+/// `reconcile` requests a checkout job may have waiting at once; more are refused.
+const PENDING_RECONCILES: usize = 2;
 
 /// What a session knows about its client, for admission.
 pub struct Caller {
@@ -251,6 +257,12 @@ async fn handle(
             }
             return;
         }
+        Ok(ClientMessage::Reconcile) => {
+            if let Some(e) = reconcile(in_flight.as_ref()) {
+                send_error(frames, e).await;
+            }
+            return;
+        }
         Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
             if in_flight.is_some() =>
         {
@@ -289,6 +301,26 @@ async fn handle(
     }
 }
 
+/// Pass a `reconcile` to the checkout job in flight; the error to send when there is none
+/// (the job answers with `reconciled` itself).
+fn reconcile(in_flight: Option<&InFlight>) -> Option<WireError> {
+    let not_now = |why: &str| Some(wire_error(ErrorCode::NoRunInProgress, why));
+    let Some(job) = in_flight else {
+        return not_now("reconcile works during a checkout run, and none is in flight");
+    };
+    let Some(control) = &job.control else {
+        return not_now("reconcile works during a checkout run; the run in flight is a race");
+    };
+    match control.try_send(Control::Reconcile) {
+        Ok(()) => None,
+        Err(mpsc::error::TrySendError::Full(_)) => Some(wire_error(
+            ErrorCode::RateLimited,
+            "a reconcile is already waiting to run; wait for its answer",
+        )),
+        Err(mpsc::error::TrySendError::Closed(_)) => not_now("the checkout run has just ended"),
+    }
+}
+
 /// Spawn an admitted job on the session's task set.
 fn start(
     state: &Arc<AppState>,
@@ -300,6 +332,8 @@ fn start(
     let ended = CancellationToken::new();
     let run_id = job::new_id("r");
     let id = job.id(&run_id);
+    let (control, requests) = mpsc::channel(PENDING_RECONCILES);
+    let control = job.is_checkout().then_some(control);
     jobs.spawn(job::run_job(
         state.clone(),
         job,
@@ -307,8 +341,14 @@ fn start(
         frames.clone(),
         cancel.clone(),
         ended.clone(),
+        requests,
     ));
-    InFlight { id, cancel, ended }
+    InFlight {
+        id,
+        cancel,
+        ended,
+        control,
+    }
 }
 
 /// The send task: the only writer of the socket. A client that stops reading would

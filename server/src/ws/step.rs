@@ -44,6 +44,12 @@ fn admit(
         ..request.clone()
     };
     let config = inbound::validate_run(&request)?;
+    if config.race.checkout.is_some() {
+        return Err(wire_error(
+            ErrorCode::BadMessage,
+            "step-through steps the race scenario's commands; a checkout runs with start_run",
+        ));
+    }
     let buyers = config.race.buyers;
     if !(MIN_STEP_BUYERS..=MAX_STEP_BUYERS).contains(&buyers) {
         return Err(wire_error(

@@ -5,8 +5,13 @@
 //! listed here verbatim, each with the calls that prove it. Change a line in a file, add
 //! one, or drop one, and the listing no longer matches: the test fails until the proof is
 //! updated with it.
+//!
+//! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
+//! are proved in [`checkout`].
 
 use std::collections::BTreeSet;
+
+mod checkout;
 
 use crate::common::TestRedis;
 use oversold::store::scripts::{self, LuaFile};
@@ -14,7 +19,7 @@ use redis::Value;
 use redis::aio::MultiplexedConnection;
 
 /// The header lines of `file` that state its contract.
-fn contract_lines(file: &LuaFile) -> BTreeSet<String> {
+pub(super) fn contract_lines(file: &LuaFile) -> BTreeSet<String> {
     const STARTS: [&str; 6] = ["KEYS[", "ARGV[", "Returns", "Errors", "Library", "Function"];
     file.source
         .lines()
@@ -24,7 +29,7 @@ fn contract_lines(file: &LuaFile) -> BTreeSet<String> {
         .collect()
 }
 
-fn assert_pinned(file: &LuaFile, pinned: &[&str]) {
+pub(super) fn assert_pinned(file: &LuaFile, pinned: &[&str]) {
     let pinned: BTreeSet<String> = pinned.iter().map(|l| l.to_string()).collect();
     let found = contract_lines(file);
     assert_eq!(
@@ -76,7 +81,7 @@ fn answer(reply: redis::RedisResult<Value>) -> Answer {
     }
 }
 
-async fn set(c: &mut MultiplexedConnection, key: &str, value: &str) {
+pub(super) async fn set(c: &mut MultiplexedConnection, key: &str, value: &str) {
     redis::cmd("SET")
         .arg(key)
         .arg(value)
@@ -85,12 +90,12 @@ async fn set(c: &mut MultiplexedConnection, key: &str, value: &str) {
         .unwrap();
 }
 
-async fn get(c: &mut MultiplexedConnection, key: &str) -> Option<String> {
+pub(super) async fn get(c: &mut MultiplexedConnection, key: &str) -> Option<String> {
     redis::cmd("GET").arg(key).query_async(c).await.unwrap()
 }
 
 /// Quantities that are not a canonical integer >= 1. Lua's `tonumber` takes several of them.
-const BAD_QTY: [&str; 13] = [
+pub(super) const BAD_QTY: [&str; 13] = [
     "0",
     "-1",
     "abc",
@@ -106,7 +111,7 @@ const BAD_QTY: [&str; 13] = [
     "1000000000000000",
 ];
 /// Stock values that are not a canonical integer.
-const BAD_STOCK: [&str; 8] = [
+pub(super) const BAD_STOCK: [&str; 8] = [
     "2.5",
     " 5",
     "0x10",
@@ -294,11 +299,11 @@ async fn release_lock_header_is_its_contract() {
     assert_eq!(get(&mut c, key).await.as_deref(), Some(""));
 }
 
-async fn pttl(c: &mut MultiplexedConnection, key: &str) -> i64 {
+pub(super) async fn pttl(c: &mut MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(c).await.unwrap()
 }
 
-async fn del(c: &mut MultiplexedConnection, keys: &[&str]) {
+pub(super) async fn del(c: &mut MultiplexedConnection, keys: &[&str]) {
     redis::cmd("DEL")
         .arg(keys)
         .query_async::<()>(c)
@@ -672,6 +677,14 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "acquire_fenced_lock.lua",
             "fenced_get.lua",
             "fenced_decrby.lua",
+            "reserve_hold.lua",
+            "reserve_hold_once.lua",
+            "reserve_hold_limited.lua",
+            "confirm_hold.lua",
+            "release_hold.lua",
+            "reap_holds.lua",
+            "reconcile.lua",
+            "ledger_record.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

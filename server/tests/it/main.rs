@@ -2,6 +2,9 @@
 //! private `redis-server` or cluster (and, where a test needs it, the real app on a free port).
 //!
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
+//! - `checkout`: the checkout scenario: random races with their checkers per strategy,
+//!   confirm/release/reaper racing on the same holds, the reaper under load, fail modes,
+//!   reconciliation, the socket and the CLI.
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
@@ -17,6 +20,7 @@
 
 mod all_strategies;
 mod budgets;
+mod checkout;
 mod cli;
 mod cluster;
 mod common;

@@ -229,15 +229,25 @@ async fn one_run_per_connection_and_cancel() {
     client
         .send_json(json!({"type":"start_run","config":{"strategy":"naive"}}))
         .await;
+    let mut outcomes = 0;
     let e = loop {
         match client.next_not_status().await {
-            ServerMessage::Outcomes { .. } => continue,
+            ServerMessage::Outcomes { .. } => outcomes += 1,
             ServerMessage::Error(e) => break e,
             other => panic!("{other:?}"),
         }
     };
     assert_eq!(e.code, ErrorCode::RunInProgress);
     assert_eq!(e.run_id.as_deref(), Some(run_id.as_str()));
+    // Cancel a run whose buyers are running: on a busy machine the job may not have begun
+    // racing yet when the error above comes back, and a run cancelled before it began has
+    // no summary to send.
+    while outcomes == 0 {
+        match client.next_not_status().await {
+            ServerMessage::Outcomes { .. } => outcomes += 1,
+            other => panic!("{other:?}"),
+        }
+    }
 
     let asked = Instant::now();
     client.send_json(json!({"type":"cancel_run"})).await;

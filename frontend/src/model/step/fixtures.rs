@@ -26,6 +26,8 @@ pub(crate) fn state(
             arrival_spread_ms: 0,
             race_window_ms: 0,
             seed: 1,
+            scenario: Default::default(),
+            checkout: None,
         }
         .with_strategy("naive"),
         buyers: (1..=2)
@@ -71,6 +73,7 @@ pub(crate) fn ended(
         retries: 0,
         bucket: None,
         node: None,
+        checkout: None,
     }
 }
 

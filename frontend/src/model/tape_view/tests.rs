@@ -94,6 +94,7 @@ fn outcome(
         retries: 0,
         bucket: None,
         node: None,
+        checkout: None,
     }
 }
 

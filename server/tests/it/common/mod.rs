@@ -49,6 +49,7 @@ impl TestRedis {
         Backends {
             redis: self.store.clone(),
             postgres: Ok(pg),
+            owns_redis: false,
         }
     }
 

@@ -531,6 +531,7 @@ mod tests {
             retries: 0,
             bucket: None,
             node: None,
+            checkout: None,
         }
     }
 

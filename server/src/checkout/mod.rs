@@ -1,0 +1,486 @@
+//! Running one checkout: the race's crowd, carried past the click. Each buyer reserves,
+//! then pays and confirms, or gives the units back, or its app server dies; holds expire
+//! and a reaper returns them; a ledger settles the orders; the shelf is reconciled live.
+//!
+//! # Layout
+//! - this file: [`run`]: set up (the available count, the app servers' connections, the
+//!   ledger), the loop that releases the buyers and, while they check out, sends live
+//!   [`Reconciliation`] numbers, answers `reconcile` and pauses Redis for an outage; then
+//!   the wait for the last hold, the read-back, the summary, and clean-up.
+//! - [`crowd`]: who each buyer is and what it will do (seeded).
+//! - [`clock`]: the shop clock.
+//! - [`buyer`]: one buyer's story.
+//! - [`reaper`]: returns expired holds in small batches.
+//! - [`ledger`]: PostgreSQL, or the Redis fallback.
+//! - [`tally`]: the summary.
+//!
+//! # Lifecycle invariants
+//! For every strategy, at every instant: `stock = available + held + sold + leaked`.
+//! A hold is settled once: confirmed, released, or expired and reaped, whichever comes
+//! first; the others find it gone. A run ends when every story has ended and (unless
+//! `no_wait_expiry`) every hold has been settled, so the holds strategies end with
+//! `leaked = 0` however many app servers crashed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oversold_protocol::{BuyerOutcome, CheckoutConfig, ReconcileReport, Reconciliation, RunConfig};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::backends::Backends;
+use crate::engine::{RunError, RunReport};
+use crate::shelf::ShelfError;
+use crate::store::holds::Counters;
+use crate::store::{CheckoutKeys, RedisConn, holds, scripts, stock};
+use crate::strategy::checkout::CheckoutStrategy;
+
+pub mod buyer;
+pub mod clock;
+pub mod crowd;
+pub mod ledger;
+pub mod reaper;
+pub mod tally;
+
+use buyer::{Buyer, Shop};
+use clock::{ShopClock, micros};
+use ledger::{Ledger, LedgerTotals};
+use reaper::{Reaper, ReaperReport};
+use tally::Closing;
+
+/// How often live numbers go out while a run has someone watching.
+pub const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
+/// Extra real time allowed for the last hold to be reaped once it is due.
+const DRAIN_SLACK: Duration = Duration::from_secs(5);
+
+/// What a checkout run tells whoever watches it, as it happens.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A buyer's story ended.
+    Outcome(BuyerOutcome),
+    /// The shelf, reconciled, now.
+    Snapshot(Reconciliation),
+    /// The answer to a `reconcile`.
+    Reconciled(ReconcileReport),
+    /// A `reconcile` that could not be done, and why.
+    ReconcileFailed(String),
+}
+
+/// Where events go. Unbounded, as outcomes are in a race: bounded by the run's size.
+pub type EventSink = mpsc::UnboundedSender<Event>;
+
+/// Send `event` to whoever watches, if anyone does. A watcher that went away only means
+/// nobody is looking any more; the run goes on.
+fn tell(events: &Option<EventSink>, event: Event) {
+    if let Some(events) = events {
+        let _ = events.send(event);
+    }
+}
+
+/// What a watcher may ask of a running checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Run the correction: available = stock - sold - held.
+    Reconcile,
+}
+
+/// Who watches a run: where its events go, and where requests come from. Both optional
+/// (the CLI watches nothing). The requests' channel is lent: a comparison hands the same
+/// one to each of its races in turn.
+#[derive(Default)]
+pub struct Watchers<'a> {
+    /// Events, as they happen.
+    pub events: Option<EventSink>,
+    /// Requests, such as `reconcile`.
+    pub control: Option<&'a mut mpsc::Receiver<Control>>,
+}
+
+/// The knobs of a checkout config, or the setup error saying there are none.
+pub fn knobs(config: &RunConfig) -> Result<&CheckoutConfig, RunError> {
+    config.race.checkout.as_ref().ok_or_else(|| {
+        RunError::Setup(ShelfError::Prepare(crate::strategy::PrepareError::Refused(
+            "a checkout strategy needs \"scenario\":\"checkout\"".into(),
+        )))
+    })
+}
+
+/// Run one checkout to its end (or cancellation). `config` must be validated and name a
+/// checkout; `outage_ms > 0` needs a Redis this process started.
+pub async fn run(
+    backends: &Backends,
+    strategy: &'static CheckoutStrategy,
+    config: &RunConfig,
+    run_id: &str,
+    watchers: Watchers<'_>,
+    cancel: CancellationToken,
+) -> Result<RunReport, RunError> {
+    let knobs = knobs(config)?.clone();
+    if knobs.outage_ms > 0 && !backends.owns_redis {
+        return Err(RunError::Setup(ShelfError::OutageNotAllowed));
+    }
+    let (shop, mut admin) = set_up(backends, strategy, config, run_id)
+        .await
+        .map_err(RunError::Setup)?;
+    let shop = Arc::new(shop);
+    let race = Race {
+        shop: shop.clone(),
+        admin: admin.clone(),
+        config,
+        watchers,
+        reconciled: 0,
+    };
+    let ran = race.run(backends, run_id, cancel).await;
+    let redis_requests = shop.fleet.iter().map(RedisConn::requests_sent).sum();
+    // The race part fails only before any buyer is released (opening the reaper).
+    let closing = match ran {
+        Ok(ran) => close(&shop, &mut admin, ran)
+            .await
+            .map_err(RunError::ReadBack),
+        Err(e) => Err(RunError::Setup(e)),
+    };
+    // Clean up whatever happened; keys expire by TTL if this fails too.
+    if let Err(e) = holds::remove_run(&mut admin, &shop.keys).await {
+        tracing::warn!(run_id, error = %e, "could not delete the run's keys; they expire on their own");
+    }
+    if let Err(e) = shop.ledger.clear().await {
+        tracing::warn!(run_id, error = %e, "could not delete the run's ledger rows");
+    }
+    let (closing, outcomes, watchers) = closing?;
+    tell(&watchers.events, Event::Snapshot(closing.snapshot(config)));
+    Ok(RunReport {
+        run_id: run_id.to_string(),
+        summary: tally::summarize(config, &outcomes, &closing.closing),
+        outcomes,
+        redis_requests,
+    })
+}
+
+/// Put the stock on the shelf, load the scripts, open the app servers and the ledger.
+async fn set_up(
+    backends: &Backends,
+    strategy: &'static CheckoutStrategy,
+    config: &RunConfig,
+    run_id: &str,
+) -> Result<(Shop, RedisConn), ShelfError> {
+    let knobs = config.race.checkout.clone().expect("checked by the caller");
+    let mut admin = backends
+        .redis
+        .connect_named(&format!("oversold:{run_id}:admin"))
+        .await?;
+    let keys = CheckoutKeys::new(run_id);
+    let opened = async {
+        stock::init(&mut admin, keys.run(), config.race.stock).await?;
+        for name in strategy.about.scripts.iter() {
+            if let Some(file) = scripts::by_name(name) {
+                scripts::preload(&mut admin, file).await?;
+            }
+        }
+        let fleet = backends
+            .redis
+            .connect_fleet(run_id, config.race.app_servers)
+            .await?;
+        let ledger = Ledger::open(backends, run_id, &keys, &admin).await?;
+        Ok::<_, ShelfError>((fleet, ledger))
+    }
+    .await;
+    match opened {
+        Ok((fleet, ledger)) => Ok((
+            Shop {
+                strategy,
+                keys,
+                fleet,
+                ledger,
+                knobs,
+                race_window: Duration::from_millis(u64::from(config.race.race_window_ms)),
+            },
+            admin,
+        )),
+        Err(e) => {
+            let _ = holds::remove_run(&mut admin, &keys).await;
+            Err(e)
+        }
+    }
+}
+
+/// The run between set-up and read-back.
+struct Race<'a, 'w> {
+    shop: Arc<Shop>,
+    admin: RedisConn,
+    config: &'a RunConfig,
+    watchers: Watchers<'w>,
+    reconciled: i64,
+}
+
+/// What the race part of a run hands to the read-back.
+struct Ran<'w> {
+    outcomes: Vec<BuyerOutcome>,
+    reaper: ReaperReport,
+    reconciled: i64,
+    clock: ShopClock,
+    watchers: Watchers<'w>,
+}
+
+/// The end of a run, and the counters for its last live frame.
+struct Closed {
+    closing: Closing,
+    counters: Counters,
+}
+
+impl Closed {
+    fn snapshot(&self, config: &RunConfig) -> Reconciliation {
+        let c = &self.closing;
+        let at = (c.shop_ms, c.real_ms);
+        reconciliation(
+            config.race.stock,
+            at,
+            c.final_stock,
+            &self.counters,
+            &c.ledger,
+        )
+    }
+}
+
+/// The shelf at one instant: `stock = available + held + sold + settling + leaked`, where
+/// `sold` is the ledger's and `settling` the units Redis counts as confirmed that the
+/// ledger does not have yet.
+fn reconciliation(
+    stock: u32,
+    (shop_ms, real_ms): (u64, u64),
+    available: i64,
+    counters: &Counters,
+    ledger: &LedgerTotals,
+) -> Reconciliation {
+    let sold = ledger.confirmed_units;
+    let settling = (counters.sold - sold as i64).max(0);
+    Reconciliation {
+        shop_ms,
+        real_ms,
+        stock,
+        available,
+        held: counters.held,
+        holds: u32::try_from(counters.holds).unwrap_or(u32::MAX),
+        sold,
+        settling,
+        leaked: i64::from(stock) - available - counters.held - sold as i64 - settling,
+        backorders: ledger.backorder_units,
+    }
+}
+
+impl<'w> Race<'_, 'w> {
+    async fn run(
+        mut self,
+        backends: &Backends,
+        run_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<Ran<'w>, ShelfError> {
+        let knobs = self.shop.knobs.clone();
+        // Everything is opened before the first buyer is released.
+        let reaper_conn = match self.shop.strategy.buyer.keeps_holds() {
+            true => Some(
+                backends
+                    .redis
+                    .connect_named(&format!("oversold:{run_id}:reaper"))
+                    .await?,
+            ),
+            false => None,
+        };
+        let (open_gate, gate) = watch::channel(None::<Instant>);
+        let stop = cancel.child_token();
+        let events = self.watchers.events.clone();
+        let mut buyers = JoinSet::new();
+        for shopper in crowd::crowd(&self.config.race) {
+            let buyer = Buyer {
+                shopper,
+                shop: self.shop.clone(),
+                stop: stop.clone(),
+                sink: events.clone(),
+            };
+            buyers.spawn(buyer.run(gate.clone()));
+        }
+        // Let the buyers reach the gate, so "all at once" is real.
+        tokio::task::yield_now().await;
+        let opened = Instant::now();
+        let clock = ShopClock::start(opened, knobs.time_scale);
+        open_gate.send_replace(Some(opened));
+
+        let (drain, draining) = watch::channel(false);
+        let stop_reaper = stop.child_token();
+        let mut reaper = JoinSet::new();
+        if let Some(conn) = reaper_conn {
+            let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
+            reaper.spawn(
+                Reaper {
+                    conn,
+                    keys: self.shop.keys.clone(),
+                    clock,
+                    every: reaper::tick_for(hold_real),
+                    draining,
+                    drain_for: drain_time(&clock, &knobs),
+                    stop: stop_reaper.clone(),
+                }
+                .run(),
+            );
+        }
+        let mut outage = (knobs.outage_ms > 0).then(|| clock.instant_at(knobs.outage_at_ms.into()));
+        let mut snapshots =
+            tokio::time::interval_at((opened + SNAPSHOT_EVERY).into(), SNAPSHOT_EVERY);
+        let mut control = self.watchers.control.take();
+        let mut outcomes = Vec::with_capacity(self.config.race.buyers as usize);
+        let mut buying = true;
+        let mut reaper_report = None;
+        let no_reaper = reaper.is_empty();
+        loop {
+            if !buying && (no_reaper || reaper_report.is_some()) {
+                break;
+            }
+            tokio::select! {
+                joined = buyers.join_next(), if buying => match joined {
+                    Some(Ok(Some(o))) => outcomes.push(o),
+                    Some(Ok(None)) => {} // skipped: the run stopped first
+                    Some(Err(e)) => tracing::error!(error = %e, "a checkout buyer task panicked"),
+                    None => {
+                        buying = false;
+                        if knobs.no_wait_expiry || stop.is_cancelled() {
+                            stop_reaper.cancel();
+                        } else {
+                            drain.send_replace(true);
+                        }
+                    }
+                },
+                done = reaper.join_next(), if !no_reaper && reaper_report.is_none() => {
+                    reaper_report = Some(match done {
+                        Some(Ok(report)) => report,
+                        _ => ReaperReport::default(),
+                    });
+                }
+                _ = snapshots.tick(), if events.is_some() => {
+                    if let Some(r) = self.snapshot(clock).await {
+                        tell(&events, Event::Snapshot(r));
+                    }
+                }
+                Some(Control::Reconcile) = async {
+                    match control.as_mut() {
+                        Some(c) => c.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let event = self.reconcile(clock).await;
+                    tell(&events, event);
+                }
+                _ = tokio::time::sleep_until(outage.unwrap_or(opened).into()), if outage.is_some() => {
+                    outage = None;
+                    self.pause(&clock, &knobs).await;
+                }
+            }
+        }
+        self.watchers.control = control;
+        Ok(Ran {
+            outcomes,
+            reaper: reaper_report.unwrap_or_default(),
+            reconciled: self.reconciled,
+            clock,
+            watchers: self.watchers,
+        })
+    }
+
+    /// The shelf now, reconciled (`None` if Redis or the ledger did not answer).
+    async fn snapshot(&mut self, clock: ShopClock) -> Option<Reconciliation> {
+        let now = Instant::now();
+        let counters = holds::counters(&mut self.admin, &self.shop.keys)
+            .await
+            .ok()?;
+        let ledger = self.shop.ledger.totals().await.ok()?;
+        let at = (clock.shop_ms(now), clock.real_us(now) / 1_000);
+        let stock = self.config.race.stock;
+        Some(reconciliation(
+            stock,
+            at,
+            counters.available?,
+            &counters,
+            &ledger,
+        ))
+    }
+
+    /// The guide's correction: available = stock - sold - held, by one script.
+    async fn reconcile(&mut self, clock: ShopClock) -> Event {
+        let ledger = match self.shop.ledger.totals().await {
+            Ok(t) => t,
+            Err(e) => return Event::ReconcileFailed(format!("the ledger did not answer: {e}")),
+        };
+        let stock = self.config.race.stock;
+        let keys = &self.shop.keys;
+        match holds::reconcile(&mut self.admin, keys, stock, ledger.confirmed_units).await {
+            Ok(c) => {
+                let r = c.reply;
+                self.reconciled += r.after - r.before;
+                let now = Instant::now();
+                // The shelf right after; if it cannot be read, what the script itself saw.
+                let after = self.snapshot(clock).await.unwrap_or_else(|| {
+                    let seen = Counters {
+                        available: Some(r.after),
+                        held: r.held,
+                        sold: r.sold as i64,
+                        holds: 0,
+                    };
+                    let at = (clock.shop_ms(now), clock.real_us(now) / 1_000);
+                    reconciliation(stock, at, r.after, &seen, &ledger)
+                });
+                Event::Reconciled(ReconcileReport {
+                    available_before: r.before,
+                    available_after: r.after,
+                    fixed: r.after - r.before,
+                    sold: r.sold,
+                    held: r.held,
+                    after,
+                })
+            }
+            Err(f) => Event::ReconcileFailed(f.error.short()),
+        }
+    }
+
+    /// Pause our own Redis for the outage (set-up refused a Redis we do not own).
+    async fn pause(&mut self, clock: &ShopClock, knobs: &CheckoutConfig) {
+        let real = clock.real(knobs.outage_ms.into());
+        tracing::info!(
+            real_ms = real.as_millis() as u64,
+            "outage: pausing our own Redis"
+        );
+        if let Err(e) = holds::pause(&mut self.admin, micros(real) / 1_000).await {
+            tracing::warn!(error = %e, "could not pause Redis for the outage");
+        }
+    }
+}
+
+/// How long to wait for the last hold once every buyer is done: every reservation has
+/// been made by then, so every hold is due within a hold's life (plus an outage), and slack.
+fn drain_time(clock: &ShopClock, knobs: &CheckoutConfig) -> Duration {
+    clock.real(u64::from(knobs.hold_ttl_ms)) + clock.real(u64::from(knobs.outage_ms)) + DRAIN_SLACK
+}
+
+/// Read the shelf and the ledger back, and tally.
+async fn close<'w>(
+    shop: &Shop,
+    admin: &mut RedisConn,
+    ran: Ran<'w>,
+) -> Result<(Closed, Vec<BuyerOutcome>, Watchers<'w>), ShelfError> {
+    let now = Instant::now();
+    let counters = holds::counters(admin, &shop.keys).await?;
+    let available = counters
+        .available
+        .ok_or_else(|| ShelfError::Vanished(shop.keys.run().stock_key().to_string()))?;
+    let held_units = holds::units_in_holds(admin, &shop.keys).await?;
+    let ledger = shop.ledger.read_all().await?;
+    let closing = Closing {
+        final_stock: available,
+        held_units,
+        ledger,
+        ledger_kind: shop.ledger.kind(),
+        expired_units: ran.reaper.units,
+        reaper: ran.reaper.stats(),
+        reconciled_units: ran.reconciled,
+        shop_ms: ran.clock.shop_ms(now),
+        real_ms: ran.clock.real_us(now) / 1_000,
+    };
+    Ok((Closed { closing, counters }, ran.outcomes, ran.watchers))
+}

@@ -1,0 +1,151 @@
+//! The reaper: gives back the units of holds nobody confirmed or released.
+//!
+//! Every tick it calls `reap_holds.lua` with the shop clock, and calls again at once while
+//! the script says more holds are due. Each call returns at most [`BATCH`] holds: a script
+//! blocks every other client of Redis while it runs, so ten thousand holds expiring at
+//! once are returned in a hundred short calls, with buyers' commands served in between,
+//! instead of one long one.
+//!
+//! It runs on a connection of its own, so its work never queues behind a buyer's (nor a
+//! buyer's behind it) in the client, and it is not counted in any buyer's round trips.
+
+use std::time::{Duration, Instant};
+
+use oversold_protocol::ReaperStats;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::clock::{ShopClock, micros};
+use crate::store::holds::{self, MAX_REAP_BATCH};
+use crate::store::{CheckoutKeys, RedisConn};
+use crate::summary::latency;
+
+/// Holds returned per script call at most.
+pub const BATCH: u32 = 100;
+const _: () = assert!(BATCH <= MAX_REAP_BATCH);
+
+/// What the reaper did, and whether it ran dry.
+#[derive(Debug, Clone, Default)]
+pub struct ReaperReport {
+    /// Script calls made.
+    pub calls: u32,
+    /// Holds returned.
+    pub holds: u64,
+    /// Units returned.
+    pub units: u64,
+    /// Most holds in one call.
+    pub largest_batch: u32,
+    /// Each call's time as the server saw it, µs.
+    pub call_us: Vec<u64>,
+    /// Holds still listed when it stopped.
+    pub holds_left: u64,
+    /// The last error, if a call failed (the reaper keeps trying until it is stopped).
+    pub error: Option<String>,
+}
+
+impl ReaperReport {
+    /// The summary's view of it.
+    pub fn stats(&self) -> ReaperStats {
+        let l = latency(self.call_us.clone());
+        ReaperStats {
+            calls: self.calls,
+            holds_returned: self.holds,
+            largest_batch: self.largest_batch,
+            batch_size: BATCH,
+            p50_call_us: l.p50_us,
+            p99_call_us: l.p99_us,
+            max_call_us: l.max_us,
+        }
+    }
+}
+
+/// The reaper of one run.
+pub struct Reaper {
+    /// Its own connection.
+    pub conn: RedisConn,
+    /// The run's keys.
+    pub keys: CheckoutKeys,
+    /// The shop clock.
+    pub clock: ShopClock,
+    /// Real time between ticks.
+    pub every: Duration,
+    /// Becomes true when every buyer is done: from then on the reaper stops as soon as
+    /// no hold is left (or `drain_for` later).
+    pub draining: watch::Receiver<bool>,
+    /// The longest to wait for the last hold once draining.
+    pub drain_for: Duration,
+    /// Stops it at once (a cancelled run, or one that does not wait for expiry).
+    pub stop: CancellationToken,
+}
+
+/// Real time between ticks for a hold of `hold_real`: a tenth of it, between 5 and 100 ms,
+/// so a hold is returned at most a tenth of its life (or 100 ms) after it expires.
+pub fn tick_for(hold_real: Duration) -> Duration {
+    (hold_real / 10).clamp(Duration::from_millis(5), Duration::from_millis(100))
+}
+
+impl Reaper {
+    /// Reap until stopped, or until draining and no hold is left.
+    pub async fn run(mut self) -> ReaperReport {
+        let mut report = ReaperReport::default();
+        let mut tick = tokio::time::interval(self.every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut drain_by = None;
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return report,
+                _ = tick.tick() => {}
+            }
+            self.sweep(&mut report).await;
+            if *self.draining.borrow() {
+                let by = *drain_by.get_or_insert_with(|| Instant::now() + self.drain_for);
+                if report.holds_left == 0 || Instant::now() >= by {
+                    return report;
+                }
+            }
+        }
+    }
+
+    /// Call the script until no due hold is left (or a call fails).
+    async fn sweep(&mut self, report: &mut ReaperReport) {
+        loop {
+            let started = Instant::now();
+            let reaped = holds::reap(&mut self.conn, &self.keys, self.clock.now(), BATCH).await;
+            report.calls += 1;
+            report.call_us.push(micros(started.elapsed()));
+            match reaped {
+                Ok(c) => {
+                    let r = c.reply;
+                    report.holds += u64::from(r.holds);
+                    report.units += r.units;
+                    report.largest_batch = report.largest_batch.max(r.holds);
+                    report.holds_left = r.holds_left;
+                    if r.still_due == 0 {
+                        return;
+                    }
+                }
+                Err(f) => {
+                    tracing::debug!(error = %f.error, "a reaper call failed; trying again next tick");
+                    report.error = Some(f.error.short());
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_a_tenth_of_a_hold_within_bounds() {
+        assert_eq!(tick_for(Duration::from_secs(3)), Duration::from_millis(100));
+        assert_eq!(
+            tick_for(Duration::from_millis(200)),
+            Duration::from_millis(20)
+        );
+        assert_eq!(tick_for(Duration::from_millis(1)), Duration::from_millis(5));
+    }
+}
