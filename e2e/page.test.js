@@ -189,8 +189,15 @@ test('compare races every available strategy and scores them side by side', asyn
   const available = await availableStrategies();
   assert.ok(available.includes('naive') && available.includes('lua'), `available: ${available}`);
   await byTestId('run-compare').click();
-  // While it runs, the button says which race is on: "3 / 7: watch".
-  const progress = await byTestId('compare-progress').textContent({ timeout: 10_000 }).catch(() => '');
+  // While it runs, the button says which race is on: "3 / 7: watch" (after a moment of
+  // "Starting…" while the server answers).
+  const progress = await lab.page
+    .waitForFunction(() => {
+      const t = document.querySelector('[data-testid="compare-progress"]')?.textContent.trim();
+      return t && /^\d+ \/ \d+/.test(t) ? t : null;
+    }, null, { timeout: 10_000 })
+    .then((h) => h.jsonValue())
+    .catch(() => '');
   if (progress) assert.match(progress, /^\d+ \/ \d+(: \w+)?$/);
   await lab.page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
 
