@@ -249,7 +249,10 @@ test('naive_set: the counter stays up while the orders pile past the stock', asy
 
 test('10,000 buyers: the page stays responsive and receives every outcome', async () => {
   await fresh();
-  await knobs({ 'buyers-input': 10000 });
+  // Arrivals over 2 s: the 10 units go in the first milliseconds and the run lasts seconds, so
+  // the timeline always has a race to zoom to (with everyone at once, whether the run outlasts
+  // four times the run-out moment depends on how busy the machine is).
+  await knobs({ 'buyers-input': 10000, 'spread-input': 2000 });
   const previous = await byTestId('run-status').getAttribute('data-run-id');
   await byTestId('run-naive').click();
 
