@@ -55,118 +55,13 @@ pub struct StepLog {
 impl StepLog {
     /// Read `state`'s log against the counter `trail` recorded.
     pub fn read(state: &StepState, trail: &StepTrail) -> Self {
-        let same_session = trail.run_id == state.run_id;
         let outcomes: Vec<Option<BuyerOutcome>> =
             state.buyers.iter().map(|b| b.outcome.clone()).collect();
-        let outcome = |buyer: u32| -> Option<&BuyerOutcome> {
-            outcomes.get(buyer as usize - 1).and_then(Option::as_ref)
-        };
         let qty = state.config.race.qty.max(1);
-        let mut cells: Vec<StepCell> = state
-            .log
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let (before, after) = if same_session {
-                    (trail.before(i), trail.after(i))
-                } else {
-                    (None, None)
-                };
-                StepCell {
-                    buyer: c.buyer,
-                    command: c.command.clone(),
-                    reply: c.reply.clone(),
-                    before,
-                    after,
-                    kind: first_look(&c.command, &c.reply, before, after),
-                    read: None,
-                    writes_between: Vec::new(),
-                    phantom_units: 0,
-                    lost_units: 0,
-                }
-            })
-            .collect();
-
-        // A buyer that sold without ever moving the counter wrote over another sale: its last
-        // command that was neither a read nor refused was that write.
-        for o in outcomes.iter().flatten() {
-            if o.result != OutcomeResult::Reserved {
-                continue;
-            }
-            let mine = || cells.iter().enumerate().filter(|(_, c)| c.buyer == o.buyer);
-            if mine().any(|(_, c)| c.kind == CellKind::Sale) {
-                continue;
-            }
-            let last = mine()
-                .filter(|(_, c)| c.kind == CellKind::Other)
-                .map(|(i, _)| i)
-                .next_back();
-            if let Some(i) = last {
-                cells[i].kind = CellKind::Overwrite;
-            }
-        }
-
-        // Join each write to its read, count what landed between, and settle what it was.
-        let writes: Vec<usize> = (0..cells.len())
-            .filter(|&i| matches!(cells[i].kind, CellKind::Sale | CellKind::Overwrite))
-            .collect();
-        for &w in &writes {
-            let buyer = cells[w].buyer;
-            let read = (0..w)
-                .rev()
-                .take_while(|&i| !(cells[i].buyer == buyer && writes.contains(&i)))
-                .find(|&i| cells[i].buyer == buyer && cells[i].kind == CellKind::Read);
-            let between: Vec<usize> = read.map_or_else(Vec::new, |r| {
-                writes
-                    .iter()
-                    .copied()
-                    .filter(|&x| x > r && x < w && cells[x].buyer != buyer)
-                    .collect()
-            });
-            let done = outcome(buyer);
-            let sold = done.is_some_and(|o| o.result == OutcomeResult::Reserved);
-            let q = done.map_or(qty, |o| o.qty);
-            let c = &mut cells[w];
-            c.read = read;
-            if let (true, Some(b), Some(a)) = (sold, c.before, c.after) {
-                c.phantom_units = (i64::from(q) - b.clamp(0, i64::from(q))) as u32;
-                c.lost_units = (i64::from(q) - (b - a)).clamp(0, i64::from(q)) as u32;
-            }
-            c.kind = if c.lost_units > 0 {
-                CellKind::Overwrite
-            } else if c.phantom_units > 0 {
-                CellKind::Phantom
-            } else if !sold && c.after.is_some_and(|a| a < 0) {
-                // Below zero and not (yet) a sale: an overshoot waiting to be undone.
-                CellKind::Overshoot
-            } else {
-                CellKind::Sale
-            };
-            let stale = !between.is_empty();
-            c.writes_between = between;
-            if let (true, Some(r)) = (stale, read) {
-                cells[r].kind = CellKind::StaleRead;
-            }
-        }
-
-        // Reads that showed too little, and a refused buyer's one command.
-        for i in 0..cells.len() {
-            let Some(o) = outcome(cells[i].buyer) else {
-                continue;
-            };
-            if o.result != OutcomeResult::SoldOut {
-                continue;
-            }
-            let c = &cells[i];
-            let short = c.reply.parse::<i64>().is_ok_and(|v| v < i64::from(o.qty));
-            if c.kind == CellKind::Read && short {
-                cells[i].kind = CellKind::RefusedRead;
-            }
-            let only = cells.iter().filter(|x| x.buyer == o.buyer).count() == 1;
-            if only && cells[i].kind == CellKind::Other {
-                cells[i].kind = CellKind::Refused;
-            }
-        }
+        let mut cells = first_look_at(state, trail);
+        mark_silent_overwrites(&mut cells, &outcomes);
+        join_writes_to_reads(&mut cells, &outcomes, qty);
+        mark_refusals(&mut cells, &outcomes);
         StepLog {
             cells,
             outcomes,
@@ -181,9 +76,7 @@ impl StepLog {
 
     /// Buyer `buyer`'s outcome, once it has one.
     pub fn outcome(&self, buyer: u32) -> Option<&BuyerOutcome> {
-        self.outcomes
-            .get((buyer as usize).checked_sub(1)?)
-            .and_then(Option::as_ref)
+        outcome_of(&self.outcomes, buyer)
     }
 }
 
@@ -216,6 +109,131 @@ pub fn verb(command: &str) -> String {
         return "SET NX".to_string();
     }
     first
+}
+
+/// Buyer `buyer`'s outcome in `outcomes` (1-based), once it has one.
+fn outcome_of(outcomes: &[Option<BuyerOutcome>], buyer: u32) -> Option<&BuyerOutcome> {
+    outcomes
+        .get((buyer as usize).checked_sub(1)?)
+        .and_then(Option::as_ref)
+}
+
+/// One cell per command, with the counter around it (when the trail is this session's) and
+/// what the command and its reply say on their own.
+fn first_look_at(state: &StepState, trail: &StepTrail) -> Vec<StepCell> {
+    let same_session = trail.run_id == state.run_id;
+    state
+        .log
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (before, after) = if same_session {
+                (trail.before(i), trail.after(i))
+            } else {
+                (None, None)
+            };
+            StepCell {
+                buyer: c.buyer,
+                command: c.command.clone(),
+                reply: c.reply.clone(),
+                before,
+                after,
+                kind: first_look(&c.command, &c.reply, before, after),
+                read: None,
+                writes_between: Vec::new(),
+                phantom_units: 0,
+                lost_units: 0,
+            }
+        })
+        .collect()
+}
+
+/// A buyer that sold without ever moving the counter wrote over another sale: its last
+/// command that was neither a read nor refused was that write.
+fn mark_silent_overwrites(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>]) {
+    for o in outcomes.iter().flatten() {
+        if o.result != OutcomeResult::Reserved {
+            continue;
+        }
+        let mine = || cells.iter().enumerate().filter(|(_, c)| c.buyer == o.buyer);
+        if mine().any(|(_, c)| c.kind == CellKind::Sale) {
+            continue;
+        }
+        let last = mine()
+            .filter(|(_, c)| c.kind == CellKind::Other)
+            .map(|(i, _)| i)
+            .next_back();
+        if let Some(i) = last {
+            cells[i].kind = CellKind::Overwrite;
+        }
+    }
+}
+
+/// Join each write to its read, count what landed between, and settle what it was: a sale,
+/// a phantom (units that did not exist), an overwrite (units the counter lost), an overshoot.
+fn join_writes_to_reads(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>], qty: u32) {
+    let writes: Vec<usize> = (0..cells.len())
+        .filter(|&i| matches!(cells[i].kind, CellKind::Sale | CellKind::Overwrite))
+        .collect();
+    for &w in &writes {
+        let buyer = cells[w].buyer;
+        let read = (0..w)
+            .rev()
+            .take_while(|&i| !(cells[i].buyer == buyer && writes.contains(&i)))
+            .find(|&i| cells[i].buyer == buyer && cells[i].kind == CellKind::Read);
+        let between: Vec<usize> = read.map_or_else(Vec::new, |r| {
+            writes
+                .iter()
+                .copied()
+                .filter(|&x| x > r && x < w && cells[x].buyer != buyer)
+                .collect()
+        });
+        let done = outcome_of(outcomes, buyer);
+        let sold = done.is_some_and(|o| o.result == OutcomeResult::Reserved);
+        let q = done.map_or(qty, |o| o.qty);
+        let c = &mut cells[w];
+        c.read = read;
+        if let (true, Some(b), Some(a)) = (sold, c.before, c.after) {
+            c.phantom_units = (i64::from(q) - b.clamp(0, i64::from(q))) as u32;
+            c.lost_units = (i64::from(q) - (b - a)).clamp(0, i64::from(q)) as u32;
+        }
+        c.kind = if c.lost_units > 0 {
+            CellKind::Overwrite
+        } else if c.phantom_units > 0 {
+            CellKind::Phantom
+        } else if !sold && c.after.is_some_and(|a| a < 0) {
+            // Below zero and not (yet) a sale: an overshoot waiting to be undone.
+            CellKind::Overshoot
+        } else {
+            CellKind::Sale
+        };
+        let stale = !between.is_empty();
+        c.writes_between = between;
+        if let (true, Some(r)) = (stale, read) {
+            cells[r].kind = CellKind::StaleRead;
+        }
+    }
+}
+
+/// Reads that showed too little, and a refused buyer's one command.
+fn mark_refusals(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>]) {
+    for i in 0..cells.len() {
+        let Some(o) = outcome_of(outcomes, cells[i].buyer) else {
+            continue;
+        };
+        if o.result != OutcomeResult::SoldOut {
+            continue;
+        }
+        let c = &cells[i];
+        let short = c.reply.parse::<i64>().is_ok_and(|v| v < i64::from(o.qty));
+        if c.kind == CellKind::Read && short {
+            cells[i].kind = CellKind::RefusedRead;
+        }
+        let only = cells.iter().filter(|x| x.buyer == o.buyer).count() == 1;
+        if only && cells[i].kind == CellKind::Other {
+            cells[i].kind = CellKind::Refused;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -187,6 +187,9 @@ pub fn scene(strip: &Strip, width: f64) -> Scene {
 
 /// One band from `top` to `bottom` (its lanes; the counter row hangs below). Returns where
 /// the run-out marker goes (x, and its top and bottom), when it is in this band.
+///
+/// Painted back to front: the ground, the columns' shades, the links, the marks with their
+/// text, the lane names, then the counter row.
 fn draw_band(
     s: &mut Scene,
     g: &Geometry,
@@ -194,36 +197,69 @@ fn draw_band(
     top: f64,
     bottom: f64,
 ) -> Option<(f64, f64, f64)> {
-    let n = band.columns.len() as u32;
-    let right = g.x(n);
-    let lane_y = |lane: u32| top + (f64::from(lane) + 0.5) * g.pitch;
+    let area = Area { g, top, bottom };
+    let out_x = draw_ground(s, &area, band);
+    draw_columns(s, &area, band);
+    draw_links(s, &area, band);
+    draw_marks(s, &area, band);
+    draw_lane_names(s, &area, band);
+    draw_counters(s, &area, band);
+    out_x.map(|x| (x, top - 8.0, bottom))
+}
+
+/// A band's place on the picture.
+struct Area<'a> {
+    g: &'a Geometry,
+    top: f64,
+    bottom: f64,
+}
+
+impl Area<'_> {
+    /// The middle of lane `lane`.
+    fn lane_y(&self, lane: u32) -> f64 {
+        self.top + (f64::from(lane) + 0.5) * self.g.pitch
+    }
+}
+
+/// The ground, the tint after the stock ran out, and a guide along each lane. Returns the
+/// run-out x, when the stock ran out in this band.
+fn draw_ground(s: &mut Scene, a: &Area, band: &Band) -> Option<f64> {
+    let g = a.g;
+    let right = g.x(band.columns.len() as u32);
     s.rects(
         Paint::Ground,
-        vec![rect(g.left, top, right - g.left, bottom - top)],
+        vec![rect(g.left, a.top, right - g.left, a.bottom - a.top)],
     );
     let out_x = band.ran_out.map(|c| g.x(c + 1));
     if let Some(x) = out_x
         && right > x
     {
-        s.rects(Paint::AfterOut, vec![rect(x, top, right - x, bottom - top)]);
+        s.rects(
+            Paint::AfterOut,
+            vec![rect(x, a.top, right - x, a.bottom - a.top)],
+        );
     }
     // A guide along each lane, when lanes are tall enough to follow.
     if g.pitch >= 8.0 {
         let guides = (0..band.lanes.len() as u32)
-            .map(|l| rect(g.left, lane_y(l), right - g.left, 0.0))
+            .map(|l| rect(g.left, a.lane_y(l), right - g.left, 0.0))
             .collect();
         s.rects(Paint::Guide, guides);
     }
+    out_x
+}
 
-    // Columns: unordered shades, folds, approximate places, gaps.
+/// Columns: unordered shades, folds, approximate places, gaps.
+fn draw_columns(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
     let (mut shades, mut folds, mut approx, mut gaps) = (vec![], vec![], vec![], vec![]);
     for (c, col) in band.columns.iter().enumerate() {
         let x = g.x(c as u32);
         match col {
             Column::Folded { .. } => {
                 let cx = x + g.column / 2.0;
-                let mut y = top + 2.0;
-                while y < bottom - 2.0 {
+                let mut y = a.top + 2.0;
+                while y < a.bottom - 2.0 {
                     folds.push(rect(cx - 0.75, y, 1.5, 3.0));
                     y += 6.0;
                 }
@@ -234,21 +270,21 @@ fn draw_band(
                 if slot.commands > 1
                     && let (Some(first), Some(last)) = (lowest, highest)
                 {
-                    let y0 = lane_y(first) - g.pitch / 2.0 + 1.0;
-                    let y1 = lane_y(last) + g.pitch / 2.0 - 1.0;
+                    let y0 = a.lane_y(first) - g.pitch / 2.0 + 1.0;
+                    let y1 = a.lane_y(last) + g.pitch / 2.0 - 1.0;
                     shades.push(rect(x + 1.0, y0, (g.column - 2.0).max(1.0), y1 - y0));
                 }
                 if slot.approx {
                     let w = (g.column - 2.0).max(1.0);
                     let mut dx = 0.0;
                     while dx < w {
-                        approx.push(rect(x + 1.0 + dx, top - 4.0, (w - dx).min(3.0), 1.5));
+                        approx.push(rect(x + 1.0 + dx, a.top - 4.0, (w - dx).min(3.0), 1.5));
                         dx += 6.0;
                     }
                 }
                 if slot.gap {
                     let cx = x + g.column / 2.0;
-                    gaps.push(rect(cx - 1.0, top, 2.0, bottom - top));
+                    gaps.push(rect(cx - 1.0, a.top, 2.0, a.bottom - a.top));
                 }
             }
         }
@@ -257,10 +293,13 @@ fn draw_band(
     s.rects(Paint::Fold, folds);
     s.rects(Paint::Approx, approx);
     s.rects(Paint::Gap, gaps);
+}
 
-    // Links under the marks: a read's right edge to its write's left edge.
+/// Links under the marks: from a read's right edge to its write's left edge, so a line never
+/// crosses a label.
+fn draw_links(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
     let (mut fresh, mut stale) = (vec![], vec![]);
-    // From the read's right edge to the write's left edge, so a line never crosses a label.
     let read_half = mark_rect(g, CellKind::Read, 0.0, 0.0).w / 2.0;
     let write_half = mark_rect(g, CellKind::Sale, 0.0, 0.0).w / 2.0;
     for l in &band.links {
@@ -268,17 +307,20 @@ fn draw_band(
         let x1 = g.x(l.to_column) + g.column / 2.0 - write_half;
         let seg = Segment {
             x0,
-            y0: lane_y(l.from_lane),
+            y0: a.lane_y(l.from_lane),
             x1,
-            y1: lane_y(l.to_lane),
+            y1: a.lane_y(l.to_lane),
         };
         if l.stale { &mut stale } else { &mut fresh }.push(seg);
     }
     let thin = (g.pitch * 0.12).clamp(1.0, 2.0);
     s.lines(Paint::Link, thin, fresh);
     s.lines(Paint::LinkStale, (thin * 1.4).min(2.5), stale);
+}
 
-    // Marks, one fill per kind; text on them when there is room.
+/// Marks, one fill per kind; text on them when there is room.
+fn draw_marks(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
     let mut texts = Vec::new();
     for kind in KIND_ORDER {
         let mut rects = Vec::new();
@@ -287,7 +329,7 @@ fn draw_band(
             let Column::Slot(slot) = col else { continue };
             for m in slot.marks.iter().filter(|m| m.kind == kind) {
                 let cx = g.x(c as u32) + g.column / 2.0;
-                let cy = lane_y(m.lane);
+                let cy = a.lane_y(m.lane);
                 let r = mark_rect(g, kind, cx, cy);
                 if g.labels && !kind.is_write() {
                     // Outlined: a labelled read or refusal stays visibly "changed nothing".
@@ -301,24 +343,7 @@ fn draw_band(
                     _ => None,
                 };
                 if let Some(t) = text {
-                    // On a filled mark, the ground colour; in an outline, the mark's colour,
-                    // but never the dim grey of a refusal (it must read from the back row).
-                    let paint = match kind {
-                        k if k.is_write() => Paint::OnMark,
-                        CellKind::RefusedRead | CellKind::Refused | CellKind::Other => Paint::Muted,
-                        k => Paint::Cell(k),
-                    };
-                    // Two lines (the command, then its reply) when the mark is tall enough;
-                    // bigger type on the tall lanes of a step-through.
-                    let lines: Vec<&str> = t.split('\n').collect();
-                    let shown = if r.h >= 24.0 { lines.len() } else { 1 };
-                    let size = if r.h >= 32.0 { 13.0 } else { 11.0 };
-                    let step = size + 2.5;
-                    let y0 = cy - step * (shown as f64 - 1.0) / 2.0;
-                    for (k, line) in lines.iter().take(shown).enumerate() {
-                        let y = y0 + step * k as f64;
-                        texts.push(label(line, cx, y, Anchor::Middle, size, k == 0, paint));
-                    }
+                    texts.extend(mark_text(&t, kind, cx, cy, r.h));
                 }
             }
         }
@@ -328,23 +353,55 @@ fn draw_band(
     for t in texts {
         s.text(t);
     }
+}
 
-    // Lane names in the gutter, as many as fit without touching.
+/// The text on one mark: the command, then its reply when the mark is tall enough; bigger type
+/// on the tall lanes of a step-through.
+fn mark_text(t: &str, kind: CellKind, cx: f64, cy: f64, height: f64) -> Vec<Label<Paint>> {
+    // On a filled mark, the ground colour; in an outline, the mark's colour, but never the dim
+    // grey of a refusal (it must read from the back row).
+    let paint = match kind {
+        k if k.is_write() => Paint::OnMark,
+        CellKind::RefusedRead | CellKind::Refused | CellKind::Other => Paint::Muted,
+        k => Paint::Cell(k),
+    };
+    let lines: Vec<&str> = t.split('\n').collect();
+    let shown = if height >= 24.0 { lines.len() } else { 1 };
+    let size = if height >= 32.0 { 13.0 } else { 11.0 };
+    let step = size + 2.5;
+    let y0 = cy - step * (shown as f64 - 1.0) / 2.0;
+    lines
+        .iter()
+        .take(shown)
+        .enumerate()
+        .map(|(k, line)| {
+            let y = y0 + step * k as f64;
+            label(line, cx, y, Anchor::Middle, size, k == 0, paint)
+        })
+        .collect()
+}
+
+/// Lane names in the gutter, as many as fit without touching.
+fn draw_lane_names(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
     let every = (12.0 / g.pitch).ceil().max(1.0) as usize;
     for (i, name) in band.lanes.iter().enumerate().step_by(every) {
         s.text(label(
             name,
             g.left - 6.0,
-            lane_y(i as u32),
+            a.lane_y(i as u32),
             Anchor::End,
             if g.pitch >= 16.0 { 12.0 } else { 10.0 },
             false,
             Paint::Muted,
         ));
     }
+}
 
-    // The counter after each column, as many as fit; always the run-out column's and the last.
-    let row_y = bottom + COUNTER_ROW / 2.0;
+/// The counter after each column, as many as fit; always the run-out column's and the last.
+fn draw_counters(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
+    let row_y = a.bottom + COUNTER_ROW / 2.0;
     let counters: Vec<(u32, i64)> = band
         .columns
         .iter()
@@ -399,7 +456,6 @@ fn draw_band(
             Paint::Muted,
         ));
     }
-    out_x.map(|x| (x, top - 8.0, bottom))
 }
 
 /// A mark's rectangle around `(cx, cy)`: writes tall, everything else small.
