@@ -161,6 +161,11 @@ impl Socket {
         self.send(&ClientMessage::CancelRun);
     }
 
+    /// Ask the checkout in flight to reconcile its shelf (answered by `reconciled`).
+    pub fn reconcile(&self) {
+        self.send_or_notify(&ClientMessage::Reconcile);
+    }
+
     /// Open step-through mode on `strategy`: `stock` units, `buyers` (2 to 4) buyers; `None`
     /// for the classic case the server opens on (one unit, two buyers).
     pub fn step_open(&self, strategy: &str, stock: Option<u32>, buyers: Option<u32>) {
