@@ -1,6 +1,7 @@
 //! A checkout's live numbers, where the race shows its counter: units available (going
 //! negative when the shop promised more than it had), held, sold in the ledger, leaked and
 //! oversold, with both clocks. From the latest `reconciliation` frame, then the summary.
+//! One closure draws them from one snapshot: they change together.
 
 use leptos::prelude::*;
 
@@ -13,63 +14,56 @@ use crate::session::Session;
 pub fn CheckoutCounters() -> impl IntoView {
     let session = expect_context::<Session>();
     let books = super::books(session);
-    let scale = move || {
+    let context = Memo::new(move |_| {
         session.with_run(|r| {
-            r.and_then(|r| r.config.race.checkout.as_ref())
-                .map(|c| c.time_scale)
+            (
+                r.is_some_and(|r| r.is_running()),
+                r.and_then(|r| r.config.race.checkout.as_ref())
+                    .map(|c| c.time_scale),
+            )
         })
-    };
-    let source = move || {
-        let running = session.with_run(|r| r.is_some_and(|r| r.is_running()));
-        match (books.with(|b| b.source), running) {
+    });
+    move || {
+        let b = books.get();
+        let (running, scale) = context.get();
+        let source = match (b.source, running) {
             (Source::Final, _) => "read back at the end: Redis and the ledger",
             (Source::Live, true) => "live: Redis and the ledger, reconciled 4 times a second",
             (Source::Live, false) => "before any checkout",
-        }
-    };
-    let clocks = move || {
-        let (shop, real) = books.with(|b| (b.shop_ms, b.real_ms));
-        scale().map(|s| clock::both(shop, real, s))
-    };
-    view! {
-        <div class="counters checkout-counters">
-            <div class="stock-counter" class:negative=move || books.with(|b| b.available < 0)>
-                <span class="caption">"Available"</span>
-                <span class="stock-figure">
-                    <span class="big" data-testid="checkout-available">{move || books.with(|b| b.available)}</span>
-                    <span class="of">" / " {move || books.with(|b| b.stock)}</span>
-                </span>
-                <span class="caption small">{source}</span>
-                {move || clocks().map(|c| view! { <span class="clocks" data-testid="clocks">{c}</span> })}
+        };
+        let clocks = scale.map(|s| {
+            view! { <span class="clocks" data-testid="clocks">{clock::both(b.shop_ms, b.real_ms, s)}</span> }
+        });
+        view! {
+            <div class="counters checkout-counters">
+                <div class="stock-counter" class:negative=b.available < 0>
+                    <span class="caption">"Available"</span>
+                    <span class="stock-figure">
+                        <span class="big" data-testid="checkout-available">{b.available}</span>
+                        <span class="of">" / " {b.stock}</span>
+                    </span>
+                    <span class="caption small">{source}</span>
+                    {clocks}
+                </div>
+                {stat("Held", "checkout-held", b.held, "held")}
+                {stat("Sold (ledger)", "checkout-sold", b.sold as i64, "neutral")}
+                {stat("Leaked", "checkout-leaked", b.leaked, "bad")}
+                {stat("Oversold units", "checkout-oversold", b.oversold() as i64, "bad")}
             </div>
-            <Stat label="Held" testid="checkout-held" value=Signal::derive(move || books.with(|b| b.held)) tone="held"/>
-            <Stat label="Sold (ledger)" testid="checkout-sold" value=Signal::derive(move || books.with(|b| b.sold as i64)) tone="neutral"/>
-            <Stat label="Leaked" testid="checkout-leaked" value=Signal::derive(move || books.with(|b| b.leaked)) tone="bad"/>
-            <Stat
-                label="Oversold units"
-                testid="checkout-oversold"
-                value=Signal::derive(move || books.with(|b| b.oversold() as i64))
-                tone="bad"
-            />
-        </div>
+        }
     }
 }
 
-/// One tally, drawn like the race's.
-#[component]
-fn Stat(
-    /// What is counted.
+/// One tally, drawn like the race's: `bad` turns red once above zero, `held` blue.
+fn stat(
     label: &'static str,
-    /// The test hook on the bare number.
     testid: &'static str,
-    /// The count.
-    value: Signal<i64>,
-    /// `bad` turns red once above zero, `held` amber; `neutral` never changes colour.
+    value: i64,
     tone: &'static str,
 ) -> impl IntoView {
     view! {
-        <div class="stat" data-tone=tone class:lit=move || value.get() != 0>
-            <span class="num" data-testid=testid>{move || value.get()}</span>
+        <div class="stat" data-tone=tone class:lit=value != 0>
+            <span class="num" data-testid=testid>{value}</span>
             <span class="caption">{label}</span>
         </div>
     }
