@@ -163,7 +163,9 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
             let outage_ms = knob("outage_ms", l.outage_ms);
             let mut frac = |field: &'static str, range: FractionRange| -> Option<f64> {
                 let text = get(field)?;
-                match text.trim().parse::<f64>() {
+                // serde_json's number parser, which the page already carries, rather than
+                // `str::parse::<f64>`, which would add core's own to the wasm.
+                match serde_json::from_str::<f64>(text.trim()) {
                     Ok(v) if v >= range.min && v <= range.max => Some(v),
                     Ok(v) => {
                         problems.push(format!(

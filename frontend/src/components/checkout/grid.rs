@@ -61,22 +61,38 @@ pub fn CheckoutGrid() -> impl IntoView {
                     <b data-testid="units-oversold">{oversold}</b>
                 </li>
             </ul>
-            <div class=size data-testid="unit-grid">
-                <For each=move || grid.with(|g| g.stock.clone()) key=|t| t.clone() let:tile>
-                    <UnitView tile=tile/>
-                </For>
-            </div>
+            <Tiles class=Signal::derive(size) testid="unit-grid" tiles=Signal::derive(move || grid.with(|g| g.stock.clone()))/>
             <Show when=move || oversold() != 0>
                 <h2 class="section-title phantom-title">
                     "Promised, never existed "
                     <span>{move || format!("({} units below zero)", thousands(oversold() as i64))}</span>
                 </h2>
-                <div class=phantom_size data-testid="unit-phantoms">
-                    <For each=move || grid.with(|g| g.phantom.clone()) key=|t| t.clone() let:tile>
-                        <UnitView tile=tile/>
-                    </For>
-                </div>
+                <Tiles
+                    class=Signal::derive(phantom_size)
+                    testid="unit-phantoms"
+                    tiles=Signal::derive(move || grid.with(|g| g.phantom.clone()))
+                />
             </Show>
+        </div>
+    }
+}
+
+/// One section of tiles. One component for both sections, so the keyed list is compiled
+/// once (each `<For>` is its own copy of the diffing code in the wasm).
+#[component]
+fn Tiles(
+    /// The grid's classes (tile size).
+    class: Signal<String>,
+    /// The test hook.
+    testid: &'static str,
+    /// The tiles, in unit order.
+    tiles: Signal<Vec<UnitTile>>,
+) -> impl IntoView {
+    view! {
+        <div class=class data-testid=testid>
+            <For each=move || tiles.get() key=|t| t.clone() let:tile>
+                <UnitView tile=tile/>
+            </For>
         </div>
     }
 }
