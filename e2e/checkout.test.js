@@ -8,7 +8,7 @@
 //   (cd e2e && npm test)
 //
 // Screenshots land in e2e/screenshots/ (gitignored): checkout-{naive,holds}-{dark,light}-*.png,
-// the stage view's, and a run caught live (checkout-holds-live-*.png; docs/checkout.png is one).
+// the stage view's, and a run caught live (checkout-holds-live-*.png; docs/checkout.png is its -books picture).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -228,6 +228,16 @@ test('while a checkout runs, holds count down on the shop clock and the books mo
   assert.ok(live.held > 0);
   await lab.page.screenshot({ path: path.join(shots, 'checkout-holds-live-dark-1440x900.png') });
   await lab.page.locator('.stage').screenshot({ path: path.join(shots, 'checkout-holds-live-stage.png') });
+  // The counters, the grid and the books, one picture (docs/checkout.png).
+  // (Boxes are in the viewport's coordinates, a full-page clip in the page's.)
+  const top = await lab.page.locator('.checkout-counters').boundingBox();
+  const bottom = await byTestId('books').boundingBox();
+  const scrolled = await lab.page.evaluate(() => window.scrollY);
+  await lab.page.screenshot({
+    path: path.join(shots, 'checkout-holds-live-books.png'),
+    fullPage: true,
+    clip: { x: top.x - 12, y: top.y + scrolled - 12, width: top.width + 24, height: bottom.y + bottom.height - top.y + 24 },
+  });
   const id = await byTestId('run-status').getAttribute('data-run-id');
   await lab.page.waitForFunction(() => document.querySelector('[data-testid="run-status"]').textContent.trim() === 'finished', null, { timeout: 60_000 });
   // The frames the page drew from were the server's own reconciliation frames.
