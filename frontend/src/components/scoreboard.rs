@@ -233,8 +233,11 @@ fn ScoreTable(
                         }}
                         <th class="n">"p50"</th>
                         <th class="n">"p99"</th>
-                        <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
-                        <th class="n">"retries"</th>
+                        // The race's cost per order; a checkout's table has no room for it.
+                        {move || (!checkout()).then(|| view! {
+                            <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
+                            <th class="n">"retries"</th>
+                        })}
                         <th class="n">"throughput"</th>
                     </tr>
                 </thead>
@@ -317,8 +320,10 @@ fn ScoreLine(
             }}
             <td class="n" data-label="p50">{micros(s.latency.p50_us)}</td>
             <td class="n" data-label="p99">{micros(s.latency.p99_us)}</td>
-            <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>
-            <td class="n" data-label="retries">{thousands(s.retries as i64)}</td>
+            {(!checkout).then(|| view! {
+                <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>
+                <td class="n" data-label="retries">{thousands(s.retries as i64)}</td>
+            })}
             <td class="n" data-label="throughput">{per_second(s.throughput_per_s)}</td>
         </tr>
     }
