@@ -12,7 +12,10 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { NARROW, WIDE, byTestId, fresh, hello, knobs, lab, num, run, setUp, shots, tearDown } from './harness.js';
 
 /** Every frame the server sent the page, parsed, oldest first (across reloads); and the raw
@@ -47,6 +50,33 @@ function summaryOf(runId) {
 
 /** Every outcome the server sent for `runId`. */
 const outcomesOf = (runId) => framesOf(runId, 'outcomes').flatMap((m) => m.outcomes);
+
+/** An `oversold serve` of this file's own on a private redis-server that it starts itself
+ *  (`--private-redis`), so it may pause it: the harness's server is given its Redis, and
+ *  refuses to. Resolves `{ child, url }`; stopping the server stops its Redis. */
+function serverOwningItsRedis() {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const bin = path.resolve(root, process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
+  const args = ['serve', '--addr', '127.0.0.1:0', '--assets', path.join(root, 'dist'), '--private-redis'];
+  const child = spawn(bin, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  child.stderr.on('data', (c) => log.push(c.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no listening line within 60 s\n${log.join('')}`));
+    }, 60_000);
+    child.once('exit', (code) => reject(new Error(`server exited early with ${code}\n${log.join('')}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/^oversold listening on (http:\/\/\S+)$/);
+      if (m) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ child, url: m[1] });
+      }
+    });
+  });
+}
 
 /** A fresh page in the checkout scenario, with a quick shop clock: a 5-minute hold lasts
  *  300 real ms at ×1000, so every hold expires and the run ends within a second. */
@@ -366,6 +396,42 @@ test('a checkout link carries the scenario and its knobs; an outage this server 
   assert.equal(await notice.locator('.notice-code').textContent(), 'outage_not_allowed');
   assert.match(await notice.textContent(), /CLIENT PAUSE/);
   assert.equal(await byTestId('outage-note').count(), 1, 'and the form explains it');
+});
+
+test('on a Redis of its own the server offers an outage: fail closed refuses, fail open overbooks, side by side', async () => {
+  const own = await serverOwningItsRedis();
+  try {
+    await lab.page.goto(own.url);
+    await lab.page.waitForFunction(() => document.querySelectorAll('button.run.primary:not([disabled])').length >= 2);
+    await byTestId('scenario-checkout').click();
+    assert.equal(await byTestId('outage-note').count(), 0, 'offered: no excuse');
+    // Buyers arrive over a real second; Redis pauses half a real second in the middle of it.
+    await knobs({ 'time-scale-input': 100, 'spread-input': 1000, 'outage-at-input': 20000, 'outage-input': 50000 });
+    const sides = {};
+    for (const mode of ['closed', 'open']) {
+      await byTestId(`fail-${mode}`).click();
+      const id = await run('run-holds', 60_000);
+      const sum = summaryOf(id);
+      sides[mode] = sum;
+      assert.equal(framesOf(id, 'run_started')[0].config.fail_mode, mode);
+      const row = byTestId(`trade-${mode}`);
+      assert.equal(Number(await row.getByTestId('trade-refused').textContent()), sum.refused_unreachable, mode);
+      assert.equal(Number(await row.getByTestId('trade-backorders').textContent()), sum.backorder_units, mode);
+      assert.equal(Number(await row.getByTestId('trade-overbooked').textContent()), sum.overage_units, mode);
+      assert.match(await byTestId('tradeoff').textContent(), new RegExp(`^Fail ${mode}: Redis paused for 50 s at shop 0:20;`));
+    }
+    // Closed: orders refused and nothing promised twice; open: no order refused, backorders,
+    // and units promised beyond the stock when the backorders outrun it.
+    assert.ok(sides.closed.refused_unreachable > 0 && sides.closed.backorder_units === 0, JSON.stringify(sides.closed));
+    assert.ok(sides.open.refused_unreachable === 0 && sides.open.backorder_units > 0, JSON.stringify(sides.open));
+    assert.equal(await byTestId('trade-closed').getByTestId('trade-refused').textContent(), String(sides.closed.refused_unreachable), 'both sides stay on screen');
+    await byTestId('books').screenshot({ path: path.join(shots, 'checkout-outage-open-books.png') });
+  } finally {
+    const exited = new Promise((r) => own.child.once('exit', r));
+    own.child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (own.child.exitCode === null) own.child.kill('SIGKILL');
+  }
 });
 
 test('the checkout compare fills the scoreboard with the checkout columns', async () => {

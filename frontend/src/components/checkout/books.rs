@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::model::checkout::books::{Books as Numbers, Source, ledger_label, report_sentence};
 use crate::model::checkout::clock;
-use crate::model::checkout::tradeoff::TradeOff;
+use crate::model::checkout::tradeoff::{TradeOff, both_sides};
 use crate::model::text::count;
 use crate::session::Session;
 use crate::socket::Socket;
@@ -26,6 +26,8 @@ struct Shown {
     report: Option<(i64, String)>,
     /// Once the run is over: the summary's closing line, its ledger, the fail mode's trade.
     closing: Option<(String, oversold_protocol::LedgerKind, Option<String>)>,
+    /// After a run with an outage: the latest outage run of each fail mode, side by side.
+    sides: Option<[Option<TradeOff>; 2]>,
 }
 
 /// The panel; it follows the run on screen (or the form's stock before any run).
@@ -36,7 +38,8 @@ pub fn Books() -> impl IntoView {
     let books = super::books(session);
     let shown = Memo::new(move |_| {
         let books = books.get();
-        session.with_run(|r| {
+        session.page.with(|p| {
+            let r = p.run.as_ref();
             let checkout = r.and_then(|r| r.config.race.checkout.as_ref());
             let closing = r.and_then(|r| {
                 let s = r.summary()?;
@@ -50,6 +53,16 @@ pub fn Books() -> impl IntoView {
                     .map(|t| t.sentence());
                 Some((line, t.ledger, trade))
             });
+            // The other mode's latest outage, from the runs the page kept (newest first).
+            let sides = closing.as_ref().filter(|c| c.2.is_some()).map(|_| {
+                both_sides(p.history.iter().map(|e| {
+                    let kept = p.kept.get(&e.run_id);
+                    (
+                        &e.summary,
+                        kept.and_then(|k| k.config.race.checkout.as_ref()),
+                    )
+                }))
+            });
             Shown {
                 books,
                 time_scale: checkout.map_or(1, |c| c.time_scale),
@@ -58,6 +71,7 @@ pub fn Books() -> impl IntoView {
                     .and_then(|r| r.checkout.reports.last())
                     .map(|rep| (rep.fixed, report_sentence(rep))),
                 closing,
+                sides,
             }
         })
     });
@@ -74,6 +88,7 @@ pub fn Books() -> impl IntoView {
             running,
             report,
             closing,
+            sides,
         } = shown.get();
         let (variance, oversold) = (b.variance(), b.oversold());
         let said = match (variance, oversold) {
@@ -140,7 +155,64 @@ pub fn Books() -> impl IntoView {
                         {trade.map(|t| view! { <p class="tradeoff" data-testid="tradeoff">{t}</p> })}
                     </div>
                 })}
+                {sides.map(trade_table)}
             </section>
         }
+    }
+}
+
+/// Fail closed against fail open, each side's latest run with an outage: what was refused,
+/// what was taken as backorders, and how far beyond the stock the shop promised.
+fn trade_table(sides: [Option<TradeOff>; 2]) -> impl IntoView {
+    let row = |name: &'static str, side: Option<TradeOff>| {
+        let cells = side.map_or_else(
+            || {
+                [
+                    "–".to_string(),
+                    "–".into(),
+                    "–".into(),
+                    "run one to compare".into(),
+                ]
+            },
+            |t| {
+                [
+                    t.refused.to_string(),
+                    t.backorder_units.to_string(),
+                    t.overage_units.to_string(),
+                    format!(
+                        "Redis paused {} at shop {}",
+                        clock::shop_span(t.outage_ms.into()),
+                        clock::shop_clock(t.outage_at_ms.into())
+                    ),
+                ]
+            },
+        );
+        let [refused, backorders, over, when] = cells;
+        view! {
+            <tr data-testid=format!("trade-{name}")>
+                <th>{format!("fail {name}")}</th>
+                <td class="n" data-testid="trade-refused">{refused}</td>
+                <td class="n" data-testid="trade-backorders">{backorders}</td>
+                <td class="n" data-testid="trade-overbooked">{over}</td>
+                <td class="muted">{when}</td>
+            </tr>
+        }
+    };
+    let [closed, open] = sides;
+    view! {
+        <div class="table-wrap">
+        <table class="runs trade" data-testid="trade-table">
+            <thead>
+                <tr>
+                    <th>"while Redis was unreachable"</th>
+                    <th class="n">"orders refused"</th>
+                    <th class="n">"backorder units"</th>
+                    <th class="n">"beyond the stock"</th>
+                    <th></th>
+                </tr>
+            </thead>
+            <tbody>{row("closed", closed)} {row("open", open)}</tbody>
+        </table>
+        </div>
     }
 }

@@ -195,7 +195,7 @@ pub fn CheckoutKnobs() -> impl IntoView {
                 when=move || limits.get().1
                 fallback=|| view! {
                     <p class="hint outage-note" data-testid="outage-note">
-                        "Outage: not offered. Pausing Redis stalls every client of it, so this server only pauses a redis-server it started itself, and this one it did not (it answers outage_not_allowed). Serve without --redis-url, with no Redis on 6379, to compare fail closed with fail open."
+                        "Outage: not offered. Pausing Redis stalls every client of it, so this server only pauses a redis-server it started itself, and this one it did not (it answers outage_not_allowed). Serve with --private-redis to compare fail closed with fail open."
                     </p>
                 }
             >

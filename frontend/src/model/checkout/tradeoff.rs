@@ -60,6 +60,24 @@ impl TradeOff {
     }
 }
 
+/// The latest run with an outage in each fail mode, `[closed, open]`, from finished runs
+/// newest first (a summary, and its checkout config when the page kept it): the two sides of
+/// the trade, side by side.
+pub fn both_sides<'a>(
+    runs: impl Iterator<Item = (&'a RunSummary, Option<&'a CheckoutConfig>)>,
+) -> [Option<TradeOff>; 2] {
+    let mut sides = [None, None];
+    for (s, c) in runs {
+        if let Some(t) = c.and_then(|c| TradeOff::of(c, s)) {
+            let side = &mut sides[usize::from(t.mode == FailMode::Open)];
+            if side.is_none() {
+                *side = Some(t);
+            }
+        }
+    }
+    sides
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +101,43 @@ mod tests {
             t.sentence(),
             "Fail closed: Redis paused for 1 min at shop 1:30; 7 orders refused and asked to try again: sales lost, nothing promised that is not there."
         );
+    }
+
+    #[test]
+    fn the_latest_run_of_each_mode_makes_the_two_sides() {
+        let base = checkout_config(10, 50).race.checkout.unwrap();
+        let with = |mode, outage| CheckoutConfig {
+            fail_mode: mode,
+            outage_ms: outage,
+            ..base.clone()
+        };
+        let mut refused = tally_summary(10, 6, 4, 0);
+        refused.checkout.as_deref_mut().unwrap().refused_unreachable = 19;
+        let mut open = tally_summary(10, 4, 6, 0);
+        let t = open.checkout.as_deref_mut().unwrap();
+        t.backorder_units = 12;
+        t.overage_units = 8;
+        let (new_closed, old_open, older_closed, no_outage) = (
+            with(FailMode::Closed, 50_000),
+            with(FailMode::Open, 50_000),
+            with(FailMode::Closed, 10_000),
+            with(FailMode::Open, 0),
+        );
+        let plain = tally_summary(10, 6, 4, 0);
+        // Newest first: a run without an outage, then closed, open, an older closed.
+        let runs = [
+            (&plain, Some(&no_outage)),
+            (&refused, Some(&new_closed)),
+            (&plain, None),
+            (&open, Some(&old_open)),
+            (&plain, Some(&older_closed)),
+        ];
+        let [closed, open] = both_sides(runs.into_iter());
+        assert_eq!(closed.map(|t| (t.refused, t.outage_ms)), Some((19, 50_000)));
+        assert_eq!(
+            open.map(|t| (t.backorder_units, t.overage_units)),
+            Some((12, 8))
+        );
+        assert_eq!(both_sides(std::iter::empty()), [None, None]);
     }
 }
