@@ -2,10 +2,16 @@
 //!
 //! One tree serves both layouts. The stage view (`<body data-view="stage">`, static/style.css)
 //! re-flows the same panels into one screen and hides the rest, so nothing is drawn twice and
-//! a run in flight keeps its state when the speaker switches.
+//! a run in flight keeps its state when the speaker switches. A checkout on screen swaps the
+//! race's counters and grid for its own, adds its books, and hides the tape (a checkout has
+//! none): `<main class="checkout">` tells the styles.
 
 use leptos::prelude::*;
 
+use crate::components::checkout::{
+    self, books::Books, counters::CheckoutCounters, grid::CheckoutGrid, happened::Happened,
+    scenario::ScenarioSwitch,
+};
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     files::use_drop_zone, header::Header, history::History, inventory::Inventory, notices::Notices,
@@ -27,22 +33,28 @@ pub fn App() -> impl IntoView {
     provide_context(Socket::connect(session));
     use_drop_zone(session);
     let step_open = move || session.page.with(|p| p.step.is_some());
+    let checkout = move || checkout::on_screen(session);
 
     view! {
         <Header/>
         <Notices/>
         <Shortcuts/>
-        <main class="layout" class:step-open=step_open>
+        <main class="layout" class:step-open=step_open class:checkout=checkout>
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">
+                    <ScenarioSwitch/>
                     <RunButtons/>
-                    <Counters/>
-                    <Inventory/>
+                    <Show when=checkout fallback=|| view! { <Counters/> <Inventory/> }>
+                        <CheckoutCounters/>
+                        <CheckoutGrid/>
+                        <Books/>
+                    </Show>
                     <ResultLine/>
                 </section>
                 <Controls/>
                 <History/>
             </div>
+            <Happened/>
             <StepThrough/>
             <Scoreboard/>
             <Tape/>

@@ -76,13 +76,21 @@ impl Session {
         let mut problems = Vec::new();
         if let ServerMessage::Hello(hello) = &msg {
             let limits = hello.limits;
-            self.knobs.update(|k| *k = k.clamped(&limits));
-            // An address is read once, against the first greeting's limits and strategies.
+            self.knobs.update(|k| *k = k.for_server(hello));
+            // An address is read once, against the first greeting's limits and strategies
+            // (race and checkout).
             let mut query = None;
             self.link_query.update_value(|q| query = q.take());
-            if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &hello.strategies))
-            {
-                self.knobs.set(restored.knobs);
+            let known: Vec<_> = hello
+                .strategies
+                .iter()
+                .chain(&hello.checkout_strategies)
+                .cloned()
+                .collect();
+            if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &known)) {
+                // The form offers no outage this server would refuse; the link's replay still
+                // asks for it, and the server's answer says why not.
+                self.knobs.set(restored.knobs.for_server(hello));
                 self.from_link.set(restored.replay);
                 problems = restored.problems;
             }

@@ -117,9 +117,17 @@ impl Socket {
         })
     }
 
-    /// Ask for a run of `strategy` with the form's knobs.
+    /// Ask for a run of `strategy` with the form's knobs, in the strategy's own scenario (a
+    /// race strategy started from the keyboard while the form shows the checkout still races).
     pub fn start_run(&self, strategy: &str) {
-        let config = self.session.knobs.get_untracked().run_request(strategy);
+        let scenario = self.session.page.with_untracked(|p| {
+            crate::model::strategies::find(p.known(), strategy).map(|s| s.about.scenario)
+        });
+        let mut knobs = self.session.knobs.get_untracked();
+        if let Some(scenario) = scenario {
+            knobs.scenario = scenario;
+        }
+        let config = knobs.run_request(strategy);
         if self.send(&ClientMessage::StartRun { config }) {
             self.session.asked(Pending::Run(strategy.to_string()));
         } else {
@@ -159,6 +167,11 @@ impl Socket {
     /// Stop the run (or comparison) in flight.
     pub fn cancel_run(&self) {
         self.send(&ClientMessage::CancelRun);
+    }
+
+    /// Ask the checkout in flight to reconcile its shelf (answered by `reconciled`).
+    pub fn reconcile(&self) {
+        self.send_or_notify(&ClientMessage::Reconcile);
     }
 
     /// Open step-through mode on `strategy`: `stock` units, `buyers` (2 to 4) buyers; `None`

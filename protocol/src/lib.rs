@@ -91,7 +91,8 @@ pub use validate::ConfigError;
 /// the checkout fields flat in the summary (`confirmed_units`, `held_units`, ...); the
 /// `reconciliation` and `reconciled` frames; the `reconcile` client message; the
 /// `outage_not_allowed` error code; the `holds` category and the `story` tape rule. Every
-/// version 2 field kept its name and meaning.
+/// version 2 field kept its name and meaning. Added since, without a bump (an old client
+/// ignores it): `hello.outage_allowed`.
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
@@ -289,6 +290,11 @@ pub struct Hello {
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,
+    /// Whether a checkout may ask for an outage (`outage_ms > 0`): only when the server
+    /// started its Redis itself; otherwise such a run is refused with `outage_not_allowed`.
+    /// A page offers the outage knobs only when this is true (absent: false).
+    #[serde(default)]
+    pub outage_allowed: bool,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.

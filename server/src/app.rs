@@ -154,6 +154,7 @@ impl AppState {
             strategies: REGISTRY.iter().map(|s| s.info(&self.backends)).collect(),
             checkout_strategies: checkout::REGISTRY.iter().map(|s| s.info()).collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
+            outage_allowed: self.backends.owns_redis,
             scripts: scripts::all()
                 .into_iter()
                 .map(|f| ScriptSource {

@@ -36,6 +36,11 @@ pub struct Cli {
     /// persistence, stopped on exit) and use it.
     #[arg(long, global = true, conflicts_with_all = ["redis_url", "redis_cluster"])]
     pub private_cluster: bool,
+    /// Start a private redis-server for this command (a free loopback port, no persistence,
+    /// stopped on exit) even when one answers on 6379: a Redis of its own, which a checkout's
+    /// outage may pause.
+    #[arg(long, global = true, conflicts_with_all = ["redis_url", "redis_cluster", "private_cluster"])]
+    pub private_redis: bool,
     /// PostgreSQL for the `postgres` strategy [default: the local server]. Unreachable means
     /// that strategy is listed as unavailable, nothing worse. (Never printed.)
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
@@ -118,6 +123,8 @@ impl Cli {
         use crate::redis_source::Wanted;
         if self.private_cluster {
             Wanted::PrivateCluster
+        } else if self.private_redis {
+            Wanted::PrivateRedis
         } else if !self.redis_cluster.is_empty() {
             Wanted::Cluster(&self.redis_cluster)
         } else if let Some(url) = &self.redis_url {
@@ -431,6 +438,10 @@ mod tests {
         assert!(matches!(cli.wanted_redis(), Wanted::Cluster(n) if n == ["a:1", "b:2"]));
         let cli = Cli::parse_from(["oversold", "serve", "--private-cluster"]);
         assert!(matches!(cli.wanted_redis(), Wanted::PrivateCluster));
+        let cli = Cli::parse_from(["oversold", "serve", "--private-redis"]);
+        assert!(matches!(cli.wanted_redis(), Wanted::PrivateRedis));
+        let url_and_private = ["oversold", "--redis-url", "redis://x", "--private-redis"];
+        assert!(Cli::try_parse_from(url_and_private).is_err());
         let both = [
             "oversold",
             "--redis-url",

@@ -19,6 +19,9 @@ pub enum Wanted<'a> {
     Cluster(&'a [String]),
     /// `--private-cluster`: start a three-master cluster of our own.
     PrivateCluster,
+    /// `--private-redis`: start a `redis-server` of our own even when the local default
+    /// answers (so a checkout may pause it for an outage).
+    PrivateRedis,
     /// Nothing: the local default if it answers, else a private `redis-server`.
     Default,
 }
@@ -79,6 +82,7 @@ pub async fn resolve(wanted: Wanted<'_>) -> Result<RedisSource, SourceError> {
                 origin: "a private three-master Redis Cluster started for this process",
             })
         }
+        Wanted::PrivateRedis => private().await,
         Wanted::Default => local_or_private().await,
     }
 }
@@ -96,6 +100,11 @@ async fn local_or_private() -> Result<RedisSource, SourceError> {
             origin: "the local default",
         });
     }
+    private().await
+}
+
+/// A private `redis-server` of our own, on a free loopback port.
+async fn private() -> Result<RedisSource, SourceError> {
     let private = tokio::task::spawn_blocking(PrivateRedis::start)
         .await
         .expect("starting redis-server does not panic")?;

@@ -3,11 +3,15 @@
 //! Rows have a fixed height, so only the ~20 rows in view (plus a few either side) are in the
 //! DOM; a spacer gives the scroll bar its full length. While the visitor sits at the bottom the
 //! view follows new rows, like `tail -f`; scrolling up stops following.
+//!
+//! In a checkout each line is the buyer's whole story (`model::checkout::story`), and the
+//! filters are by how stories ended, each with its count.
 
 use leptos::html::Div;
 use leptos::prelude::*;
 
 use crate::model::audit::{self, AuditFilter};
+use crate::model::checkout::story::{self, StoryFilter};
 use crate::model::run::{AuditRow, Mark};
 use crate::model::text::{micros, thousands};
 use crate::session::Session;
@@ -24,6 +28,8 @@ const INITIAL_VIEWPORT: f64 = 420.0;
 pub fn AuditTrail() -> impl IntoView {
     let session = expect_context::<Session>();
     let filter = RwSignal::new(AuditFilter::All);
+    let story_filter = RwSignal::new(StoryFilter::All);
+    let checkout = move || session.with_run(|r| r.is_some_and(|r| r.is_checkout()));
     let scroll_top = RwSignal::new(0.0);
     let viewport = RwSignal::new(INITIAL_VIEWPORT);
     let follow = RwSignal::new(true);
@@ -32,12 +38,25 @@ pub fn AuditTrail() -> impl IntoView {
     // A Memo: the count, the spacer and the window all need the filtered list, and scanning
     // 10,000 rows three times per batch would be waste.
     let indices = Memo::new(move |_| {
-        let f = filter.get();
+        let (f, sf) = (filter.get(), story_filter.get());
+        session.with_run(|r| match r {
+            Some(r) if r.is_checkout() => (0..r.rows.len())
+                .filter(|&i| sf.matches(&r.rows[i].outcome))
+                .collect(),
+            Some(r) => audit::filter_indices(&r.rows, f),
+            None => Vec::new(),
+        })
+    });
+    // A checkout's filter buttons with their counts (one scan per batch).
+    let story_filters = Memo::new(move |_| {
         session.with_run(|r| {
-            r.map(|r| audit::filter_indices(&r.rows, f))
+            r.filter(|r| r.is_checkout())
+                .map(|r| story::filters(r.rows.iter().map(|row| &row.outcome)))
                 .unwrap_or_default()
         })
     });
+    let filtered =
+        move || filter.get() != AuditFilter::All || story_filter.get() != StoryFilter::All;
     let total = move || session.with_run(|r| r.map_or(0, |r| r.rows.len()));
     // The rare endings get a button once the run has some (or while their filter is on).
     let offered = move |f: AuditFilter| {
@@ -57,10 +76,15 @@ pub fn AuditTrail() -> impl IntoView {
         let range = range();
         session.with_run(|r| {
             let Some(r) = r else { return Vec::new() };
+            // A finished checkout's clock: its crashed buyers' holds have expired by then.
+            let end = r
+                .summary()
+                .and_then(|s| s.checkout.as_deref())
+                .map(|t| t.shop_ms);
             indices.with(|ix| {
                 ix[range.clone()]
                     .iter()
-                    .map(|&i| (r.run_id.clone(), r.rows[i].clone()))
+                    .map(|&i| (r.run_id.clone(), end, r.rows[i].clone()))
                     .collect::<Vec<_>>()
             })
         })
@@ -78,7 +102,7 @@ pub fn AuditTrail() -> impl IntoView {
     });
     // A new run or a new filter resumes following, whatever the visitor scrolled to before.
     Effect::new(move |_| {
-        let _ = filter.get();
+        let _ = (filter.get(), story_filter.get());
         let _ = session.with_run(|r| r.map(|r| r.run_id.clone()));
         follow.set(true);
     });
@@ -94,16 +118,44 @@ pub fn AuditTrail() -> impl IntoView {
     };
 
     view! {
-        <section class="panel audit" aria-label="Audit trail">
+        <section class="panel audit" class:checkout=checkout aria-label="Audit trail">
             <div class="panel-head">
                 <h2>"Audit trail"</h2>
                 <span class="muted">
                     <span data-testid="audit-count">{total}</span>
                     " buyers answered"
-                    {move || (filter.get() != AuditFilter::All).then(|| format!(" · {} shown", thousands(shown() as i64)))}
+                    {move || filtered().then(|| format!(" · {} shown", thousands(shown() as i64)))}
                 </span>
             </div>
-            <div class="filters" role="group" aria-label="Filter by outcome">
+            <Show when=checkout>
+                // A few buttons, redrawn together when a count or the choice changes: a
+                // plain list costs the wasm less than a keyed one.
+                <div class="filters" role="group" aria-label="Filter by how the story ended">
+                    {move || {
+                        let on = story_filter.get();
+                        story_filters
+                            .get()
+                            .into_iter()
+                            .map(|(f, n)| {
+                                view! {
+                                    <button
+                                        class="filter"
+                                        class:on=on == f
+                                        aria-pressed=(on == f).to_string()
+                                        data-testid=format!("story-filter-{}", f.id())
+                                        data-count=n
+                                        on:click=move |_| story_filter.set(f)
+                                    >
+                                        {f.label()}
+                                        <span class="count">{n}</span>
+                                    </button>
+                                }
+                            })
+                            .collect_view()
+                    }}
+                </div>
+            </Show>
+            <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=checkout>
                 {AuditFilter::ALL
                     .map(|f| {
                         view! {
@@ -123,10 +175,10 @@ pub fn AuditTrail() -> impl IntoView {
             </div>
             <div class="audit-row audit-headings" aria-hidden="true">
                 <span>"buyer"</span>
-                <span class="c-app">"via"</span>
-                <span class="c-num">"read"</span>
-                <span>"did"</span>
-                <span class="c-num">"left"</span>
+                <span class="c-app">{move || if checkout() { "cust." } else { "via" }}</span>
+                <span class="c-num">{move || if checkout() { "ended" } else { "read" }}</span>
+                <span>{move || if checkout() { "story" } else { "did" }}</span>
+                <span class="c-num">{move || if checkout() { "" } else { "left" }}</span>
                 <span class="c-mark"></span>
             </div>
             <div class="audit-scroll" node_ref=scroller on:scroll=on_scroll>
@@ -135,8 +187,12 @@ pub fn AuditTrail() -> impl IntoView {
                         class="audit-window"
                         style:transform=move || format!("translateY({}px)", range().start as f64 * ROW_HEIGHT)
                     >
-                        <For each=window key=|(id, row)| (id.clone(), row.seq) let:item>
-                            <Row row=item.1/>
+                        <For each=window key=|(id, end, row)| (id.clone(), end.is_some(), row.seq) let:item>
+                            {if item.2.outcome.checkout.is_some() {
+                                view! { <StoryRow row=item.2 now=item.1/> }.into_any()
+                            } else {
+                                view! { <Row row=item.2/> }.into_any()
+                            }}
                         </For>
                     </div>
                 </div>
@@ -188,4 +244,44 @@ fn Row(
             <span class="c-mark">{mark}</span>
         </div>
     }
+}
+
+/// One buyer's checkout: its customer, when its story ended on the shop clock, the story in
+/// words, and how it ended.
+#[component]
+fn StoryRow(
+    /// The line to draw (an outcome with a `checkout` story).
+    row: AuditRow,
+    /// The shop clock at the run's end, once it has ended (expired holds say so).
+    now: Option<u64>,
+) -> impl IntoView {
+    let o = &row.outcome;
+    let Some(s) = &o.checkout else {
+        return ().into_any();
+    };
+    let text = story::describe(o, now);
+    let end = s.end;
+    let title = format!(
+        "buyer #{} · customer {} · request {} · {}",
+        o.buyer, s.customer, s.request_id, text
+    );
+    view! {
+        <div
+            class="audit-row story"
+            data-testid="audit-row"
+            data-mark=row.mark.as_str()
+            data-end=end.as_str()
+            data-fate=story::fate_id(s.fate)
+            data-resent=s.retried.to_string()
+            title=title
+        >
+            <span class="c-buyer">{format!("#{}", o.buyer)}</span>
+            <span class="c-app">{format!("c{}", s.customer)}</span>
+            <span class="c-num">{crate::model::checkout::clock::shop_clock(story::ended_at(s))}</span>
+            <span class="c-did">{text}</span>
+            <span class="c-num"></span>
+            <span class="c-mark">{story::end_word(end)}</span>
+        </div>
+    }
+    .into_any()
 }

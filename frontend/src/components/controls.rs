@@ -1,8 +1,11 @@
 //! The knobs of the next run, each with a one-line explanation. Ranges come from `hello.limits`.
+//! In the checkout scenario the checkout's own knobs follow (`checkout::knobs`).
 
 use leptos::prelude::*;
 use oversold_protocol::limits::{LIMITS, Limits, Range};
 
+use crate::components::checkout::knobs::CheckoutKnobs;
+use crate::model::checkout::clock::shop_span;
 use crate::model::controls::{Knobs, SLIDER_STEPS, parse_clamped, slider_position, slider_value};
 use crate::model::text::{millis, thousands};
 use crate::session::Session;
@@ -63,7 +66,13 @@ pub fn Controls() -> impl IntoView {
         <section class="panel controls" aria-label="Run settings">
             <div class="panel-head">
                 <h2>"Settings"</h2>
-                <button class="link" on:click=move |_| knobs.set(Knobs::defaults(&limits.get()))>"Reset"</button>
+                // The scenario is a switch of its own, not a setting: Reset keeps it.
+                <button
+                    class="link"
+                    on:click=move |_| knobs.update(|k| *k = Knobs { scenario: k.scenario, ..Knobs::defaults(&limits.get()) })
+                >
+                    "Reset"
+                </button>
             </div>
             <Knob
                 label="Units in stock"
@@ -124,13 +133,26 @@ pub fn Controls() -> impl IntoView {
                 range=race_range
                 unit="ms"
             />
+            <CheckoutKnobs/>
         </section>
+    }
+}
+
+/// A knob's value in its unit: `ms` (real milliseconds), `shop ms` (shop time: `5 min`),
+/// `%`, `×` (a time scale), or none for counts.
+fn show(v: u32, unit: &str) -> String {
+    match unit {
+        "ms" => millis(v),
+        "shop ms" => shop_span(v.into()),
+        "%" => format!("{v} %"),
+        "×" => format!("×{}", thousands(v.into())),
+        _ => thousands(v.into()),
     }
 }
 
 /// One numeric knob: a log-scale slider and a number box kept in step.
 #[component]
-fn Knob(
+pub fn Knob(
     /// What the knob sets.
     label: &'static str,
     /// One line on what it means for the run.
@@ -144,26 +166,15 @@ fn Knob(
     on_change: Callback<u32>,
     /// Accepted values.
     range: Signal<Range>,
-    /// Unit after the value (`ms`), or none for counts.
+    /// The value's unit (see [`show`]): `ms`, `shop ms`, `%`, `×`, or none for counts.
     #[prop(optional)]
     unit: &'static str,
 ) -> impl IntoView {
     let id = format!("knob-{testid}");
-    let shown = move || {
-        let v = value.get();
-        if unit == "ms" {
-            millis(v)
-        } else {
-            thousands(v.into())
-        }
-    };
+    let shown = move || show(value.get(), unit);
     let range_text = move || {
         let r = range.get();
-        if unit == "ms" {
-            format!("{} to {}", millis(r.min), millis(r.max))
-        } else {
-            format!("{} to {}", thousands(r.min.into()), thousands(r.max.into()))
-        }
+        format!("{} to {}", show(r.min, unit), show(r.max, unit))
     };
     let typed = move |ev| {
         if let Some(v) = parse_clamped(&event_target_value(&ev), range.get_untracked()) {

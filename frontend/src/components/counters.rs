@@ -69,7 +69,7 @@ pub fn Counters() -> impl IntoView {
         session.page.with(|p| {
             let run = p.run.as_ref().filter(|_| p.step.is_none());
             run.and_then(|r| r.summary()).map(|s| {
-                let who = strategies::short_label(p.strategies(), &s.strategy);
+                let who = strategies::short_label(p.known(), &s.strategy);
                 (verdict::sentence(s, &who), verdict::kind(s))
             })
         })

@@ -5,7 +5,6 @@
 use leptos::prelude::*;
 use oversold_protocol::{Category, Explanation};
 
-use crate::model::page::PageState;
 use crate::model::strategies;
 use crate::session::Session;
 
@@ -16,9 +15,12 @@ type Chip = (String, String, bool, Category);
 #[component]
 pub fn Explainer() -> impl IntoView {
     let session = expect_context::<Session>();
+    // The strategies of the scenario the switch shows.
+    let scenario = move || session.knobs.with(|k| k.scenario);
     let chips = move || {
+        let scenario = scenario();
         session.page.with(|p| {
-            p.strategies()
+            p.offered(scenario)
                 .iter()
                 .map(|s| {
                     let a = &s.about;
@@ -33,13 +35,17 @@ pub fn Explainer() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     };
-    let explained = move || session.page.with(PageState::explained);
+    let explained = move || {
+        let scenario = scenario();
+        session.page.with(|p| p.explained_in(scenario))
+    };
     // A Memo: the page state changes with every outcomes frame, the panel's text only when
     // another strategy is explained, and rebuilding its paragraphs each frame would be waste.
     let current = Memo::new(move |_| {
+        let scenario = scenario();
         session.page.with(|p| {
-            let name = p.explained()?;
-            strategies::find(p.strategies(), &name)
+            let name = p.explained_in(scenario)?;
+            strategies::find(p.known(), &name)
                 .map(|s| (s.about.explanation.clone(), s.about.category))
         })
     });

@@ -1,7 +1,7 @@
 //! The title bar, with the view switches and the WebSocket and Redis status on the right.
 
 use leptos::prelude::*;
-use oversold_protocol::RedisState;
+use oversold_protocol::{RedisState, Scenario};
 
 use crate::components::toggles::Toggles;
 use crate::model::strategies;
@@ -13,11 +13,20 @@ use crate::session::{Link, Session};
 pub fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
     // The claim names the strategies the server features, so it cannot outlive them.
-    let claim = move || session.page.with(|p| strategies::pitch(p.strategies()));
+    let claim = move || {
+        let scenario = session.knobs.with(|k| k.scenario);
+        session
+            .page
+            .with(|p| strategies::pitch(p.offered(scenario)))
+    };
     let pitch = move || {
         let k = session.knobs.get();
+        let what = match k.scenario {
+            Scenario::Race => "one Redis counter.",
+            Scenario::Checkout => "reserve, pay, then confirm or give back: do the books add up?",
+        };
         let mut text = format!(
-            "{} buyers, {} in stock, one Redis counter.",
+            "{} buyers, {} in stock, {what}",
             thousands(k.buyers.into()),
             thousands(k.stock.into()),
         );

@@ -12,8 +12,10 @@ pub fn ResultLine() -> impl IntoView {
     let session = expect_context::<Session>();
     // One closure draws the line: its parts and whether there are many change together.
     move || {
+        // The scenario the switch shows: its strategies' latest runs.
+        let scenario = session.knobs.with(|k| k.scenario);
         let parts = session.page.with(|p| {
-            let order: Vec<&str> = p.strategies().iter().map(|s| &*s.about.name).collect();
+            let order: Vec<&str> = p.offered(scenario).iter().map(|s| &*s.about.name).collect();
             result_parts(&p.history, &order)
         });
         // Past two strategies (after a comparison) one line per strategy reads better than a

@@ -1,11 +1,13 @@
 //! The run buttons (big ones for the strategies the server features, small ones for the rest,
 //! one to race them all), the run's progress, its status hook for tests, and a cancel button
-//! while it runs. Which strategies exist, and every word on their buttons, comes from `hello`.
+//! while it runs. Which strategies exist, and every word on their buttons, comes from `hello`:
+//! its race strategies, or its checkout strategies when the scenario switch says checkout.
 
 use leptos::prelude::*;
 use oversold_protocol::StrategyInfo;
 
 use crate::components::replay;
+use crate::model::checkout::clock::{real_ms, real_span, shop_span};
 use crate::model::page::{PageState, Pending};
 use crate::model::run::{Phase, RunModel};
 use crate::model::strategies;
@@ -20,11 +22,13 @@ const PLACEHOLDERS: usize = 2;
 #[component]
 pub fn RunButtons() -> impl IntoView {
     let session = expect_context::<Session>();
-    // A Memo: the page state changes with every outcomes frame, the lists only with `hello`.
+    // A Memo: the page state changes with every outcomes frame, the lists only with `hello`
+    // (and the scenario switch).
     let names = Memo::new(move |_| {
+        let scenario = session.knobs.with(|k| k.scenario);
         session.page.with(|p| {
             let (featured, others): (Vec<&StrategyInfo>, Vec<&StrategyInfo>) =
-                p.strategies().iter().partition(|s| s.about.featured);
+                p.offered(scenario).iter().partition(|s| s.about.featured);
             let names = |list: Vec<&StrategyInfo>| -> Vec<String> {
                 list.iter().map(|s| s.about.name.to_string()).collect()
             };
@@ -88,7 +92,7 @@ fn RunButton(
         name.with_value(|name| {
             session
                 .page
-                .with(|p| strategies::find(p.strategies(), name).cloned())
+                .with(|p| strategies::find(p.known(), name).cloned())
         })
     });
     // (answered, total) while this button's run is in flight; `Some((0, 0))` while it waits
@@ -188,8 +192,9 @@ fn CompareButton() -> impl IntoView {
     // (available strategies, progress text and percent while racing, waiting to start)
     let state = Memo::new(move |_| {
         let open = session.link.get() == Link::Open;
+        let scenario = session.knobs.with(|k| k.scenario);
         session.page.with(|p| {
-            let available = p.strategies().iter().filter(|s| s.available).count();
+            let available = p.offered(scenario).iter().filter(|s| s.available).count();
             let progress = p.compare.as_ref().filter(|c| c.is_running()).map(|c| {
                 let pct = (c.results.len() * 100)
                     .checked_div(c.strategies.len())
@@ -265,7 +270,7 @@ fn RunStatus() -> impl IntoView {
                         thousands(r.finished_buyers() as i64),
                         thousands(r.config.race.buyers.into())
                     ),
-                    _ => describe(r, &strategies::label(p.strategies(), &r.config.strategy)),
+                    _ => describe(r, &strategies::label(p.known(), &r.config.strategy)),
                 },
             };
             let comparing = p
@@ -302,8 +307,17 @@ fn describe(run: &RunModel, label: &str) -> String {
         None if c.qty == 1 => "1 unit each".to_string(),
         None => format!("{} units each", c.qty),
     };
+    // A checkout: its clock and its hold, in shop time and in the room's.
+    let checkout = c.checkout.as_ref().map_or_else(String::new, |k| {
+        format!(
+            " · hold {} (×{}: {} real)",
+            shop_span(k.hold_ttl_ms.into()),
+            thousands(k.time_scale.into()),
+            real_span(real_ms(k.hold_ttl_ms.into(), k.time_scale))
+        )
+    });
     format!(
-        "{label} · {} buyers · {} in stock · {qty} · {} app servers{}{}",
+        "{label} · {} buyers · {} in stock · {qty} · {} app servers{}{}{checkout}",
         thousands(c.buyers.into()),
         thousands(c.stock.into()),
         c.app_servers,

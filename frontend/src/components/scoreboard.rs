@@ -1,5 +1,7 @@
 //! The comparison scoreboard: a headline, two bar charts (units sold against the stock line;
 //! latency on a log axis) and the full table, filling in race by race as a comparison runs.
+//! A checkout comparison swaps the race's rarer columns for the checkout's: confirmed,
+//! leaked, reserved twice, customers past the limit, overbooked.
 
 use leptos::prelude::*;
 
@@ -17,7 +19,7 @@ pub fn Scoreboard() -> impl IntoView {
         session.page.with(|p| {
             p.compare
                 .as_ref()
-                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, p.strategies())))
+                .map(|c| (c.compare_id.clone(), scoreboard(&c.results, p.known())))
         })
     });
     let state = move || {
@@ -200,6 +202,7 @@ fn ScoreTable(
     /// The scoreboard to draw.
     board: BoardMemo,
 ) -> impl IntoView {
+    let checkout = move || board.with(|b| b.as_ref().is_some_and(|(_, b)| b.checkout));
     view! {
         <div class="table-wrap">
             <table class="score">
@@ -211,19 +214,36 @@ fn ScoreTable(
                         <th class="n">"oversold"</th>
                         <th class="n">"final stock"</th>
                         <th class="n">"orders"</th>
-                        <th class="n">"lost updates"</th>
-                        <th class="n" title="Buyers that stopped waiting their turn and took nothing">"gave up"</th>
-                        <th class="n" title="Units of orders sent but never answered: maybe taken, never counted as sold">"in doubt"</th>
+                        {move || if checkout() {
+                            view! {
+                                <th class="n" title="Units in the ledger's confirmed rows">"confirmed"</th>
+                                <th class="n" title="Units off the shelf in no hold and no order">"leaked"</th>
+                                <th class="n" title="Units reserved a second time by a resent request">"reserved twice"</th>
+                                <th class="n" title="Customers who got past the per-customer limit">"past limit"</th>
+                                <th class="n" title="Confirmed and backordered units beyond the stock">"overbooked"</th>
+                            }
+                                .into_any()
+                        } else {
+                            view! {
+                                <th class="n">"lost updates"</th>
+                                <th class="n" title="Buyers that stopped waiting their turn and took nothing">"gave up"</th>
+                                <th class="n" title="Units of orders sent but never answered: maybe taken, never counted as sold">"in doubt"</th>
+                            }
+                                .into_any()
+                        }}
                         <th class="n">"p50"</th>
                         <th class="n">"p99"</th>
-                        <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
-                        <th class="n">"retries"</th>
+                        // The race's cost per order; a checkout's table has no room for it.
+                        {move || (!checkout()).then(|| view! {
+                            <th class="n" title="Round trips per order: requests to the store divided by buyers">"trips / order"</th>
+                            <th class="n">"retries"</th>
+                        })}
                         <th class="n">"throughput"</th>
                     </tr>
                 </thead>
                 <tbody>
                     <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
-                        <ScoreLine row=item.1/>
+                        <ScoreLine row=item.1 checkout=checkout()/>
                     </For>
                 </tbody>
             </table>
@@ -236,6 +256,8 @@ fn ScoreTable(
 fn ScoreLine(
     /// The row to draw.
     row: ScoreRow,
+    /// A checkout comparison's row: the checkout's columns instead of the race's rarer ones.
+    checkout: bool,
 ) -> impl IntoView {
     let s = &row.summary;
     // Computed here: a `>` inside an attribute would end the tag in `view!`.
@@ -272,13 +294,36 @@ fn ScoreLine(
             </td>
             <td class="n" data-label="final stock" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n" data-label="orders" class:neg=too_many_orders>{thousands(s.orders_accepted.into())}</td>
-            <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
-            <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
-            <td class="n" data-label="in doubt" class:warn=in_doubt>{thousands(s.in_doubt_units as i64)}</td>
+            {match s.checkout.as_deref().filter(|_| checkout) {
+                Some(t) => {
+                    let (leaked, twice, past, over) = (
+                        t.leaked_units != 0,
+                        t.duplicate_reservations > 0,
+                        t.limit_violations > 0,
+                        t.overage_units > 0,
+                    );
+                    view! {
+                        <td class="n" data-label="confirmed" data-testid="scoreboard-confirmed">{thousands(t.confirmed_units as i64)}</td>
+                        <td class="n" data-label="leaked" class:neg=leaked data-testid="scoreboard-leaked">{thousands(t.leaked_units)}</td>
+                        <td class="n" data-label="reserved twice" class:neg=twice>{thousands(t.duplicate_reservations as i64)}</td>
+                        <td class="n" data-label="past limit" class:neg=past>{thousands(t.limit_violations.into())}</td>
+                        <td class="n" data-label="overbooked" class:neg=over>{thousands(t.overage_units as i64)}</td>
+                    }
+                        .into_any()
+                }
+                None => view! {
+                    <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
+                    <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
+                    <td class="n" data-label="in doubt" class:warn=in_doubt>{thousands(s.in_doubt_units as i64)}</td>
+                }
+                    .into_any(),
+            }}
             <td class="n" data-label="p50">{micros(s.latency.p50_us)}</td>
             <td class="n" data-label="p99">{micros(s.latency.p99_us)}</td>
-            <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>
-            <td class="n" data-label="retries">{thousands(s.retries as i64)}</td>
+            {(!checkout).then(|| view! {
+                <td class="n" data-label="trips / order">{ratio(row.trips_per_order)}</td>
+                <td class="n" data-label="retries">{thousands(s.retries as i64)}</td>
+            })}
             <td class="n" data-label="throughput">{per_second(s.throughput_per_s)}</td>
         </tr>
     }

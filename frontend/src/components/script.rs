@@ -5,7 +5,6 @@
 use leptos::prelude::*;
 use oversold_protocol::ScriptSource as Script;
 
-use crate::model::page::PageState;
 use crate::model::strategies::{self, ScriptChoice};
 use crate::session::Session;
 
@@ -23,11 +22,17 @@ pub fn ScriptSource() -> impl IntoView {
                 .unwrap_or_default()
         })
     });
-    let explained = move || session.page.with(PageState::explained);
+    // The strategy the why panel explains, among the scenario's the switch shows.
+    let scenario = move || session.knobs.with(|k| k.scenario);
+    let explained = move || {
+        let scenario = scenario();
+        session.page.with(|p| p.explained_in(scenario))
+    };
     let choice = Memo::new(move |_| {
+        let scenario = scenario();
         session.page.with(|p| {
-            p.explained()
-                .map(|name| strategies::script_for(p.strategies(), &name))
+            p.explained_in(scenario)
+                .map(|name| strategies::script_for(p.offered(scenario), &name))
         })
     });
     // A tab the visitor picked, remembered with the strategy explained at the time: once the

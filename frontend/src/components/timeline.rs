@@ -22,6 +22,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::model::canvas::{self, Anchor, Arrow, Baseline, Rect};
+use crate::model::checkout::story;
 use crate::model::run::{Mark, RunModel};
 use crate::model::theme::Palette;
 use crate::model::timeline::scene::Paint;
@@ -109,6 +110,11 @@ pub fn Timeline() -> impl IntoView {
     // is long enough for one, and who arrived after it.
     let summary = Memo::new(move |_| {
         session.page.with(|p| match &p.run {
+            // A checkout has no tape, and its bars are stories: its own sentence, no zoom.
+            Some(r) if r.is_checkout() => (
+                story::timeline_caption(r.rows.iter().map(|row| &row.outcome), r.is_running()),
+                None,
+            ),
             Some(r) => {
                 let tape = p.run_tape();
                 let race = timeline::race(&r.rows, r.config.race.stock, tape.as_deref());

@@ -1,10 +1,13 @@
 //! The run knobs as the form holds them, and how sliders map onto their ranges.
 //!
 //! Ranges come from `hello.limits`; the page clamps what a visitor types, so a request the
-//! server would refuse as out of range is never sent in the first place.
+//! server would refuse as out of range is never sent in the first place. The scenario switch
+//! and the checkout's own knobs live here too ([`CheckoutKnobs`]); a race sends none of them.
 
 use oversold_protocol::limits::{LIMITS, Limits, Range};
-use oversold_protocol::{RunConfig, RunRequest};
+use oversold_protocol::{Hello, RunConfig, RunRequest, Scenario};
+
+use super::checkout::knobs::{self, CheckoutKnobs};
 
 /// Slider positions run from 0 to this; the value is looked up on a log scale.
 pub const SLIDER_STEPS: u32 = 1_000;
@@ -26,6 +29,10 @@ pub struct Knobs {
     pub arrival_spread_ms: u32,
     /// Work between reading the stock and writing it, ms.
     pub race_window_ms: u32,
+    /// The race, or the checkout after it: which run buttons the page offers.
+    pub scenario: Scenario,
+    /// The checkout's knobs (sent only in the checkout scenario).
+    pub checkout: CheckoutKnobs,
 }
 
 impl Default for Knobs {
@@ -45,20 +52,36 @@ impl Knobs {
             app_servers: limits.app_servers.default,
             arrival_spread_ms: limits.arrival_spread_ms.default,
             race_window_ms: limits.race_window_ms.default,
+            scenario: Scenario::Race,
+            checkout: CheckoutKnobs::defaults(&limits.checkout),
         }
+    }
+
+    /// The form as a server that said `hello` accepts it: every knob within its limits, and
+    /// no outage unless this server may pause its Redis (it would refuse the run otherwise).
+    pub fn for_server(self, hello: &Hello) -> Self {
+        let mut k = self.clamped(&hello.limits);
+        if !hello.outage_allowed {
+            k.checkout.outage_ms = 0;
+            k.checkout.outage_at_ms = 0;
+        }
+        k
     }
 
     /// Pull every knob inside `limits` (a server may announce tighter ranges than we assumed).
     pub fn clamped(self, limits: &Limits) -> Self {
         let c = |v: u32, r: Range| v.clamp(r.min, r.max);
+        let buyers = c(self.buyers, limits.buyers);
         Self {
             stock: c(self.stock, limits.stock),
-            buyers: c(self.buyers, limits.buyers),
+            buyers,
             qty: c(self.qty, limits.qty),
             random_qty: self.random_qty,
             app_servers: c(self.app_servers, limits.app_servers),
             arrival_spread_ms: c(self.arrival_spread_ms, limits.arrival_spread_ms),
             race_window_ms: c(self.race_window_ms, limits.race_window_ms),
+            scenario: self.scenario,
+            checkout: self.checkout.clamped(&limits.checkout, buyers),
         }
     }
 
@@ -75,7 +98,7 @@ impl Knobs {
     pub fn compare_request(&self) -> RunRequest {
         // "1 to 1" is just 1: send it as a fixed quantity rather than a pointless random range.
         let random = self.random_qty && self.qty > 1;
-        RunRequest {
+        let mut r = RunRequest {
             strategy: None,
             stock: Some(self.stock),
             buyers: Some(self.buyers),
@@ -86,7 +109,19 @@ impl Knobs {
             race_window_ms: Some(self.race_window_ms),
             seed: None,
             ..Default::default()
+        };
+        // A race sends exactly what it always did: no scenario, no checkout knob.
+        if self.scenario == Scenario::Checkout {
+            r.scenario = Some(Scenario::Checkout);
+            self.checkout.fill(&mut r, self.buyers);
         }
+        r
+    }
+
+    /// What the server would refuse about the next run, in its words; `None` when it would
+    /// accept it. Only rules between knobs can fail here: each knob is clamped as it is typed.
+    pub fn problem(&self) -> Option<String> {
+        knobs::problem(&self.compare_request())
     }
 }
 
@@ -94,7 +129,7 @@ impl Knobs {
 /// same crowd (quantities, arrivals, app servers). The interleaving is still Redis's.
 pub fn replay_request(config: &RunConfig) -> RunRequest {
     let r = &config.race;
-    RunRequest {
+    let mut request = RunRequest {
         strategy: Some(config.strategy.clone()),
         stock: Some(r.stock),
         buyers: Some(r.buyers),
@@ -105,7 +140,12 @@ pub fn replay_request(config: &RunConfig) -> RunRequest {
         race_window_ms: Some(r.race_window_ms),
         seed: Some(r.seed),
         ..Default::default()
+    };
+    if let Some(c) = &r.checkout {
+        request.scenario = Some(Scenario::Checkout);
+        knobs::replay_fields(c, &mut request);
     }
+    request
 }
 
 /// Parse what a visitor typed, clamped into `range`; `None` when it is not a number at all.
@@ -208,6 +248,44 @@ mod tests {
         assert_eq!(replay_request(&c).validate(7), Ok(c.clone()));
         c.race.max_qty = Some(5);
         assert_eq!(replay_request(&c).validate(7), Ok(c));
+    }
+
+    #[test]
+    fn a_checkout_sends_its_knobs_and_a_race_none_of_them() {
+        let mut k = Knobs::default();
+        assert_eq!(k.compare_request().scenario, None);
+        assert_eq!(k.compare_request().hold_ttl_ms, None);
+        k.scenario = Scenario::Checkout;
+        let r = k.run_request("holds");
+        assert_eq!(r.scenario, Some(Scenario::Checkout));
+        assert_eq!((r.time_scale, r.crash_fraction), (Some(100), Some(0.1)));
+        let c = r
+            .validate(5)
+            .expect("the server accepts what the form sends");
+        assert_eq!(replay_request(&c).validate(6), Ok(c));
+        assert_eq!(k.problem(), None);
+        k.checkout.crash_pct = 95;
+        assert!(k.problem().unwrap().contains("one fate"));
+    }
+
+    #[test]
+    fn a_server_that_does_not_own_its_redis_gets_no_outage() {
+        let mut k = Knobs::default();
+        k.checkout.outage_ms = 10_000;
+        k.checkout.outage_at_ms = 5_000;
+        k.checkout.hold_ttl_ms = 99_999_999;
+        let mut hello = crate::model::fixtures::hello();
+        let kept = k.for_server(&hello);
+        assert_eq!(
+            (kept.checkout.outage_ms, kept.checkout.outage_at_ms),
+            (0, 0)
+        );
+        assert_eq!(
+            kept.checkout.hold_ttl_ms, 3_600_000,
+            "clamped into hello's range"
+        );
+        hello.outage_allowed = true;
+        assert_eq!(k.for_server(&hello).checkout.outage_ms, 10_000);
     }
 
     #[test]

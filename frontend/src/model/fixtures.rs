@@ -117,8 +117,9 @@ pub(crate) fn hello() -> Hello {
             })
             .into(),
         limits: LIMITS,
-        checkout_strategies: Vec::new(),
+        checkout_strategies: crate::model::checkout::fixtures::checkout_strategies(),
         ledger: oversold_protocol::LedgerInfo::default(),
+        outage_allowed: false,
     }
 }
 

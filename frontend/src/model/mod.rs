@@ -8,6 +8,8 @@
 //! - [`page`]: the page's state and [`page::PageState::apply`], the one place a server frame
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
+//! - [`checkout`]: the checkout scenario: its knobs, the books, unit states, stories, and
+//!   what happened in words.
 //! - [`audit`], [`tiles`], [`verdict`], [`scoreboard`], [`timeline`]: what each panel shows.
 //! - [`tape_view`]: the Redis tape of the run on screen (`oversold_protocol::tape`) as a picture,
 //!   and the step-through log in the same picture; [`step`]: step-through mode read from its
@@ -25,6 +27,7 @@ pub mod axis;
 pub mod backoff;
 pub mod canvas;
 pub mod chart;
+pub mod checkout;
 pub mod compare;
 pub mod controls;
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //! server answers it.
 
 use oversold_protocol::{
-    Hello, RedisState, RunConfig, RunSummary, SavedRun, ServerMessage, StepState, StrategyAbout,
-    StrategyInfo, WireError,
+    Hello, RedisState, RunConfig, RunSummary, SavedRun, Scenario, ServerMessage, StepState,
+    StrategyAbout, StrategyInfo, WireError,
 };
 
 use std::sync::Arc;
@@ -80,6 +80,9 @@ pub struct PageState {
     pub step_trail: StepTrail,
     /// The run's tape, built once per batch for every panel that reads it ([`Self::run_tape`]).
     pub tape_cache: TapeCache,
+    /// Every strategy `hello` listed, race and checkout, for looking one up by name
+    /// ([`Self::known`]).
+    known: Vec<StrategyInfo>,
     next_notice: u64,
 }
 
@@ -89,6 +92,12 @@ impl PageState {
         match msg {
             ServerMessage::Hello(hello) => {
                 self.redis = Some(hello.redis);
+                self.known = hello
+                    .strategies
+                    .iter()
+                    .chain(&hello.checkout_strategies)
+                    .cloned()
+                    .collect();
                 self.hello = Some(hello);
             }
             ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
@@ -154,8 +163,20 @@ impl PageState {
                 }
             }
             ServerMessage::Error(err) => self.error(err),
-            // The checkout scenario's live frames: not drawn by this page yet.
-            ServerMessage::Reconciliation { .. } | ServerMessage::Reconciled { .. } => {}
+            // A checkout's live books: like outcomes, only for the run on screen while it runs.
+            ServerMessage::Reconciliation {
+                run_id,
+                reconciliation,
+            } => {
+                if let Some(run) = self.running(&run_id) {
+                    run.checkout.observe(reconciliation);
+                }
+            }
+            ServerMessage::Reconciled { run_id, report } => {
+                if let Some(run) = self.running(&run_id) {
+                    run.checkout.reconciled(report);
+                }
+            }
         }
     }
 
@@ -197,7 +218,7 @@ impl PageState {
 
     /// A run ended with a summary: into the history, and into the comparison it belongs to.
     fn record(&mut self, run_id: String, summary: RunSummary) {
-        let short_label = strategies::short_label(self.strategies(), &summary.strategy);
+        let short_label = strategies::short_label(self.known(), &summary.strategy);
         if let Some(c) = &mut self.compare {
             c.race_finished(&summary);
         }
@@ -271,7 +292,7 @@ impl PageState {
             ..
         } = saved;
         // The server's words when it lists the strategy; the file's own otherwise.
-        let short_label = strategies::find(self.strategies(), &strategy.name).map_or_else(
+        let short_label = strategies::find(self.known(), &strategy.name).map_or_else(
             || strategy.short_label.to_string(),
             |s| s.about.short_label.to_string(),
         );
@@ -305,7 +326,7 @@ impl PageState {
 
     /// A strategy's description: from `hello`, else from a saved run that brought it.
     pub fn about(&self, name: &str) -> Option<&StrategyAbout> {
-        strategies::find(self.strategies(), name)
+        strategies::find(self.known(), name)
             .map(|s| &s.about)
             .or_else(|| self.loaded.iter().find(|a| a.name == name))
     }
@@ -359,6 +380,20 @@ impl PageState {
         self.hello.as_ref().map_or(&[], |h| &h.strategies)
     }
 
+    /// The strategies of `scenario`: the race's, or the checkout's.
+    pub fn offered(&self, scenario: Scenario) -> &[StrategyInfo] {
+        match scenario {
+            Scenario::Race => self.strategies(),
+            Scenario::Checkout => self.hello.as_ref().map_or(&[], |h| &h.checkout_strategies),
+        }
+    }
+
+    /// Every strategy the server listed, race and checkout: where a strategy named by a run
+    /// (of either scenario) is looked up.
+    pub fn known(&self) -> &[StrategyInfo] {
+        &self.known
+    }
+
     /// True while a comparison is in flight.
     pub fn comparing(&self) -> bool {
         self.compare.as_ref().is_some_and(CompareModel::is_running)
@@ -377,7 +412,7 @@ impl PageState {
     /// Built once per batch (see [`TapeCache`]), whichever panel asks first.
     pub fn run_tape(&self) -> Option<Arc<RunTape>> {
         let run = self.run.as_ref()?;
-        let rule = strategies::find(self.strategies(), &run.config.strategy)?
+        let rule = strategies::find(self.known(), &run.config.strategy)?
             .about
             .tape;
         let key = TapeKey {
@@ -410,11 +445,22 @@ impl PageState {
     /// The strategy the "why" panel explains: the visitor's pick, else the run on screen, else
     /// the first one the server features. `None` before `hello`, with nothing run.
     pub fn explained(&self) -> Option<String> {
+        self.explained_in(Scenario::Race)
+    }
+
+    /// [`Self::explained`] for a page showing `scenario`: the visitor's pick, else the run on
+    /// screen when it is of that scenario, else the first strategy of it the server features.
+    pub fn explained_in(&self, scenario: Scenario) -> Option<String> {
         self.focus
             .clone()
-            .or_else(|| self.run.as_ref().map(|r| r.config.strategy.clone()))
             .or_else(|| {
-                strategies::featured(self.strategies())
+                self.run
+                    .as_ref()
+                    .filter(|r| r.config.race.scenario == scenario)
+                    .map(|r| r.config.strategy.clone())
+            })
+            .or_else(|| {
+                strategies::featured(self.offered(scenario))
                     .next()
                     .map(|s| s.about.name.to_string())
             })

@@ -3,7 +3,9 @@
 //! The server streams outcomes in batches; [`RunModel::push_batch`] folds each batch in once,
 //! so the UI holds one plain `Vec` and re-renders once per batch, never once per buyer.
 
-use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary};
+use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary, Scenario};
+
+use super::checkout::books::Live;
 
 /// How an audit line is flagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,6 +155,8 @@ pub struct RunModel {
     pub last_write: Option<(u64, i64)>,
     /// Where the run stands.
     pub phase: Phase,
+    /// A checkout's live books and `reconcile` answers (empty in a race).
+    pub checkout: Live,
 }
 
 impl RunModel {
@@ -172,7 +176,13 @@ impl RunModel {
             gave_up: 0,
             last_write: None,
             phase: Phase::Running,
+            checkout: Live::default(),
         }
+    }
+
+    /// True for a run of the checkout scenario.
+    pub fn is_checkout(&self) -> bool {
+        self.config.race.scenario == Scenario::Checkout
     }
 
     /// Fold in one `outcomes` frame.

@@ -1,5 +1,7 @@
 //! The comparison scoreboard: one row per strategy with its verdict, and the scales its two
-//! charts share (units sold against the stock line, latency on a log axis).
+//! charts share (units sold against the stock line, latency on a log axis). A checkout
+//! comparison's board says so ([`Scoreboard::checkout`]): its table shows the checkout's
+//! columns, and its headline names leaks, double reservations and limits broken.
 
 use oversold_protocol::{RunSummary, StrategyInfo};
 
@@ -45,6 +47,8 @@ pub struct Scoreboard {
     pub latency: LogScale,
     /// The sentence above the table.
     pub headline: String,
+    /// True for a checkout comparison (its summaries carry the checkout's tally).
+    pub checkout: bool,
 }
 
 /// Build the scoreboard from the summaries (in racing order) and the strategies `hello` listed.
@@ -83,6 +87,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
         .collect();
     let headline = headline(&rows);
     Scoreboard {
+        checkout: summaries.iter().any(|s| s.checkout.is_some()),
         rows,
         units_max,
         latency,
@@ -106,6 +111,17 @@ pub fn headline(rows: &[ScoreRow]) -> String {
             Kind::Oversold => Some(format!(
                 "{} oversold {} units",
                 r.label, r.summary.oversold_units
+            )),
+            Kind::Leaked => Some(format!(
+                "{} leaked {}",
+                r.label,
+                count(
+                    r.summary
+                        .checkout
+                        .as_ref()
+                        .map_or(0, |t| t.leaked_units.unsigned_abs()),
+                    "unit"
+                )
             )),
             _ => None,
         })
@@ -142,6 +158,22 @@ pub fn headline(rows: &[ScoreRow]) -> String {
                 r.label,
                 count(s.in_doubt_units, "unit")
             ));
+        }
+        if let Some(t) = s.checkout.as_deref() {
+            if t.duplicate_reservations > 0 {
+                text.push_str(&format!(
+                    " {} reserved {} twice.",
+                    r.label,
+                    count(t.duplicate_reservations, "unit")
+                ));
+            }
+            if t.limit_violations > 0 {
+                text.push_str(&format!(
+                    " {} let {} past the limit.",
+                    r.label,
+                    count(t.limit_violations.into(), "customer")
+                ));
+            }
         }
     }
     if let Some(f) = fastest.filter(|_| good > 1) {
@@ -250,8 +282,40 @@ mod tests {
             "Every strategy sold only what existed. Sharded refused 12 buyers while units remained. \
              Sharded left 1 unit in doubt."
         );
+        assert!(!sample().checkout);
         let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
         assert_eq!(only_lua.headline, "Every strategy sold only what existed.");
         assert_eq!(only_lua.rows[0].label, "lua");
+    }
+
+    #[test]
+    fn a_checkout_board_names_leaks_doubles_and_broken_limits() {
+        use crate::model::checkout::fixtures::{checkout_strategies, tally_summary};
+        let named = |name: &str, s: RunSummary| RunSummary {
+            strategy: name.into(),
+            ..s
+        };
+        let mut atomic = named("atomic_no_holds", tally_summary(10, 3, 5, 2));
+        atomic
+            .checkout
+            .as_deref_mut()
+            .unwrap()
+            .duplicate_reservations = 2;
+        let mut limit = named("holds", tally_summary(10, 6, 4, 0));
+        limit.checkout.as_deref_mut().unwrap().limit_violations = 1;
+        let b = scoreboard(
+            &[
+                named("naive_checkout", tally_summary(10, -30, 25, 15)),
+                atomic,
+                limit,
+            ],
+            &checkout_strategies(),
+        );
+        assert!(b.checkout);
+        assert_eq!(
+            b.headline,
+            "Naive checkout oversold 30 units and Atomic, no holds leaked 2 units; the other one sold only what existed. \
+             Atomic, no holds reserved 2 units twice. Holds let 1 customer past the limit."
+        );
     }
 }

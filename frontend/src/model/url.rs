@@ -1,7 +1,9 @@
 //! A run's knobs in the page's address and back: the link a teacher pastes into a chat.
 //!
 //! `?strategy=naive&stock=10&buyers=50&qty=1&app_servers=8&arrival_spread_ms=0&race_window_ms=0&seed=3`
-//! (plus `max_qty` when each buyer orders a random quantity). The names are the protocol's own
+//! (plus `max_qty` when each buyer orders a random quantity). A checkout adds
+//! `scenario=checkout` and its knobs (`hold_ttl_ms`, `time_scale`, …, fractions as decimals,
+//! the outage only when there is one). The names are the protocol's own
 //! (`RunRequest::FIELDS`), so a link reads like the `start_run` it replays.
 //!
 //! Reading a link follows the protocol's rule: a value out of range is an error, never a clamp.
@@ -9,9 +11,13 @@
 //! form keeps its default for that knob, and the link is not offered for replay: a crowd with
 //! one knob changed is not the same crowd.
 
-use oversold_protocol::limits::{Limits, Range};
-use oversold_protocol::{ConfigError, RaceConfig, RunConfig, StrategyInfo};
+use oversold_protocol::limits::{FractionRange, Limits, Range};
+use oversold_protocol::{
+    CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
+    StrategyInfo,
+};
 
+use super::checkout::knobs::{CheckoutKnobs, customers_range};
 use super::controls::Knobs;
 use super::strategies;
 
@@ -32,6 +38,38 @@ pub fn encode(config: &RunConfig) -> String {
         "&app_servers={}&arrival_spread_ms={}&race_window_ms={}&seed={}",
         r.app_servers, r.arrival_spread_ms, r.race_window_ms, r.seed
     ));
+    if let Some(c) = &r.checkout {
+        q.push_str(&checkout_query(c));
+    }
+    q
+}
+
+/// A checkout's part of the query, after the race's knobs.
+fn checkout_query(c: &CheckoutConfig) -> String {
+    let mut q = format!(
+        "&scenario=checkout&hold_ttl_ms={}&time_scale={}&pay_ms={}&abandon_fraction={}\
+         &pay_fail_fraction={}&crash_fraction={}&retry_fraction={}&customers={}\
+         &per_customer_limit={}&fail_mode={}",
+        c.hold_ttl_ms,
+        c.time_scale,
+        c.pay_ms,
+        c.abandon_fraction,
+        c.pay_fail_fraction,
+        c.crash_fraction,
+        c.retry_fraction,
+        c.customers,
+        c.per_customer_limit,
+        c.fail_mode
+    );
+    if c.no_wait_expiry {
+        q.push_str("&no_wait_expiry=true");
+    }
+    if c.outage_ms > 0 {
+        q.push_str(&format!(
+            "&outage_at_ms={}&outage_ms={}",
+            c.outage_at_ms, c.outage_ms
+        ));
+    }
     q
 }
 
@@ -64,6 +102,17 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
         return None;
     }
     let mut problems = Vec::new();
+    // The race, unless the link asks for a checkout (then its knobs are read below).
+    let scenario = match get("scenario").map(str::trim) {
+        None | Some("race") => Scenario::Race,
+        Some("checkout") => Scenario::Checkout,
+        Some(other) => {
+            problems.push(format!(
+                "The link's scenario = {other:?} is neither race nor checkout; the form keeps the race."
+            ));
+            Scenario::Race
+        }
+    };
     let mut knob = |field: &'static str, range: Range| -> Option<u32> {
         let text = get(field)?;
         match text.trim().parse::<u64>() {
@@ -98,6 +147,75 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     let app_servers = knob("app_servers", limits.app_servers);
     let spread = knob("arrival_spread_ms", limits.arrival_spread_ms);
     let window = knob("race_window_ms", limits.race_window_ms);
+    let buyers_now = buyers.unwrap_or(limits.buyers.default);
+
+    // The checkout's knobs, read only when the link asks for a checkout.
+    let checkout = if scenario == Scenario::Checkout {
+        Some({
+            let l = &limits.checkout;
+            let d = CheckoutKnobs::defaults(l);
+            let hold_ttl_ms = knob("hold_ttl_ms", l.hold_ttl_ms);
+            let time_scale = knob("time_scale", l.time_scale);
+            let pay_ms = knob("pay_ms", l.pay_ms);
+            let customers = knob("customers", customers_range(l, buyers_now));
+            let per_customer_limit = knob("per_customer_limit", l.per_customer_limit);
+            let outage_at_ms = knob("outage_at_ms", l.outage_at_ms);
+            let outage_ms = knob("outage_ms", l.outage_ms);
+            let mut frac = |field: &'static str, range: FractionRange| -> Option<f64> {
+                let text = get(field)?;
+                // serde_json's number parser, which the page already carries, rather than
+                // `str::parse::<f64>`, which would add core's own to the wasm.
+                match serde_json::from_str::<f64>(text.trim()) {
+                    Ok(v) if v >= range.min && v <= range.max => Some(v),
+                    Ok(v) => {
+                        problems.push(format!(
+                            "The link's {}; the form keeps {}.",
+                            ConfigError::FractionOutOfRange { field, value: v },
+                            range.default
+                        ));
+                        None
+                    }
+                    Err(_) => {
+                        problems.push(format!(
+                            "The link's {field} = {text:?} is not a number; the form keeps {}.",
+                            range.default
+                        ));
+                        None
+                    }
+                }
+            };
+            let abandon = frac("abandon_fraction", l.abandon_fraction);
+            let pay_fail = frac("pay_fail_fraction", l.pay_fail_fraction);
+            let crash = frac("crash_fraction", l.crash_fraction);
+            let retry = frac("retry_fraction", l.retry_fraction);
+            let fail_mode =
+                get("fail_mode").and_then(|text| match text.trim().parse::<FailMode>() {
+                    Ok(mode) => Some(mode),
+                    Err(why) => {
+                        problems.push(format!("The link's {why}; the form keeps closed."));
+                        None
+                    }
+                });
+            let no_wait_expiry = get("no_wait_expiry").is_some_and(|v| v.trim() == "true");
+            CheckoutConfig {
+                hold_ttl_ms: hold_ttl_ms.unwrap_or(d.hold_ttl_ms),
+                time_scale: time_scale.unwrap_or(d.time_scale),
+                pay_ms: pay_ms.unwrap_or(d.pay_ms),
+                abandon_fraction: abandon.unwrap_or(l.abandon_fraction.default),
+                pay_fail_fraction: pay_fail.unwrap_or(l.pay_fail_fraction.default),
+                crash_fraction: crash.unwrap_or(l.crash_fraction.default),
+                retry_fraction: retry.unwrap_or(l.retry_fraction.default),
+                customers: customers.unwrap_or(customers_range(l, buyers_now).default),
+                per_customer_limit: per_customer_limit.unwrap_or(d.per_customer_limit),
+                fail_mode: fail_mode.unwrap_or_default(),
+                no_wait_expiry,
+                outage_at_ms: outage_at_ms.unwrap_or(0),
+                outage_ms: outage_ms.unwrap_or(0),
+            }
+        })
+    } else {
+        None
+    };
 
     let seed = get("seed").and_then(|text| match text.trim().parse::<u64>() {
         Ok(seed) => Some(seed),
@@ -109,10 +227,16 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
             None
         }
     });
-    let strategy = get("strategy").and_then(|name| {
-        if strategies::find(infos, name).is_some() {
-            Some(name.to_string())
-        } else {
+    let strategy = get("strategy").and_then(|name| match strategies::find(infos, name) {
+        Some(s) if s.about.scenario == scenario => Some(name.to_string()),
+        Some(s) => {
+            problems.push(format!(
+                "The link names the strategy {name:?}, which races in the {} scenario, not the {scenario}.",
+                s.about.scenario
+            ));
+            None
+        }
+        None => {
             problems.push(format!(
                 "The link names the strategy {name:?}, which this server does not offer."
             ));
@@ -128,7 +252,30 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
         app_servers: app_servers.unwrap_or(limits.app_servers.default),
         arrival_spread_ms: spread.unwrap_or(limits.arrival_spread_ms.default),
         race_window_ms: window.unwrap_or(limits.race_window_ms.default),
+        scenario,
+        checkout: checkout
+            .as_ref()
+            .map_or(CheckoutKnobs::defaults(&limits.checkout), |c| {
+                CheckoutKnobs {
+                    // Left to the server unless the link says: half the buyers.
+                    customers: get("customers").and(Some(c.customers)),
+                    ..CheckoutKnobs::from_config(c)
+                }
+            }),
     };
+    // Knobs each in range can still break a rule between them (the fates add up to more than
+    // one, a hold too long for its time scale): the server's own check says which.
+    if let Some(c) = &checkout {
+        let mut request = RunRequest {
+            buyers: Some(knobs.buyers),
+            scenario: Some(Scenario::Checkout),
+            ..Default::default()
+        };
+        super::checkout::knobs::replay_fields(c, &mut request);
+        if let Err(e) = request.validate_compare(0) {
+            problems.push(format!("The link's {e}."));
+        }
+    }
     let replay = match (strategy, seed) {
         (Some(strategy), Some(seed)) if problems.is_empty() => Some(
             RaceConfig {
@@ -140,8 +287,8 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
                 arrival_spread_ms: knobs.arrival_spread_ms,
                 race_window_ms: knobs.race_window_ms,
                 seed,
-                scenario: Default::default(),
-                checkout: None,
+                scenario,
+                checkout,
             }
             .with_strategy(strategy),
         ),
@@ -293,6 +440,91 @@ mod tests {
         let r = restore("strategy=lua&stock=3", &LIMITS, &strategies()).unwrap();
         assert!(r.problems.is_empty());
         assert_eq!((r.knobs.stock, r.replay), (3, None));
+    }
+
+    #[test]
+    fn a_checkout_round_trips_through_its_link_with_its_knobs() {
+        use crate::model::checkout::fixtures::{checkout_config, checkout_strategies};
+        let infos: Vec<StrategyInfo> = strategies()
+            .into_iter()
+            .chain(checkout_strategies())
+            .collect();
+        let mut c = checkout_config(10, 50);
+        let k = c.race.checkout.as_mut().unwrap();
+        k.abandon_fraction = 0.35;
+        k.time_scale = 1_000;
+        k.fail_mode = FailMode::Open;
+        k.no_wait_expiry = true;
+        k.outage_ms = 20_000;
+        k.outage_at_ms = 5_000;
+        let q = encode(&c);
+        assert!(
+            q.ends_with(
+                "&seed=7&scenario=checkout&hold_ttl_ms=300000&time_scale=1000&pay_ms=60000\
+                 &abandon_fraction=0.35&pay_fail_fraction=0.1&crash_fraction=0.1&retry_fraction=0.2\
+                 &customers=25&per_customer_limit=1&fail_mode=open&no_wait_expiry=true\
+                 &outage_at_ms=5000&outage_ms=20000"
+            ),
+            "{q}"
+        );
+        let r = restore(&q, &LIMITS, &infos).unwrap();
+        assert_eq!(r.problems, Vec::<String>::new());
+        assert_eq!(r.replay.as_ref(), Some(&c));
+        assert_eq!(r.knobs.scenario, Scenario::Checkout);
+        assert_eq!(
+            (r.knobs.checkout.abandon_pct, r.knobs.checkout.customers),
+            (35, Some(25))
+        );
+        // A race link stays exactly what it was.
+        assert!(!encode(&config(10, 50)).contains("scenario"));
+    }
+
+    #[test]
+    fn a_checkout_link_is_checked_knob_by_knob_and_across_knobs() {
+        use crate::model::checkout::fixtures::checkout_strategies;
+        let infos: Vec<StrategyInfo> = strategies()
+            .into_iter()
+            .chain(checkout_strategies())
+            .collect();
+        let r = restore(
+            "strategy=holds&seed=1&scenario=checkout&crash_fraction=1.5&fail_mode=ajar&time_scale=0",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                "The link's time_scale = 0 is out of range: it must be between 1 and 100000; the form keeps 100.",
+                "The link's crash_fraction = 1.5 is out of range: it must be between 0.0 and 1.0; the form keeps 0.1.",
+                "The link's unknown fail mode \"ajar\": closed or open; the form keeps closed.",
+            ]
+        );
+        assert_eq!(r.replay, None);
+        // Each fraction in range, together more than one fate per buyer: the server's words.
+        let r = restore(
+            "strategy=holds&seed=1&scenario=checkout&abandon_fraction=0.6&crash_fraction=0.6",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(r.problems.len(), 1);
+        assert!(
+            r.problems[0].contains("each buyer has one fate"),
+            "{:?}",
+            r.problems
+        );
+        // A checkout strategy in a race link, and a scenario that does not exist.
+        let r = restore("strategy=holds&seed=1", &LIMITS, &infos).unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                "The link names the strategy \"holds\", which races in the checkout scenario, not the race."
+            ]
+        );
+        let r = restore("scenario=party", &LIMITS, &infos).unwrap();
+        assert!(r.problems[0].starts_with("The link's scenario = \"party\""));
+        assert_eq!(r.knobs.scenario, Scenario::Race);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! What a finished run means, in one word and one sentence: exact, unsold, oversold or lost update.
+//! What a finished run means, in one word and one sentence: exact, unsold, oversold, lost
+//! update, or (a checkout) leaked.
 //!
 //! The lost update needs its own wording: the counter never goes negative, so a page that only
 //! watched the counter would call the run healthy. The sentence therefore puts orders beside
@@ -15,6 +16,9 @@ pub enum Kind {
     LostUpdate,
     /// More units were promised than existed, and the counter shows it.
     Oversold,
+    /// A checkout whose books do not add up: units left the shelf and are in no hold and no
+    /// order (nothing was promised twice, but the shop lost track of them).
+    Leaked,
     /// Every unit sold, none twice.
     Exact,
     /// Nothing oversold, but units are left (fewer buyers than units, a cancel, or give-ups).
@@ -27,14 +31,15 @@ impl Kind {
         match self {
             Kind::LostUpdate => "lost update",
             Kind::Oversold => "oversold",
+            Kind::Leaked => "leaked",
             Kind::Exact => "exact",
             Kind::Unsold => "units left",
         }
     }
 
-    /// True when the run sold something that did not exist.
+    /// True when the run sold something that did not exist, or lost track of units.
     pub fn is_bad(self) -> bool {
-        matches!(self, Kind::LostUpdate | Kind::Oversold)
+        matches!(self, Kind::LostUpdate | Kind::Oversold | Kind::Leaked)
     }
 }
 
@@ -45,6 +50,8 @@ pub fn kind(s: &RunSummary) -> Kind {
         Kind::LostUpdate
     } else if s.oversold_units > 0 {
         Kind::Oversold
+    } else if s.checkout.as_ref().is_some_and(|t| t.leaked_units != 0) {
+        Kind::Leaked
     } else if s.units_sold == u64::from(s.stock) {
         Kind::Exact
     } else {
@@ -73,6 +80,7 @@ pub fn sentence(s: &RunSummary, who: &str) -> String {
             "{who}: {} in stock, {} sold (stock {}), {} oversold",
             s.stock, s.units_sold, s.final_stock, s.oversold_units
         ),
+        Kind::Leaked => format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock),
         Kind::Exact => format!("{who}: exactly {} sold, 0 oversold", s.units_sold),
         Kind::Unsold => format!("{who}: {} of {} sold, 0 oversold", s.units_sold, s.stock),
     };
@@ -90,6 +98,9 @@ pub fn sentence(s: &RunSummary, who: &str) -> String {
 /// `4 units in doubt`, `refused 12 buyers while units remained`. The numbers are the summary's,
 /// the same the counters show.
 pub fn notes(s: &RunSummary) -> Vec<String> {
+    if let Some(t) = s.checkout.as_deref() {
+        return checkout_notes(t);
+    }
     let mut notes = Vec::new();
     if s.errors > 0 {
         notes.push(format!("{} failed", s.errors));
@@ -109,6 +120,35 @@ pub fn notes(s: &RunSummary) -> Vec<String> {
             "refused {} while units remained",
             count(s.false_sold_out.into(), "buyer")
         ));
+    }
+    notes
+}
+
+/// A checkout's endings worth a word beside its sales: units leaked, reserved twice, customers
+/// past the limit, units promised beyond the stock. (Buyers who walked away are the
+/// scenario, not news.)
+fn checkout_notes(t: &oversold_protocol::CheckoutTally) -> Vec<String> {
+    let mut notes = Vec::new();
+    if t.leaked_units != 0 {
+        notes.push(format!(
+            "{} leaked",
+            count(t.leaked_units.unsigned_abs(), "unit")
+        ));
+    }
+    if t.duplicate_reservations > 0 {
+        notes.push(format!(
+            "{} reserved twice",
+            count(t.duplicate_reservations, "unit")
+        ));
+    }
+    if t.limit_violations > 0 {
+        notes.push(format!(
+            "{} past the limit",
+            count(t.limit_violations.into(), "customer")
+        ));
+    }
+    if t.overage_units > 0 && t.backorder_units > 0 {
+        notes.push(format!("{} overbooked", count(t.overage_units, "unit")));
     }
     notes
 }
@@ -183,6 +223,24 @@ mod tests {
         assert_eq!(expected_stock(&s), 3);
         // In doubt is not sold: the verdict does not count those units either way.
         assert_eq!(kind(&s), Kind::Unsold);
+    }
+
+    #[test]
+    fn a_checkout_names_its_leaks_and_duplicates_not_its_walkaways() {
+        use crate::model::checkout::fixtures::tally_summary;
+        let mut s = tally_summary(10, 3, 5, 2);
+        s.gave_up = 12;
+        s.checkout.as_deref_mut().unwrap().duplicate_reservations = 1;
+        assert_eq!(kind(&s), Kind::Leaked);
+        assert!(Kind::Leaked.is_bad());
+        assert_eq!(
+            sentence(&s, "Atomic, no holds"),
+            "Atomic, no holds: 5 of 10 sold, 0 oversold, 2 units leaked, 1 unit reserved twice"
+        );
+        let naive = tally_summary(10, -30, 25, 15);
+        assert_eq!(kind(&naive), Kind::Oversold);
+        let fine = tally_summary(10, 6, 4, 0);
+        assert_eq!((kind(&fine), notes(&fine).len()), (Kind::Unsold, 0));
     }
 
     #[test]

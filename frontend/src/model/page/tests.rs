@@ -325,3 +325,70 @@ fn a_dropped_socket_interrupts_what_was_in_flight() {
     p.apply(ServerMessage::Hello(hello()));
     assert_eq!(phase(&p), "interrupted");
 }
+
+/// A checkout run started on `p`, with `n` confirmed stories in.
+fn checkout_started(p: &mut PageState, run_id: &str) {
+    use crate::model::checkout::fixtures::checkout_config;
+    p.apply(ServerMessage::RunStarted {
+        run_id: run_id.into(),
+        config: checkout_config(10, 50),
+    });
+}
+
+#[test]
+fn checkout_frames_feed_the_run_on_screen_and_only_while_it_runs() {
+    use crate::model::checkout::fixtures::{reconciliation, tally_summary};
+    use oversold_protocol::{ReconcileReport, Scenario};
+    let mut p = page();
+    assert_eq!(p.offered(Scenario::Checkout).len(), 4);
+    assert_eq!(p.known().len(), p.strategies().len() + 4);
+    // Nothing run: the checkout's first featured strategy is explained in checkout mode.
+    assert_eq!(
+        p.explained_in(Scenario::Checkout).as_deref(),
+        Some("atomic_no_holds")
+    );
+    checkout_started(&mut p, "r-c");
+    assert!(p.run.as_ref().unwrap().is_checkout());
+    assert_eq!(p.explained_in(Scenario::Checkout).as_deref(), Some("holds"));
+    assert_eq!(
+        p.explained().as_deref(),
+        Some("naive"),
+        "the race's panel keeps the race"
+    );
+    let frame = |run_id: &str, available| ServerMessage::Reconciliation {
+        run_id: run_id.into(),
+        reconciliation: reconciliation(10, available, 2, 1, 0),
+    };
+    p.apply(frame("r-c", 7));
+    p.apply(frame("r-other", 3)); // another run's: stale
+    let live = &p.run.as_ref().unwrap().checkout;
+    assert_eq!(
+        (live.frames, live.latest.map(|r| r.available)),
+        (1, Some(7))
+    );
+    let after = reconciliation(10, 8, 2, 0, 0);
+    p.apply(ServerMessage::Reconciled {
+        run_id: "r-c".into(),
+        report: ReconcileReport {
+            available_before: 7,
+            available_after: 8,
+            fixed: 1,
+            sold: 0,
+            held: 2,
+            after,
+        },
+    });
+    let live = &p.run.as_ref().unwrap().checkout;
+    assert_eq!((live.reports.len(), live.latest), (1, Some(after)));
+    // The checkout strategy's words come from hello's checkout list.
+    let mut s = tally_summary(10, 6, 4, 0);
+    s.strategy = "holds".into();
+    p.apply(ServerMessage::RunFinished {
+        run_id: "r-c".into(),
+        summary: s,
+    });
+    assert_eq!(p.history[0].short_label, "Holds");
+    // Once over, a late frame changes nothing.
+    p.apply(frame("r-c", 1));
+    assert_eq!(p.run.as_ref().unwrap().checkout.frames, 2);
+}

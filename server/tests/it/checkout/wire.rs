@@ -199,7 +199,8 @@ async fn checkout_requests_the_socket_refuses() {
     let redis = TestRedis::start();
     let server = TestServer::start(redis.store.clone(), 4).await;
     let mut client = server.client().await;
-    client.hello().await;
+    // This server did not start its Redis, and says so before anyone asks for an outage.
+    assert!(!client.hello().await.outage_allowed);
     // reconcile with no run in flight.
     client.send_json(json!({"type": "reconcile"})).await;
     assert_eq!(client.expect_error().await.code, ErrorCode::NoRunInProgress);

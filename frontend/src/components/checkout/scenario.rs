@@ -1,0 +1,48 @@
+//! The switch between the race (the click) and the checkout (what comes after it). It only
+//! changes what the run buttons and the form offer; the run on screen stays until the next.
+
+use leptos::prelude::*;
+use oversold_protocol::Scenario;
+
+use crate::session::Session;
+
+/// Two big toggles, shown once the server offers checkout strategies.
+#[component]
+pub fn ScenarioSwitch() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let offered = move || {
+        session
+            .page
+            .with(|p| !p.offered(Scenario::Checkout).is_empty())
+    };
+    let choice = move |scenario: Scenario, title: &'static str, what: &'static str| {
+        let on = move || session.knobs.with(|k| k.scenario == scenario);
+        view! {
+            <button
+                class="scenario"
+                aria-pressed=move || on().to_string()
+                data-testid=format!("scenario-{scenario}")
+                on:click=move |_| {
+                    session.knobs.update(|k| k.scenario = scenario);
+                    // The why panel follows the scenario again, not a chip of the other one.
+                    session.page.update(|p| p.focus = None);
+                }
+            >
+                <b>{title}</b>
+                <span>{what}</span>
+            </button>
+        }
+    };
+    view! {
+        <Show when=offered>
+            <div class="scenario-switch" role="group" aria-label="Scenario">
+                {choice(Scenario::Race, "The race", "Buyers race for the stock: the story ends at the click.")}
+                {choice(
+                    Scenario::Checkout,
+                    "The checkout",
+                    "Reserve, pay, confirm or give back: holds expire, a ledger settles, the books must add up.",
+                )}
+            </div>
+        </Show>
+    }
+}
