@@ -305,7 +305,11 @@ test('10,000 buyers: the page stays responsive and receives every outcome', asyn
   await zoom.click();
   assert.equal(await zoom.getAttribute('aria-pressed'), 'true');
   const zoomed = await timelinePixels();
-  assert.ok(zoomed.lit > 1_000 && zoomed.red > 0, `the zoomed race is drawn: ${JSON.stringify(zoomed)}`);
+  assert.ok(zoomed.lit > 1_000, `the zoomed race is drawn: ${JSON.stringify(zoomed)}`);
+  // Arrivals spread over 2 s do not always oversell (it depends on how busy the machine is);
+  // whatever happened, the red of oversold sales appears exactly when the counter says so.
+  const oversold = await num('oversold-units');
+  assert.equal(zoomed.red > 0, oversold > 0, `red iff oversold (${oversold}): ${JSON.stringify(zoomed)}`);
   await timeline.screenshot({ path: path.join(shots, 'wide-timeline-10k-zoomed.png') });
   assert.equal(await timeline.locator('canvas').count(), 1);
   await lab.page.setViewportSize(NARROW);
