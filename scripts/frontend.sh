@@ -41,7 +41,7 @@ fi
 # cargo install compiles C code in some dependencies.
 command -v cc >/dev/null || apt_install build-essential pkg-config
 
-# rust-toolchain.toml names the wasm target, so rustup adds it on first use; this only reports.
+ensure_wasm_target
 say "rust: $(rustc --version); wasm32 target: $(rustup target list --installed | grep -c wasm32-unknown-unknown) installed"
 
 if command -v trunk >/dev/null && trunk --version | grep -q "^$TRUNK_MINOR"; then

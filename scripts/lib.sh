@@ -19,6 +19,18 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
 }
 
+# ensure_wasm_target: the page's compile target. rust-toolchain.toml names it, but rustup only
+# adds listed targets when it installs the toolchain itself; a machine whose 1.95 toolchain was
+# put there another way (a link to `stable`, say) has the host target alone.
+ensure_wasm_target() {
+  if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "rust: wasm32-unknown-unknown present"
+  else
+    say "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
 # ensure_redis_tools: redis-server and redis-cli on PATH (tests start private servers from them).
 ensure_redis_tools() {
   if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then

@@ -22,6 +22,7 @@ target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 
 ensure_redis_tools
 ensure_postgres
+ensure_wasm_target
 command -v cc >/dev/null || apt_install build-essential pkg-config
 
 say "formatting"
