@@ -15,10 +15,9 @@ use oversold_protocol::{
 };
 
 use super::{
-    CheckoutBuyer, CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
-    confirm_claim, from_hold_reply, hold_request, release_claim,
+    CheckoutBuyer, CheckoutStrategy, Order, Reservation, Step, from_hold_reply, hold_request,
 };
-use crate::store::{CheckoutKeys, RedisConn, holds};
+use crate::store::{RedisConn, holds};
 
 /// Holds that expire, and a reaper.
 pub const STRATEGY: CheckoutStrategy = CheckoutStrategy {
@@ -101,24 +100,5 @@ impl CheckoutBuyer for Holds {
             }
         }
         .boxed()
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-        now: u64,
-    ) -> BoxFuture<'a, Step<Settled>> {
-        confirm_claim(conn, keys, claim, now).boxed()
-    }
-
-    fn release<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-    ) -> BoxFuture<'a, Step<Returned>> {
-        release_claim(conn, keys, claim).boxed()
     }
 }

@@ -13,10 +13,9 @@ use oversold_protocol::{
 };
 
 use super::{
-    CheckoutBuyer, CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
-    confirm_claim, from_hold_reply, hold_request, release_claim,
+    CheckoutBuyer, CheckoutStrategy, Order, Reservation, Step, from_hold_reply, hold_request,
 };
-use crate::store::{CheckoutKeys, RedisConn, holds};
+use crate::store::{RedisConn, holds};
 
 /// Holds, reserved at most once per request id.
 pub const STRATEGY: CheckoutStrategy = CheckoutStrategy {
@@ -91,24 +90,5 @@ impl CheckoutBuyer for IdempotentHolds {
             }
         }
         .boxed()
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-        now: u64,
-    ) -> BoxFuture<'a, Step<Settled>> {
-        confirm_claim(conn, keys, claim, now).boxed()
-    }
-
-    fn release<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-    ) -> BoxFuture<'a, Step<Returned>> {
-        release_claim(conn, keys, claim).boxed()
     }
 }

@@ -21,6 +21,7 @@
 
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use oversold_protocol::{StrategyAbout, StrategyInfo};
 
@@ -200,21 +201,27 @@ pub trait CheckoutBuyer: Sync {
     /// Take the order's units.
     fn reserve<'a>(&'a self, conn: RedisConn, order: Order<'a>)
     -> BoxFuture<'a, Step<Reservation>>;
-    /// The payment went through: make the claim a sale.
+    /// The payment went through: make the claim a sale. Every strategy here confirms the same
+    /// way (a hold by script, hold-less units need nothing); a new one may do otherwise.
     fn confirm<'a>(
         &'a self,
         conn: RedisConn,
         keys: &'a CheckoutKeys,
         claim: &'a Claim,
         now: u64,
-    ) -> BoxFuture<'a, Step<Settled>>;
-    /// The customer walked away or the payment failed: give the claim back.
+    ) -> BoxFuture<'a, Step<Settled>> {
+        confirm_claim(conn, keys, claim, now).boxed()
+    }
+    /// The customer walked away or the payment failed: give the claim back (a hold by
+    /// script, hold-less units by `INCRBY`).
     fn release<'a>(
         &'a self,
         conn: RedisConn,
         keys: &'a CheckoutKeys,
         claim: &'a Claim,
-    ) -> BoxFuture<'a, Step<Returned>>;
+    ) -> BoxFuture<'a, Step<Returned>> {
+        release_claim(conn, keys, claim).boxed()
+    }
 }
 
 /// Confirm a claim: a hold with `confirm_hold.lua` (every hold strategy does the same);

@@ -14,11 +14,8 @@ use oversold_protocol::{
     Category, Explanation, Scenario, StrategyAbout, TapeRule, Tone, step, text,
 };
 
-use super::{
-    CheckoutBuyer, CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
-    confirm_claim, release_claim,
-};
-use crate::store::{CheckoutKeys, RedisConn, stock};
+use super::{CheckoutBuyer, CheckoutStrategy, Claim, Order, Reservation, Step};
+use crate::store::{RedisConn, stock};
 
 /// The check-then-write checkout.
 pub const STRATEGY: CheckoutStrategy = CheckoutStrategy {
@@ -122,25 +119,5 @@ impl CheckoutBuyer for NaiveCheckout {
             }
         }
         .boxed()
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-        now: u64,
-    ) -> BoxFuture<'a, Step<Settled>> {
-        // No hold: the units were taken at the decrement; the order row is all there is.
-        confirm_claim(conn, keys, claim, now).boxed()
-    }
-
-    fn release<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-    ) -> BoxFuture<'a, Step<Returned>> {
-        release_claim(conn, keys, claim).boxed()
     }
 }

@@ -13,10 +13,9 @@ use oversold_protocol::{
 };
 
 use super::{
-    CheckoutBuyer, CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
-    confirm_claim, from_hold_reply, hold_request, release_claim,
+    CheckoutBuyer, CheckoutStrategy, Order, Reservation, Step, from_hold_reply, hold_request,
 };
-use crate::store::{CheckoutKeys, RedisConn, holds};
+use crate::store::{RedisConn, holds};
 
 /// The per-customer limit, checked in the app.
 pub const STRATEGY: CheckoutStrategy = CheckoutStrategy {
@@ -119,24 +118,5 @@ impl CheckoutBuyer for NaiveCustomerLimit {
             }
         }
         .boxed()
-    }
-
-    fn confirm<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-        now: u64,
-    ) -> BoxFuture<'a, Step<Settled>> {
-        confirm_claim(conn, keys, claim, now).boxed()
-    }
-
-    fn release<'a>(
-        &'a self,
-        conn: RedisConn,
-        keys: &'a CheckoutKeys,
-        claim: &'a Claim,
-    ) -> BoxFuture<'a, Step<Returned>> {
-        release_claim(conn, keys, claim).boxed()
     }
 }
