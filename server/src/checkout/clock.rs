@@ -22,6 +22,11 @@ impl ShopClock {
         }
     }
 
+    /// The real instant the gate opened (shop time 0).
+    pub fn opened(&self) -> Instant {
+        self.origin
+    }
+
     /// The shop clock now, ms.
     pub fn now(&self) -> u64 {
         self.shop_ms(Instant::now())

@@ -268,6 +268,8 @@ fn reconciliation(
 }
 
 impl<'w> Race<'_, 'w> {
+    /// Release the crowd, run the reaper beside it, and serve snapshots, reconcile requests
+    /// and the outage until the last buyer is done and the reaper has drained.
     async fn run(
         mut self,
         backends: &Backends,
@@ -285,43 +287,19 @@ impl<'w> Race<'_, 'w> {
             ),
             false => None,
         };
-        let (open_gate, gate) = watch::channel(None::<Instant>);
         let stop = cancel.child_token();
-        let events = self.watchers.events.clone();
-        let mut buyers = JoinSet::new();
-        for shopper in crowd::crowd(&self.config.race) {
-            let buyer = Buyer {
-                shopper,
-                shop: self.shop.clone(),
-                stop: stop.clone(),
-                sink: events.clone(),
-            };
-            buyers.spawn(buyer.run(gate.clone()));
-        }
-        // Let the buyers reach the gate, so "all at once" is real.
-        tokio::task::yield_now().await;
-        let opened = Instant::now();
-        let clock = ShopClock::start(opened, knobs.time_scale);
-        open_gate.send_replace(Some(opened));
-
+        let (mut buyers, clock) = self.release_crowd(&stop).await;
+        let opened = clock.opened();
         let (drain, draining) = watch::channel(false);
         let stop_reaper = stop.child_token();
         let mut reaper = JoinSet::new();
         if let Some(conn) = reaper_conn {
-            let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
             reaper.spawn(
-                Reaper {
-                    conn,
-                    keys: self.shop.keys.clone(),
-                    clock,
-                    every: reaper::tick_for(hold_real),
-                    draining,
-                    drain_for: drain_time(&clock, &knobs),
-                    stop: stop_reaper.clone(),
-                }
-                .run(),
+                self.reaper(conn, clock, draining, stop_reaper.clone())
+                    .run(),
             );
         }
+        let events = self.watchers.events.clone();
         let mut outage = (knobs.outage_ms > 0).then(|| clock.instant_at(knobs.outage_at_ms.into()));
         let mut snapshots =
             tokio::time::interval_at((opened + SNAPSHOT_EVERY).into(), SNAPSHOT_EVERY);
@@ -341,6 +319,7 @@ impl<'w> Race<'_, 'w> {
                     Some(Err(e)) => tracing::error!(error = %e, "a checkout buyer task panicked"),
                     None => {
                         buying = false;
+                        // The reaper drains what is still held, unless nobody will wait for it.
                         if knobs.no_wait_expiry || stop.is_cancelled() {
                             stop_reaper.cancel();
                         } else {
@@ -382,6 +361,53 @@ impl<'w> Race<'_, 'w> {
             clock,
             watchers: self.watchers,
         })
+    }
+
+    /// One task per buyer, all waiting at a gate, then the gate opened: the shop clock starts
+    /// at that instant.
+    async fn release_crowd(
+        &self,
+        stop: &CancellationToken,
+    ) -> (JoinSet<Option<BuyerOutcome>>, ShopClock) {
+        let (open_gate, gate) = watch::channel(None::<Instant>);
+        let mut buyers = JoinSet::new();
+        for shopper in crowd::crowd(&self.config.race) {
+            let buyer = Buyer {
+                shopper,
+                shop: self.shop.clone(),
+                stop: stop.clone(),
+                sink: self.watchers.events.clone(),
+            };
+            buyers.spawn(buyer.run(gate.clone()));
+        }
+        // Let the buyers reach the gate, so "all at once" is real.
+        tokio::task::yield_now().await;
+        let opened = Instant::now();
+        let clock = ShopClock::start(opened, self.shop.knobs.time_scale);
+        open_gate.send_replace(Some(opened));
+        (buyers, clock)
+    }
+
+    /// The reaper for this run: it ticks a few times per hold lifetime, and once told to drain
+    /// it keeps going until the last hold has expired and been returned.
+    fn reaper(
+        &self,
+        conn: RedisConn,
+        clock: ShopClock,
+        draining: watch::Receiver<bool>,
+        stop: CancellationToken,
+    ) -> Reaper {
+        let knobs = &self.shop.knobs;
+        let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
+        Reaper {
+            conn,
+            keys: self.shop.keys.clone(),
+            clock,
+            every: reaper::tick_for(hold_real),
+            draining,
+            drain_for: drain_time(&clock, knobs),
+            stop,
+        }
     }
 
     /// The shelf now, reconciled (`None` if Redis or the ledger did not answer).
