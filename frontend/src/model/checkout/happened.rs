@@ -3,7 +3,7 @@
 //! books add up. The strategy is named with the words `hello` gives it; the templates are
 //! the same for every strategy, so a new strategy needs no new sentence.
 
-use oversold_protocol::{BuyerOutcome, CheckoutConfig, RunSummary};
+use oversold_protocol::{BuyerOutcome, CheckoutConfig, CheckoutTally, RunSummary};
 
 use super::super::text::count;
 use super::tradeoff;
@@ -29,22 +29,33 @@ pub fn happened<'a>(
         return Vec::new();
     };
     let mut out = Vec::new();
+    out.push(headline(who, s, t));
+    what_came_back(t, &mut out);
+    what_was_asked(s, t, config, outcomes, &mut out);
+    how_it_closed(s, t, config, &mut out);
+    out
+}
+
+/// How the stock ended: oversold, or sold with what is back on the shelf.
+fn headline(who: &str, s: &RunSummary, t: &CheckoutTally) -> String {
     if s.oversold_units > 0 {
-        out.push(format!(
+        format!(
             "{who} promised {} that never existed: the counter ended at {}, with {} sold for {} in stock.",
             units(s.oversold_units),
             s.final_stock,
             t.confirmed_units,
             s.stock
-        ));
+        )
     } else {
-        out.push(format!(
+        format!(
             "{who} sold {} of {} units, each a confirmed row in the ledger; {} back on the shelf at the end.",
-            t.confirmed_units,
-            s.stock,
-            s.final_stock
-        ));
+            t.confirmed_units, s.stock, s.final_stock
+        )
     }
+}
+
+/// Units that went back, or were lost, after a reservation.
+fn what_came_back(t: &CheckoutTally, out: &mut Vec<String>) {
     let gave_back = u64::from(t.abandoned) + u64::from(t.payment_failed);
     if gave_back > 0 {
         out.push(format!(
@@ -79,6 +90,16 @@ pub fn happened<'a>(
             units(t.leaked_units as u64)
         ));
     }
+}
+
+/// What the requests did: resends, duplicates, the per-customer limit, sold out.
+fn what_was_asked<'a>(
+    s: &RunSummary,
+    t: &CheckoutTally,
+    config: Option<&CheckoutConfig>,
+    outcomes: impl Iterator<Item = &'a BuyerOutcome>,
+    out: &mut Vec<String>,
+) {
     let resent = outcomes
         .filter_map(|o| o.checkout.as_ref())
         .filter(|s| s.retried)
@@ -119,6 +140,15 @@ pub fn happened<'a>(
     if sold_out > 0 {
         out.push(format!("{} found it sold out.", buyers(sold_out.into())));
     }
+}
+
+/// The outage's trade-off, reconciliation, what is still held, and whether the books add up.
+fn how_it_closed(
+    s: &RunSummary,
+    t: &CheckoutTally,
+    config: Option<&CheckoutConfig>,
+    out: &mut Vec<String>,
+) {
     if let Some(c) = config
         && let Some(trade) = tradeoff::TradeOff::of(c, s)
     {
@@ -155,7 +185,6 @@ pub fn happened<'a>(
             units(s.oversold_units)
         )
     });
-    out
 }
 
 #[cfg(test)]
