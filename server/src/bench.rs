@@ -99,30 +99,7 @@ pub async fn bench(
     for w in 0..config.concurrency {
         let (arena, next, done) = (arena.clone(), next.clone(), done.clone());
         let requests = config.requests;
-        workers.spawn(async move {
-            let mut tally = Tally::default();
-            let line = Line {
-                qty: 1,
-                race_window: Duration::ZERO,
-                ticket: u64::from(w),
-            };
-            while next.fetch_add(1, Ordering::Relaxed) < requests {
-                let t = Instant::now();
-                let attempt = arena.buy(w, line).await;
-                tally.latencies.push(t.elapsed().as_micros() as u64);
-                tally.round_trips += u64::from(attempt.round_trips);
-                *tally.by_bucket.entry(attempt.bucket).or_default() += 1;
-                match attempt.result {
-                    OutcomeResult::Reserved => {}
-                    OutcomeResult::SoldOut => tally.sold_out += 1,
-                    OutcomeResult::Error | OutcomeResult::Unknown | OutcomeResult::GaveUp => {
-                        tally.errors += 1
-                    }
-                }
-                done.fetch_add(1, Ordering::Relaxed);
-            }
-            tally
-        });
+        workers.spawn(worker(arena, next, done, w, requests));
     }
     let progress = (show_progress && std::io::stderr().is_terminal())
         .then(|| tokio::spawn(draw_progress(done.clone(), config.requests, started)));
@@ -130,15 +107,7 @@ pub async fn bench(
     let mut panicked = 0;
     while let Some(t) = workers.join_next().await {
         match t {
-            Ok(t) => {
-                total.latencies.extend(t.latencies);
-                total.round_trips += t.round_trips;
-                total.sold_out += t.sold_out;
-                total.errors += t.errors;
-                for (bucket, n) in t.by_bucket {
-                    *total.by_bucket.entry(bucket).or_default() += n;
-                }
-            }
+            Ok(t) => total.absorb(t),
             Err(e) => {
                 panicked += 1;
                 tracing::error!(error = %e, "a bench worker panicked");
@@ -186,6 +155,52 @@ struct Tally {
     /// Orders per stock bucket (`None`: the one counter). Counted by bucket in the hot
     /// loop, turned into nodes once at the end.
     by_bucket: HashMap<Option<u32>, u64>,
+}
+
+impl Tally {
+    /// Add another worker's tally to this one.
+    fn absorb(&mut self, t: Tally) {
+        self.latencies.extend(t.latencies);
+        self.round_trips += t.round_trips;
+        self.sold_out += t.sold_out;
+        self.errors += t.errors;
+        for (bucket, n) in t.by_bucket {
+            *self.by_bucket.entry(bucket).or_default() += n;
+        }
+    }
+}
+
+/// One closed-loop worker: it takes the next request number until all are taken, buys one
+/// unit per request on its own app server, and counts what it saw.
+async fn worker(
+    arena: Arc<Arena>,
+    next: Arc<AtomicU64>,
+    done: Arc<AtomicU64>,
+    w: u32,
+    requests: u64,
+) -> Tally {
+    let mut tally = Tally::default();
+    let line = Line {
+        qty: 1,
+        race_window: Duration::ZERO,
+        ticket: u64::from(w),
+    };
+    while next.fetch_add(1, Ordering::Relaxed) < requests {
+        let t = Instant::now();
+        let attempt = arena.buy(w, line).await;
+        tally.latencies.push(t.elapsed().as_micros() as u64);
+        tally.round_trips += u64::from(attempt.round_trips);
+        *tally.by_bucket.entry(attempt.bucket).or_default() += 1;
+        match attempt.result {
+            OutcomeResult::Reserved => {}
+            OutcomeResult::SoldOut => tally.sold_out += 1,
+            OutcomeResult::Error | OutcomeResult::Unknown | OutcomeResult::GaveUp => {
+                tally.errors += 1
+            }
+        }
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    tally
 }
 
 /// Orders per node, busiest first, from the orders per bucket (empty off a cluster).
