@@ -62,6 +62,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod cart;
+mod cart_validate;
 pub mod checkout;
 mod config;
 pub mod limits;
@@ -70,6 +72,7 @@ mod strategy;
 pub mod tape;
 mod validate;
 
+pub use cart::{CartConfig, CartLine, CartStory, CartTally, LineEnd, ShelfLedger, WarehouseConfig};
 pub use checkout::{
     CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, FailMode, Fate,
     LedgerInfo, LedgerKind, ReaperStats, ReconcileReport, Reconciliation, Scenario, Stage,
@@ -287,6 +290,11 @@ pub struct Hello {
     /// The strategies of the `checkout` scenario (send `"scenario":"checkout"` with them).
     #[serde(default)]
     pub checkout_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `cart` and `warehouses` scenarios (each says which in its
+    /// `scenario`; send that `scenario` with it): the cart ones first, then the warehouse
+    /// ones, so each scenario's are one run of the list.
+    #[serde(default)]
+    pub cart_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

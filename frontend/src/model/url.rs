@@ -289,6 +289,8 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
                 seed,
                 scenario,
                 checkout,
+                cart: None,
+                warehouses: None,
             }
             .with_strategy(strategy),
         ),
