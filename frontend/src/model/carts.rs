@@ -134,7 +134,9 @@ pub fn view(run: &RunModel) -> Option<CartView> {
             }
         }
     }
-    let summary = run.summary().and_then(|s| s.cart.as_deref().map(|c| (s, c)));
+    let summary = run
+        .summary()
+        .and_then(|s| s.cart.as_deref().map(|c| (s, c)));
     let mut rows: Vec<ShelfRow> = specs
         .iter()
         .enumerate()
@@ -189,7 +191,11 @@ pub fn view(run: &RunModel) -> Option<CartView> {
 
 /// One colour per distinct node, in the order of their names.
 fn colour_nodes(rows: &mut [ShelfRow]) {
-    let mut names: Vec<String> = rows.iter().filter_map(|r| r.node.clone()).map(|n| n.0).collect();
+    let mut names: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.node.clone())
+        .map(|n| n.0)
+        .collect();
     names.sort();
     names.dedup();
     for row in rows {
@@ -289,13 +295,24 @@ mod tests {
     fn live_rows_count_sold_and_stranded_per_shelf_and_add_up() {
         let mut run = RunModel::new("r-1".into(), config(Scenario::Cart));
         run.push_batch(vec![
-            outcome(4, OutcomeResult::Reserved, &[(0, 1, LineEnd::Taken), (2, 1, LineEnd::Taken)]),
-            outcome(7, OutcomeResult::SoldOut, &[(0, 1, LineEnd::Stranded), (1, 0, LineEnd::SoldOut)]),
+            outcome(
+                4,
+                OutcomeResult::Reserved,
+                &[(0, 1, LineEnd::Taken), (2, 1, LineEnd::Taken)],
+            ),
+            outcome(
+                7,
+                OutcomeResult::SoldOut,
+                &[(0, 1, LineEnd::Stranded), (1, 0, LineEnd::SoldOut)],
+            ),
         ]);
         let v = view(&run).unwrap();
         assert_eq!(v.rows.len(), 3);
         let phone = &v.rows[0];
-        assert_eq!((phone.name.as_str(), phone.stock, phone.sold, phone.stranded), ("phone", 10, 1, 1));
+        assert_eq!(
+            (phone.name.as_str(), phone.stock, phone.sold, phone.stranded),
+            ("phone", 10, 1, 1)
+        );
         assert_eq!(phone.remaining, 8);
         assert!(v.rows.iter().all(ShelfRow::adds_up));
         assert_eq!(phone.tiles[0], (TileState::Sold(Some(4)), 1));
@@ -319,14 +336,28 @@ mod tests {
         let v = view(&run).unwrap();
         assert!(v.warehouses);
         let harbour = &v.rows[0];
-        assert_eq!((harbour.stock, harbour.sold, harbour.remaining, harbour.oversold), (1, 2, -1, 1));
+        assert_eq!(
+            (
+                harbour.stock,
+                harbour.sold,
+                harbour.remaining,
+                harbour.oversold
+            ),
+            (1, 2, -1, 1)
+        );
         assert_eq!(
             harbour.tiles,
             vec![(TileState::Sold(Some(1)), 1), (TileState::Phantom, 1)]
         );
         run.fail("Redis refused the run: ... CROSSSLOT ...".into());
         assert!(view(&run).unwrap().crossslot.is_some());
-        assert!(view(&RunModel::new("r".into(), RunRequest::for_strategy("lua").validate(0).unwrap())).is_none());
+        assert!(
+            view(&RunModel::new(
+                "r".into(),
+                RunRequest::for_strategy("lua").validate(0).unwrap()
+            ))
+            .is_none()
+        );
     }
 
     #[test]

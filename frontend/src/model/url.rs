@@ -13,12 +13,12 @@
 
 use oversold_protocol::limits::{FractionRange, Limits, Range};
 use oversold_protocol::{
-    CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
-    StrategyInfo,
+    CartConfig, CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
+    StrategyInfo, WarehouseConfig,
 };
 
 use super::checkout::knobs::{CheckoutKnobs, customers_range};
-use super::controls::Knobs;
+use super::controls::{CartKnobs, Knobs};
 use super::strategies;
 
 /// The query string (without `?`) that stands for `config`.
@@ -106,9 +106,11 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     let scenario = match get("scenario").map(str::trim) {
         None | Some("race") => Scenario::Race,
         Some("checkout") => Scenario::Checkout,
+        Some("cart") => Scenario::Cart,
+        Some("warehouses") => Scenario::Warehouses,
         Some(other) => {
             problems.push(format!(
-                "The link's scenario = {other:?} is neither race nor checkout; the form keeps the race."
+                "The link's scenario = {other:?} is none of race, checkout, cart or warehouses; the form keeps the race."
             ));
             Scenario::Race
         }
@@ -148,6 +150,13 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     let spread = knob("arrival_spread_ms", limits.arrival_spread_ms);
     let window = knob("race_window_ms", limits.race_window_ms);
     let buyers_now = buyers.unwrap_or(limits.buyers.default);
+    let defaults = Knobs::defaults(limits).cart;
+    let cart = CartKnobs {
+        skus: knob("skus", limits.cart.skus).unwrap_or(defaults.skus),
+        max_lines: knob("max_lines", limits.cart.skus).unwrap_or(defaults.max_lines),
+        warehouses: knob("warehouses", limits.cart.warehouses).unwrap_or(defaults.warehouses),
+        split: get("split") == Some("true"),
+    };
 
     // The checkout's knobs, read only when the link asks for a checkout.
     let checkout = if scenario == Scenario::Checkout {
@@ -245,6 +254,7 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     });
     // Every read has run by now, so `problems` is complete.
     let knobs = Knobs {
+        cart,
         stock: stock.unwrap_or(limits.stock.default),
         buyers: buyers.unwrap_or(limits.buyers.default),
         qty: max_qty.or(qty).unwrap_or(limits.qty.default),
@@ -289,8 +299,14 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
                 seed,
                 scenario,
                 checkout,
-                cart: None,
-                warehouses: None,
+                cart: (scenario == Scenario::Cart).then_some(CartConfig {
+                    skus: cart.skus,
+                    max_lines: cart.max_lines.min(cart.skus),
+                }),
+                warehouses: (scenario == Scenario::Warehouses).then_some(WarehouseConfig {
+                    warehouses: cart.warehouses,
+                    split: cart.split,
+                }),
             }
             .with_strategy(strategy),
         ),
