@@ -66,17 +66,17 @@ fn shelves(v: CartView, lesson: Option<(String, String)>) -> impl IntoView {
     view! {
         <h2 class="section-title">{format!("One row per {what} ")}<span class="muted">{format!("({numbers})")}</span></h2>
         <ul class="cart-facts" data-testid="cart-facts">
-            <li class:bad=partial_bad data-testid="partial-carts">
+            <li class:bad=partial_bad data-testid="partial-carts" data-n=v.partial>
                 <b>{v.partial}</b>" partial carts (failed orders still holding units)"
             </li>
-            <li class:bad=stranded_bad data-testid="stranded-units">
+            <li class:bad=stranded_bad data-testid="stranded-units" data-n=v.stranded>
                 <b>{thousands(v.stranded as i64)}</b>" units stranded in them"
             </li>
-            <li data-testid="compensations"><b>{v.compensations}</b>" lines given back by compensation"</li>
+            <li data-testid="compensations" data-n=v.compensations><b>{v.compensations}</b>" lines given back by compensation"</li>
             <Show when=move || warehouses>
-                <li data-testid="fallback-orders"><b>{v.fallbacks}</b>" orders served by a fallback warehouse"</li>
+                <li data-testid="fallback-orders" data-n=v.fallbacks><b>{v.fallbacks}</b>" orders served by a fallback warehouse"</li>
             </Show>
-            <li data-testid="refused-with-units">
+            <li data-testid="refused-with-units" data-n=v.refused_with_units>
                 <b>{v.refused_with_units}</b>" refused while the units were there"
                 {(v.longest_hold_us > 0).then(|| format!(" · a doomed cart held units up to {} µs", thousands(v.longest_hold_us as i64)))}
             </li>
@@ -89,6 +89,7 @@ fn shelves(v: CartView, lesson: Option<(String, String)>) -> impl IntoView {
 /// One shelf: its name and node, its tiles, its ledger line.
 fn shelf(row: ShelfRow) -> impl IntoView {
     let bad = !row.adds_up() || row.oversold > 0;
+    let tiles = row.tiles.len();
     let ledger = format!(
         "stock {} = {} left + {} sold + {} stranded{}",
         thousands(row.stock.into()),
@@ -110,13 +111,23 @@ fn shelf(row: ShelfRow) -> impl IntoView {
         .as_ref()
         .map_or(String::new(), |(_, i)| format!(" node-{}", i % 4));
     view! {
-        <div class="shelf" data-testid="shelf" data-name=row.name.clone()>
+        <div
+            class="shelf"
+            data-testid="shelf"
+            data-name=row.name.clone()
+            data-stock=row.stock
+            data-sold=row.sold
+            data-stranded=row.stranded
+            data-final=row.remaining
+            data-oversold=row.oversold
+            data-node=row.node.clone().map(|n| n.0)
+        >
             <div class="shelf-head">
                 <b>{row.name.clone()}</b>
                 {node}
                 <span class="ledger" class:bad=bad data-testid="shelf-ledger">{ledger}{per}</span>
             </div>
-            <div class=format!("tiles shelf-tiles{node_class}")>
+            <div class=format!("tiles shelf-tiles{node_class}") data-tiles=tiles>
                 {row.tiles.into_iter().map(tile).collect_view()}
             </div>
         </div>

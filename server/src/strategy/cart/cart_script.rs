@@ -28,7 +28,7 @@ pub const STRATEGY: CartStrategy = CartStrategy {
         ),
         unsafe_by_design: false,
         category: Category::Atomic,
-        featured: false,
+        featured: true,
         scripts: Cow::Borrowed(&[text("reserve_cart.lua")]),
         explanation: Explanation {
             title: text("Why one script makes the cart all or nothing"),

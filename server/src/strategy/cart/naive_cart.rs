@@ -29,7 +29,7 @@ pub const STRATEGY: CartStrategy = CartStrategy {
         ),
         unsafe_by_design: true,
         category: Category::CheckThenWrite,
-        featured: false,
+        featured: true,
         scripts: Cow::Borrowed(&[]),
         explanation: Explanation {
             title: text("Why a naive cart oversells and strands units"),

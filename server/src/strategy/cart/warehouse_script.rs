@@ -29,7 +29,7 @@ pub const STRATEGY: CartStrategy = CartStrategy {
         ),
         unsafe_by_design: false,
         category: Category::Atomic,
-        featured: false,
+        featured: true,
         scripts: Cow::Borrowed(&[text("reserve_warehouse.lua")]),
         explanation: Explanation {
             title: text("Why a fallback inside one script never oversells"),
