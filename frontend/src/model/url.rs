@@ -41,6 +41,18 @@ pub fn encode(config: &RunConfig) -> String {
     if let Some(c) = &r.checkout {
         q.push_str(&checkout_query(c));
     }
+    if let Some(c) = r.cart {
+        q.push_str(&format!(
+            "&scenario=cart&skus={}&max_lines={}",
+            c.skus, c.max_lines
+        ));
+    }
+    if let Some(w) = r.warehouses {
+        q.push_str(&format!(
+            "&scenario=warehouses&warehouses={}&split={}",
+            w.warehouses, w.split
+        ));
+    }
     q
 }
 
@@ -558,5 +570,35 @@ mod tests {
             r.replay.map(|c| (c.strategy, c.race.seed)),
             Some(("lua".into(), 3))
         );
+    }
+
+    #[test]
+    fn a_cart_or_warehouse_link_carries_its_scenario_and_knobs() {
+        for (scenario, extra) in [
+            (Scenario::Cart, "skus=5&max_lines=2"),
+            (Scenario::Warehouses, "warehouses=4&split=true"),
+        ] {
+            let config = RunRequest {
+                strategy: Some("saga".into()),
+                scenario: Some(scenario),
+                seed: Some(9),
+                skus: (scenario == Scenario::Cart).then_some(5),
+                max_lines: (scenario == Scenario::Cart).then_some(2),
+                warehouses: (scenario == Scenario::Warehouses).then_some(4),
+                split: (scenario == Scenario::Warehouses).then_some(true),
+                ..Default::default()
+            }
+            .validate(0)
+            .unwrap();
+            let q = encode(&config);
+            assert!(q.contains(&format!("scenario={scenario}&{extra}")), "{q}");
+            let restored = restore(&q, &LIMITS, &[]).unwrap();
+            assert_eq!(restored.knobs.scenario, scenario);
+            assert_eq!(
+                restored.knobs.cart.skus,
+                if scenario == Scenario::Cart { 5 } else { 3 }
+            );
+            assert_eq!(restored.knobs.cart.split, scenario == Scenario::Warehouses);
+        }
     }
 }
