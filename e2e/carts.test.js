@@ -197,6 +197,12 @@ test('on a cluster the untagged cart script fails with CROSSSLOT, and the page s
   const nodes = await lab.page.locator('[data-testid="shelf"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-node')));
   assert.ok(nodes.every((n) => n && n === sum.per_sku[0].node), `one node for the tagged cart: ${nodes}`);
   assert.equal(await lab.page.locator('.node-badge').count(), sum.per_sku.length);
+  // Stage view at 1080p: the shelves fill the screen below the big buttons.
+  await byTestId('view-stage').click();
+  await lab.page.screenshot({ path: path.join(shots, 'carts-cluster-stage-1920x1080.png') });
+  const box = await byTestId('cart-shelves').boundingBox();
+  assert.ok(box && box.y + 40 < FULL_HD.height, 'the shelves are on the stage screen');
+  await byTestId('view-stage').click();
   await lab.page.setViewportSize(NARROW);
   await lab.page.screenshot({ path: path.join(shots, 'carts-cluster-phone.png'), fullPage: true });
   await byTestId('cart-shelves').screenshot({ path: path.join(shots, 'carts-cluster-shelves-phone.png') });

@@ -127,7 +127,10 @@ pub fn view(run: &RunModel) -> Option<CartView> {
             match l.end {
                 LineEnd::Taken if o.result == OutcomeResult::Reserved => {
                     sold[i] += u64::from(l.taken);
-                    buyers[i].extend(std::iter::repeat_n(o.buyer, l.taken as usize));
+                    // Only a row of one-unit tiles names buyers, and it has at most
+                    // MAX_TILES of them: a big run's million units are not listed.
+                    let room = (MAX_TILES as usize).saturating_sub(buyers[i].len());
+                    buyers[i].extend(std::iter::repeat_n(o.buyer, (l.taken as usize).min(room)));
                 }
                 LineEnd::Taken | LineEnd::Stranded => stranded[i] += u64::from(l.taken),
                 _ => {}

@@ -11,8 +11,10 @@
 //!   run's error, on the CLI and on the socket), and running on a single Redis with the
 //!   warning; bad knobs refused before Redis is touched.
 //! - `cli`: `run --json` and `compare` of the binary.
+//! - `faults`: Redis killed mid-run: the run ends promptly and says so; the next one behaves.
 
 mod checks;
 mod cli;
 mod crossslot;
+mod faults;
 mod invariants;
