@@ -124,6 +124,7 @@ test('a cart race and a warehouse race render their shelves, and every number is
   assert.equal(await fact('partial-carts'), 0);
   assert.equal(await fact('compensations'), ss.compensations);
   assert.equal(await fact('refused-with-units'), ss.false_sold_out);
+  await lab.page.screenshot({ path: path.join(shots, 'carts-saga-full-1920.png'), fullPage: true });
   // On a single Redis the untagged script runs, and the page says a cluster would refuse it.
   await run('run-cart_script_untagged');
   assert.match(await byTestId('crossslot-lesson').textContent(), /CROSSSLOT/);

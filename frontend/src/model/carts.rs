@@ -192,6 +192,22 @@ pub fn view(run: &RunModel) -> Option<CartView> {
     })
 }
 
+/// The race timeline's sentence for a cart or warehouse run: its bars are orders, and what
+/// matters is how many were taken whole and how many failed holding units.
+pub fn timeline_caption(run: &RunModel) -> String {
+    let whole = run.orders_accepted;
+    let partial = run
+        .rows
+        .iter()
+        .filter(|r| r.outcome.cart.as_deref().is_some_and(|c| c.partial))
+        .count();
+    let so_far = if run.is_running() { " so far" } else { "" };
+    format!(
+        "{whole} of {} orders taken whole{so_far}; {partial} failed holding units.",
+        run.rows.len()
+    )
+}
+
 /// One colour per distinct node, in the order of their names.
 fn colour_nodes(rows: &mut [ShelfRow]) {
     let mut names: Vec<String> = rows
@@ -325,6 +341,12 @@ mod tests {
         assert_eq!(phone.node, Some(("n0".into(), 0)));
         assert_eq!(v.rows[2].node, Some(("n2".into(), 2)));
         assert!(!v.final_numbers && v.crossslot.is_none());
+        // No order is a phantom by the run's total stock; the audit marks none oversold.
+        assert!(run.rows.iter().all(|r| r.phantom_units == 0));
+        assert_eq!(
+            timeline_caption(&run),
+            "1 of 2 orders taken whole so far; 1 failed holding units."
+        );
     }
 
     #[test]
