@@ -141,6 +141,16 @@ test('a cart race and a warehouse race render their shelves, and every number is
   const nw = await run('run-naive_warehouse');
   const ns = summaryOf(nw);
   await assertShelvesAreTheSummarys(ns, ns.per_warehouse);
+  // The comparison races this scenario's strategies, and the scoreboard has their numbers.
+  await byTestId('run-compare').click();
+  await lab.page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
+  const finished = received.filter((m) => m.type === 'compare_finished').at(-1);
+  const warehouseNames = h.cart_strategies.filter((s) => s.scenario === 'warehouses').map((s) => s.name);
+  assert.deepEqual(finished.summaries.map((s) => s.strategy), warehouseNames);
+  for (const s of finished.summaries) {
+    const row = lab.page.locator(`[data-testid="scoreboard-row"][data-strategy="${s.strategy}"]`);
+    assert.equal(Number(await row.getByTestId('scoreboard-oversold').textContent()), s.oversold_units, s.strategy);
+  }
   await lab.page.setViewportSize(NARROW);
   await lab.page.screenshot({ path: path.join(shots, 'carts-warehouses-phone.png'), fullPage: true });
   await byTestId('cart-shelves').screenshot({ path: path.join(shots, 'carts-warehouses-shelves-phone.png') });
