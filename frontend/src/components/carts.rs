@@ -62,24 +62,59 @@ fn shelves(v: CartView, lesson: Option<(String, String)>) -> impl IntoView {
         "so far"
     };
     let crossslot = v.crossslot.clone().or(v.would_fail_on_cluster.clone());
-    let (partial_bad, stranded_bad, warehouses) = (v.partial > 0, v.stranded > 0, v.warehouses);
+    // One template for every fact: a number with its test hook, then what it counts.
+    let hold = (v.longest_hold_us > 0).then(|| {
+        format!(
+            " · a doomed cart held units up to {} µs",
+            thousands(v.longest_hold_us as i64)
+        )
+    });
+    let mut facts: Vec<(&str, u64, String, bool)> = vec![
+        (
+            "partial-carts",
+            v.partial.into(),
+            " partial carts (failed orders still holding units)".into(),
+            v.partial > 0,
+        ),
+        (
+            "stranded-units",
+            v.stranded,
+            " units stranded in them".into(),
+            v.stranded > 0,
+        ),
+        (
+            "compensations",
+            v.compensations.into(),
+            " lines given back by compensation".into(),
+            false,
+        ),
+        (
+            "refused-with-units",
+            v.refused_with_units.into(),
+            format!(
+                " refused while the units were there{}",
+                hold.unwrap_or_default()
+            ),
+            false,
+        ),
+    ];
+    if v.warehouses {
+        facts.insert(
+            3,
+            (
+                "fallback-orders",
+                v.fallbacks.into(),
+                " orders served by a fallback warehouse".into(),
+                false,
+            ),
+        );
+    }
     view! {
         <h2 class="section-title">{format!("One row per {what} ")}<span class="muted">{format!("({numbers})")}</span></h2>
         <ul class="cart-facts" data-testid="cart-facts">
-            <li class:bad=partial_bad data-testid="partial-carts" data-n=v.partial>
-                <b>{v.partial}</b>" partial carts (failed orders still holding units)"
-            </li>
-            <li class:bad=stranded_bad data-testid="stranded-units" data-n=v.stranded>
-                <b>{thousands(v.stranded as i64)}</b>" units stranded in them"
-            </li>
-            <li data-testid="compensations" data-n=v.compensations><b>{v.compensations}</b>" lines given back by compensation"</li>
-            <Show when=move || warehouses>
-                <li data-testid="fallback-orders" data-n=v.fallbacks><b>{v.fallbacks}</b>" orders served by a fallback warehouse"</li>
-            </Show>
-            <li data-testid="refused-with-units" data-n=v.refused_with_units>
-                <b>{v.refused_with_units}</b>" refused while the units were there"
-                {(v.longest_hold_us > 0).then(|| format!(" · a doomed cart held units up to {} µs", thousands(v.longest_hold_us as i64)))}
-            </li>
+            {facts.into_iter().map(|(id, n, what, bad)| view! {
+                <li class:bad=bad data-testid=id data-n=n><b>{thousands(n as i64)}</b>{what}</li>
+            }).collect_view()}
         </ul>
         {v.rows.into_iter().map(shelf).collect_view()}
         {crossslot.map(|m| lesson_box(m, lesson))}

@@ -98,66 +98,99 @@ pub fn is_multi_key(config: &RunConfig) -> bool {
     matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses)
 }
 
-/// The run drawn as shelves; `None` for a run of another scenario.
+/// What the outcomes so far say, per shelf and in all.
+struct Live {
+    sold: Vec<u64>,
+    stranded: Vec<u64>,
+    /// The first buyers of each shelf's sold units, in order (at most a row's worth).
+    buyers: Vec<Vec<u32>>,
+    nodes: Vec<Option<String>>,
+    partial: u32,
+    compensations: u32,
+    fallbacks: u32,
+    hold: u64,
+}
+
+impl Live {
+    fn of(run: &RunModel, shelves: usize) -> Self {
+        let mut live = Live {
+            sold: vec![0; shelves],
+            stranded: vec![0; shelves],
+            buyers: vec![Vec::new(); shelves],
+            nodes: vec![None; shelves],
+            partial: 0,
+            compensations: 0,
+            fallbacks: 0,
+            hold: 0,
+        };
+        for row in &run.rows {
+            let o = &row.outcome;
+            let Some(c) = o.cart.as_deref() else { continue };
+            live.partial += u32::from(c.partial);
+            live.compensations += c.compensations;
+            live.fallbacks += u32::from(c.fallback);
+            live.hold = live.hold.max(c.doomed_hold_us.unwrap_or(0));
+            for l in c.lines.iter().filter(|l| (l.shelf as usize) < shelves) {
+                live.line(o.buyer, o.result == OutcomeResult::Reserved, l);
+            }
+        }
+        live
+    }
+
+    fn line(&mut self, buyer: u32, accepted: bool, l: &oversold_protocol::CartLine) {
+        let i = l.shelf as usize;
+        if self.nodes[i].is_none() {
+            self.nodes[i] = l.node.clone();
+        }
+        match l.end {
+            LineEnd::Taken if accepted => {
+                self.sold[i] += u64::from(l.taken);
+                // Only a row of one-unit tiles names buyers, and it has at most MAX_TILES
+                // of them: a big run's million units are not listed.
+                let room = (MAX_TILES as usize).saturating_sub(self.buyers[i].len());
+                let named = (l.taken as usize).min(room);
+                self.buyers[i].extend(std::iter::repeat_n(buyer, named));
+            }
+            LineEnd::Taken | LineEnd::Stranded => self.stranded[i] += u64::from(l.taken),
+            _ => {}
+        }
+    }
+
+    /// One row per shelf from the outcomes so far.
+    fn rows(&self, specs: &[(&str, u32)]) -> Vec<ShelfRow> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, stock))| {
+                let remaining = i64::from(stock) - (self.sold[i] + self.stranded[i]) as i64;
+                ShelfRow {
+                    name: name.to_string(),
+                    stock,
+                    sold: self.sold[i],
+                    stranded: self.stranded[i],
+                    remaining,
+                    oversold: u64::try_from(-remaining).unwrap_or(0),
+                    node: self.nodes[i].clone().map(|n| (n, 0)),
+                    tiles: Vec::new(),
+                    per_tile: 1,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The run drawn as shelves; `None` for a run of another scenario. While it runs, the
+/// numbers are the outcomes'; once it has a summary, the summary's (Redis read back).
 pub fn view(run: &RunModel) -> Option<CartView> {
     if !is_multi_key(&run.config) {
         return None;
     }
     let specs = shelves(&run.config);
-    let mut sold = vec![0u64; specs.len()];
-    let mut stranded = vec![0u64; specs.len()];
-    let mut buyers: Vec<Vec<u32>> = vec![Vec::new(); specs.len()];
-    let mut nodes: Vec<Option<String>> = vec![None; specs.len()];
-    let (mut partial, mut compensations, mut fallbacks, mut hold) = (0, 0, 0, 0);
-    for row in &run.rows {
-        let o = &row.outcome;
-        let Some(c) = o.cart.as_deref() else { continue };
-        partial += u32::from(c.partial);
-        compensations += c.compensations;
-        fallbacks += u32::from(c.fallback);
-        hold = hold.max(c.doomed_hold_us.unwrap_or(0));
-        for l in &c.lines {
-            let i = l.shelf as usize;
-            if i >= specs.len() {
-                continue;
-            }
-            if nodes[i].is_none() {
-                nodes[i] = l.node.clone();
-            }
-            match l.end {
-                LineEnd::Taken if o.result == OutcomeResult::Reserved => {
-                    sold[i] += u64::from(l.taken);
-                    // Only a row of one-unit tiles names buyers, and it has at most
-                    // MAX_TILES of them: a big run's million units are not listed.
-                    let room = (MAX_TILES as usize).saturating_sub(buyers[i].len());
-                    buyers[i].extend(std::iter::repeat_n(o.buyer, (l.taken as usize).min(room)));
-                }
-                LineEnd::Taken | LineEnd::Stranded => stranded[i] += u64::from(l.taken),
-                _ => {}
-            }
-        }
-    }
+    let live = Live::of(run, specs.len());
+    let mut rows = live.rows(&specs);
     let summary = run
         .summary()
         .and_then(|s| s.cart.as_deref().map(|c| (s, c)));
-    let mut rows: Vec<ShelfRow> = specs
-        .iter()
-        .enumerate()
-        .map(|(i, &(name, stock))| {
-            let remaining = i64::from(stock) - (sold[i] + stranded[i]) as i64;
-            ShelfRow {
-                name: name.to_string(),
-                stock,
-                sold: sold[i],
-                stranded: stranded[i],
-                remaining,
-                oversold: u64::try_from(-remaining).unwrap_or(0),
-                node: nodes[i].clone().map(|n| (n, 0)),
-                tiles: Vec::new(),
-                per_tile: 1,
-            }
-        })
-        .collect();
     if let Some((_, tally)) = summary {
         for (row, l) in rows.iter_mut().zip(tally.shelves()) {
             row.sold = l.units_sold;
@@ -170,7 +203,7 @@ pub fn view(run: &RunModel) -> Option<CartView> {
         }
     }
     colour_nodes(&mut rows);
-    for (row, who) in rows.iter_mut().zip(&buyers) {
+    for (row, who) in rows.iter_mut().zip(&live.buyers) {
         lay_tiles(row, who);
     }
     let crossslot = match &run.phase {
@@ -180,11 +213,11 @@ pub fn view(run: &RunModel) -> Option<CartView> {
     Some(CartView {
         warehouses: run.config.race.scenario == Scenario::Warehouses,
         rows,
-        partial: summary.map_or(partial, |(_, t)| t.partial_carts),
-        stranded: summary.map_or(stranded.iter().sum(), |(_, t)| t.stranded_units),
-        compensations: summary.map_or(compensations, |(_, t)| t.compensations),
-        fallbacks: summary.map_or(fallbacks, |(_, t)| t.fallback_orders),
-        longest_hold_us: summary.map_or(hold, |(_, t)| t.longest_doomed_hold_us),
+        partial: summary.map_or(live.partial, |(_, t)| t.partial_carts),
+        stranded: summary.map_or(live.stranded.iter().sum(), |(_, t)| t.stranded_units),
+        compensations: summary.map_or(live.compensations, |(_, t)| t.compensations),
+        fallbacks: summary.map_or(live.fallbacks, |(_, t)| t.fallback_orders),
+        longest_hold_us: summary.map_or(live.hold, |(_, t)| t.longest_doomed_hold_us),
         refused_with_units: summary.map_or(0, |(s, _)| s.false_sold_out),
         final_numbers: summary.is_some(),
         would_fail_on_cluster: summary.and_then(|(_, t)| t.would_fail_on_cluster.clone()),
