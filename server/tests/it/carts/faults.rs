@@ -1,11 +1,13 @@
-//! Redis killed in the middle of a cart race: the run ends promptly with the failure
-//! reported, no hang, and once Redis is back the next run keeps every invariant.
+//! Redis killed in the middle of a cart race (a single Redis, or the master serving the
+//! run on a cluster): the run ends promptly with the failure reported, no hang, and once
+//! Redis is back the next run keeps every invariant.
 
 use std::time::{Duration, Instant};
 
 use super::checks::{check_all_or_nothing, default_config, run};
-use crate::common::TestRedis;
+use crate::common::{TestCluster, TestRedis};
 use oversold::engine::RunError;
+use oversold::store::shelves::{ShelfKeys, ShelfKind, Tagging};
 use oversold::strategy::cart;
 use oversold_protocol::{RunRequest, Scenario};
 use tokio_util::sync::CancellationToken;
@@ -67,5 +69,70 @@ async fn redis_killed_mid_saga_ends_the_run_promptly_and_the_next_run_behaves() 
     redis.restart();
     let config = default_config(Scenario::Cart, "saga", 4);
     let report = run(&redis.backends(), &config, "after").await;
+    check_all_or_nothing(&config, &report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_killed_mid_saga_on_a_cluster_ends_the_run_and_the_next_one_behaves() {
+    let mut cluster = TestCluster::start();
+    let victim = 1;
+    // A run id whose shelves (one tag, one slot) live on the victim.
+    let conn = cluster.conn().await;
+    let wanted = format!("127.0.0.1:{}", cluster.cluster.port(victim));
+    let run_id = (0..)
+        .map(|i| format!("kill-saga-{i}"))
+        .find(|id| {
+            let keys = ShelfKeys::new(id, ShelfKind::Sku, &["phone"], Tagging::Shared);
+            conn.node_of(keys.counter(0)).as_deref() == Some(wanted.as_str())
+        })
+        .unwrap();
+    let config = RunRequest {
+        strategy: Some("saga".into()),
+        scenario: Some(Scenario::Cart),
+        buyers: Some(3000),
+        stock: Some(2000),
+        arrival_spread_ms: Some(6_000),
+        seed: Some(5),
+        ..Default::default()
+    }
+    .validate(0)
+    .unwrap();
+    let (sink, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let race = tokio::spawn({
+        let (backends, config) = (cluster.backends(), config.clone());
+        async move {
+            let saga = cart::find("saga").unwrap();
+            oversold::cart::run(
+                &backends,
+                saga,
+                &config,
+                &run_id,
+                Some(sink),
+                CancellationToken::new(),
+            )
+            .await
+        }
+    });
+    seen.recv().await.expect("buyers are being served");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = Instant::now();
+    cluster.cluster.kill(victim);
+    let ended = tokio::time::timeout(Duration::from_secs(15), race)
+        .await
+        .expect("the run ended after its master was killed")
+        .unwrap();
+    assert!(
+        ended.is_err(),
+        "a summary from a lost master: {:?}",
+        ended.map(|r| r.summary)
+    );
+    println!(
+        "saga: master killed mid-run; the run ended {:.2} s later",
+        killed.elapsed().as_secs_f64()
+    );
+    assert!(killed.elapsed() < Duration::from_secs(12));
+    tokio::task::block_in_place(|| cluster.cluster.restart(victim)).expect("the node comes back");
+    let config = default_config(Scenario::Cart, "saga", 6);
+    let report = run(&cluster.backends(), &config, "after-kill").await;
     check_all_or_nothing(&config, &report);
 }
