@@ -36,7 +36,8 @@ pub fn summarize(
         .unwrap_or(0)
         .min(summary.in_doubt_units);
     summary.lost_updates = summary.in_doubt_taken as i64 - unexplained;
-    summary.false_sold_out = false_sold_out(outcomes, shelves.kind, finals);
+    let split = config.race.warehouses.is_some_and(|w| w.split);
+    summary.false_sold_out = false_sold_out(outcomes, (shelves.kind, split), finals);
     let stories = || outcomes.iter().filter_map(|o| o.cart.as_ref());
     let tally = CartTally {
         partial_carts: stories().filter(|c| c.partial).count() as u32,
@@ -96,18 +97,24 @@ fn ledgers(outcomes: &[BuyerOutcome], shelves: &Shelves, finals: &[i64]) -> Vec<
 /// Refusals with the units still there at the end: a cart every line of which its shelf
 /// still held; a warehouse order some warehouse alone could have filled (or, with a split,
 /// all of them together).
-fn false_sold_out(outcomes: &[BuyerOutcome], kind: ShelfKind, finals: &[i64]) -> u32 {
+fn false_sold_out(
+    outcomes: &[BuyerOutcome],
+    (kind, split): (ShelfKind, bool),
+    finals: &[i64],
+) -> u32 {
     let has = |shelf: u32, qty: u32| {
         finals
             .get(shelf as usize)
             .is_some_and(|&f| f >= i64::from(qty))
     };
+    let together: i64 = finals.iter().map(|&f| f.max(0)).sum();
     outcomes
         .iter()
         .filter(|o| o.result == OutcomeResult::SoldOut)
         .filter_map(|o| o.cart.as_ref().map(|c| (o.qty, c)))
         .filter(|(qty, c)| match kind {
             ShelfKind::Sku => c.lines.iter().all(|l| has(l.shelf, l.qty)),
+            ShelfKind::Warehouse if split => together >= i64::from(*qty),
             ShelfKind::Warehouse => c.lines.iter().any(|l| has(l.shelf, *qty)),
         })
         .count() as u32
