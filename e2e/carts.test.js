@@ -117,6 +117,9 @@ test('a cart race and a warehouse race render their shelves, and every number is
   assert.ok(sum.partial_carts > 0, 'the naive cart left partial carts');
   await lab.page.screenshot({ path: path.join(shots, 'carts-naive-1920x1080.png') });
   await byTestId('cart-shelves').screenshot({ path: path.join(shots, 'carts-naive-shelves.png') });
+  await byTestId('theme-toggle').click();
+  await byTestId('cart-shelves').screenshot({ path: path.join(shots, 'carts-naive-shelves-light.png') });
+  await byTestId('theme-toggle').click();
   // The saga leaves none, and says how many lines it gave back.
   const saga = await run('run-saga');
   const ss = summaryOf(saga);

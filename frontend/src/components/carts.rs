@@ -116,6 +116,12 @@ fn shelves(v: CartView, lesson: Option<(String, String)>) -> impl IntoView {
                 <li class:bad=bad data-testid=id data-n=n><b>{thousands(n as i64)}</b>{what}</li>
             }).collect_view()}
         </ul>
+        <p class="cart-legend">
+            <span class="tile sold"></span>" sold (#buyer) "
+            <span class="tile stranded"></span>" stranded in a failed order "
+            <span class="tile phantom"></span>" taken, never existed "
+            <span class="tile"></span>" on the shelf"
+        </p>
         {v.rows.into_iter().map(shelf).collect_view()}
         {crossslot.map(|m| lesson_box(m, lesson))}
     }
