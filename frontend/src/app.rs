@@ -34,17 +34,22 @@ pub fn App() -> impl IntoView {
     use_drop_zone(session);
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
+    let cart = move || crate::components::carts::on_screen(session);
 
     view! {
         <Header/>
         <Notices/>
         <Shortcuts/>
-        <main class="layout" class:step-open=step_open class:checkout=checkout>
+        <main class="layout" class:step-open=step_open class:checkout=checkout class:cart=cart>
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">
                     <ScenarioSwitch/>
                     <RunButtons/>
-                    <Show when=checkout fallback=|| view! { <Counters/> <Inventory/> }>
+                    <Show when=checkout fallback=move || view! {
+                        <Show when=cart fallback=|| view! { <Counters/> <Inventory/> }>
+                            <crate::components::carts::CartShelves/>
+                        </Show>
+                    }>
                         <CheckoutCounters/>
                         <CheckoutGrid/>
                         <Books/>

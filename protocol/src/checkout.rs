@@ -38,6 +38,11 @@ pub enum Scenario {
     Race,
     /// Buyers reserve, pay, then confirm or release; holds expire; a ledger settles.
     Checkout,
+    /// Each buyer's cart holds several SKUs, bought all or nothing (see [`crate::cart`]).
+    Cart,
+    /// One SKU stocked in several warehouses; each buyer prefers one and falls back to the
+    /// nearest others (see [`crate::cart`]).
+    Warehouses,
 }
 
 impl Scenario {
@@ -46,6 +51,8 @@ impl Scenario {
         match self {
             Scenario::Race => "race",
             Scenario::Checkout => "checkout",
+            Scenario::Cart => "cart",
+            Scenario::Warehouses => "warehouses",
         }
     }
 }
@@ -63,7 +70,11 @@ impl FromStr for Scenario {
         match s {
             "race" => Ok(Scenario::Race),
             "checkout" => Ok(Scenario::Checkout),
-            other => Err(format!("unknown scenario {other:?}: race or checkout")),
+            "cart" => Ok(Scenario::Cart),
+            "warehouses" => Ok(Scenario::Warehouses),
+            other => Err(format!(
+                "unknown scenario {other:?}: race, checkout, cart or warehouses"
+            )),
         }
     }
 }

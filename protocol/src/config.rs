@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cart::{CartConfig, WarehouseConfig};
 use crate::checkout::{CheckoutConfig, FailMode, Scenario};
 
 /// A race as a client asks for it: every knob may be left out.
@@ -86,6 +87,18 @@ pub struct RunRequest {
     /// started its Redis itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage_ms: Option<u32>,
+    /// `cart` only: SKUs in the catalogue, 1–8 (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skus: Option<u32>,
+    /// `cart` only: most lines per cart, 1 to `skus` (default: `skus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<u32>,
+    /// `warehouses` only: warehouses the stock is split over, 2–8 (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouses: Option<u32>,
+    /// `warehouses` only: may an order be split over warehouses (default false)?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<bool>,
 }
 
 /// The JSON type a [`RunRequest`] field must have: what a server checks before serde does,
@@ -108,7 +121,7 @@ impl RunRequest {
     /// The JSON names of every field, in declaration order. A server uses them to tell an
     /// unknown field from a mistyped one without reading serde's messages; a test pins them
     /// to what serde actually accepts.
-    pub const FIELDS: [&'static str; 23] = [
+    pub const FIELDS: [&'static str; 27] = [
         "strategy",
         "stock",
         "buyers",
@@ -132,6 +145,10 @@ impl RunRequest {
         "no_wait_expiry",
         "outage_at_ms",
         "outage_ms",
+        "skus",
+        "max_lines",
+        "warehouses",
+        "split",
     ];
 
     /// The JSON type each of [`RunRequest::FIELDS`] must have; `None` for an unknown name.
@@ -142,7 +159,7 @@ impl RunRequest {
             "abandon_fraction" | "pay_fail_fraction" | "crash_fraction" | "retry_fraction" => {
                 FieldKind::Fraction
             }
-            "no_wait_expiry" => FieldKind::Flag,
+            "no_wait_expiry" | "split" => FieldKind::Flag,
             other if Self::FIELDS.contains(&other) => FieldKind::Whole32,
             _ => return None,
         })
@@ -184,6 +201,13 @@ pub struct RaceConfig {
     /// `checkout`.
     #[serde(flatten, default)]
     pub checkout: Option<CheckoutConfig>,
+    /// The `cart` knobs (`skus`, `max_lines`), flat: present exactly in a `cart` run.
+    #[serde(flatten, default)]
+    pub cart: Option<CartConfig>,
+    /// The `warehouses` knobs (`warehouses`, `split`), flat: present exactly in a
+    /// `warehouses` run.
+    #[serde(flatten, default)]
+    pub warehouses: Option<WarehouseConfig>,
 }
 
 /// One run's configuration: a strategy and the race's knobs. On the wire the knobs sit beside
@@ -222,6 +246,13 @@ impl RaceConfig {
             self.race_window_ms,
             self.seed
         );
+        if let Some(c) = &self.cart {
+            return format!("{race}; cart: {} SKUs, up to {} lines", c.skus, c.max_lines);
+        }
+        if let Some(w) = &self.warehouses {
+            let split = if w.split { ", split allowed" } else { "" };
+            return format!("{race}; {} warehouses{split}", w.warehouses);
+        }
         match &self.checkout {
             None => race,
             Some(c) => format!("{race}; checkout: {}", c.describe()),

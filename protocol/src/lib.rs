@@ -13,6 +13,9 @@
 //! - [`checkout`]: the checkout scenario (protocol version 3): [`Scenario`], each buyer's
 //!   [`CheckoutStory`], the [`CheckoutTally`] flat in the summary, the live
 //!   [`Reconciliation`] and the [`ReconcileReport`].
+//! - [`cart`]: the `cart` and `warehouses` scenarios: several counters per run (one per SKU,
+//!   or per warehouse), each buyer's [`CartStory`] line by line, the [`CartTally`] flat in the
+//!   summary with one [`ShelfLedger`] per counter.
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
 //!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
@@ -51,6 +54,23 @@
 //! `no_wait_expiry`). `start_compare` with `"scenario":"checkout"` races every checkout
 //! strategy. `reconcile` outside a checkout run is answered with `no_run_in_progress`.
 //!
+//! # A cart, frame by frame
+//! ```text
+//! client                                   server
+//!   | <--- {"type":"hello", ..., "cart_strategies":[{"name":"naive_cart","scenario":"cart",…},…]}
+//!   | ---- {"type":"start_run","config":{"strategy":"saga","scenario":"cart",
+//!   |        "skus":4,"max_lines":2}} ------------------------------------------> |
+//!   | <--- {"type":"run_started","run_id":"r-…","config":{…,"scenario":"cart","skus":4,"max_lines":2}}
+//!   | <--- {"type":"outcomes","run_id":"r-…","outcomes":[{…,"cart":{"lines":[…],"partial":false,…}}]}
+//!   | <--- {"type":"run_finished","run_id":"r-…","summary":{…,"partial_carts":0,
+//!   |        "stranded_units":0,"compensations":7,"per_sku":[{"name":"phone",…},…]}} |
+//! ```
+//! `"scenario":"warehouses"` takes `warehouses` and `split` instead, and its summary has
+//! `per_warehouse`. Each knob is refused outside its scenario. The shelves' names and stocks
+//! are a pure function of the config ([`cart::catalogue`], [`cart::warehouses`]), so a client
+//! draws them before the first outcome. On a Redis Cluster `cart_script_untagged` ends with
+//! `run_failed` whose message contains `CROSSSLOT`: that is its lesson.
+//!
 //! Every accepted `start_run` gets exactly one terminal frame for its `run_id`, whatever
 //! arrives after it: `run_finished`, `run_cancelled` (after `cancel_run`), or an `error`
 //! carrying that `run_id` (`run_failed`: Redis lost mid-run, the stock key vanished;
@@ -62,6 +82,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod cart;
+mod cart_validate;
 pub mod checkout;
 mod config;
 pub mod limits;
@@ -70,6 +92,7 @@ mod strategy;
 pub mod tape;
 mod validate;
 
+pub use cart::{CartConfig, CartLine, CartStory, CartTally, LineEnd, ShelfLedger, WarehouseConfig};
 pub use checkout::{
     CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, FailMode, Fate,
     LedgerInfo, LedgerKind, ReaperStats, ReconcileReport, Reconciliation, Scenario, Stage,
@@ -92,7 +115,10 @@ pub use validate::ConfigError;
 /// `reconciliation` and `reconciled` frames; the `reconcile` client message; the
 /// `outage_not_allowed` error code; the `holds` category and the `story` tape rule. Every
 /// version 2 field kept its name and meaning. Added since, without a bump (an old client
-/// ignores it): `hello.outage_allowed`.
+/// ignores it, and never sees the rest unless it asks for a new scenario):
+/// `hello.outage_allowed`; the `cart` and `warehouses` scenarios (`hello.cart_strategies`,
+/// `hello.limits.cart`, the `skus`, `max_lines`, `warehouses` and `split` knobs,
+/// `outcomes[].cart`, the cart fields flat in the summary, the `saga` category).
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
@@ -287,6 +313,11 @@ pub struct Hello {
     /// The strategies of the `checkout` scenario (send `"scenario":"checkout"` with them).
     #[serde(default)]
     pub checkout_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `cart` and `warehouses` scenarios (each says which in its
+    /// `scenario`; send that `scenario` with it): the cart ones first, then the warehouse
+    /// ones, so each scenario's are one run of the list.
+    #[serde(default)]
+    pub cart_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

@@ -172,7 +172,39 @@ pub struct Limits {
     /// The checkout scenario's knobs (protocol version 3).
     #[serde(default)]
     pub checkout: CheckoutLimits,
+    /// The `cart` and `warehouses` scenarios' knobs.
+    #[serde(default)]
+    pub cart: CartLimits,
 }
+
+/// The `cart` and `warehouses` scenarios' ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CartLimits {
+    /// `skus`; `max_lines` has the same range, is at most `skus`, and left out is `skus`.
+    pub skus: Range,
+    /// `warehouses`.
+    pub warehouses: Range,
+}
+
+impl Default for CartLimits {
+    fn default() -> Self {
+        CART_LIMITS
+    }
+}
+
+/// The `cart` and `warehouses` ranges: as many shelves as the catalogue has names.
+pub const CART_LIMITS: CartLimits = CartLimits {
+    skus: Range {
+        min: 1,
+        max: crate::cart::SKU_NAMES.len() as u32,
+        default: 3,
+    },
+    warehouses: Range {
+        min: 2,
+        max: crate::cart::WAREHOUSE_NAMES.len() as u32,
+        default: 3,
+    },
+};
 
 /// The limits this protocol version enforces.
 pub const LIMITS: Limits = Limits {
@@ -207,4 +239,5 @@ pub const LIMITS: Limits = Limits {
         default: 0,
     },
     checkout: CHECKOUT_LIMITS,
+    cart: CART_LIMITS,
 };

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
 
 /// How one buyer's order ended.
@@ -84,6 +85,11 @@ pub struct BuyerOutcome {
     /// [`crate::CheckoutEnd`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkout: Option<CheckoutStory>,
+    /// The buyer's order line by line, in a `cart` or `warehouses` run; absent otherwise.
+    /// `qty` is then the order's total units, and `result` is `reserved` only when every
+    /// line (or the whole quantity, over warehouses) was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cart: Option<Box<CartStory>>,
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).
@@ -168,6 +174,12 @@ pub struct RunSummary {
     /// a race's summary stays as small as it was.
     #[serde(flatten, default)]
     pub checkout: Option<Box<CheckoutTally>>,
+    /// A `cart` or `warehouses` run's partial carts, stranded units, compensations,
+    /// fallbacks and per-shelf ledger, flat in this object; absent otherwise. `stock`,
+    /// `units_sold` and `final_stock` are then sums over the shelves, and `oversold_units`
+    /// the sum of each shelf's own (one shelf's oversell is not hidden by another's spare).
+    #[serde(flatten, default)]
+    pub cart: Option<Box<CartTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -75,6 +75,8 @@ pub enum Category {
     Sharded,
     /// Checkout: reservations are holds that expire, confirmed or released exactly once.
     Holds,
+    /// Several steps, each atomic, with the ones already done undone when a later one fails.
+    Saga,
 }
 
 impl Category {
@@ -88,6 +90,7 @@ impl Category {
             Category::Database => "database",
             Category::Sharded => "sharded",
             Category::Holds => "holds",
+            Category::Saga => "saga",
         }
     }
 }

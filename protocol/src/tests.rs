@@ -124,6 +124,7 @@ fn outcome_round_trips() {
         bucket: None,
         node: None,
         checkout: None,
+        cart: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");
@@ -198,6 +199,10 @@ fn request_fields_are_exactly_what_serde_accepts() {
         no_wait_expiry: Some(true),
         outage_at_ms: Some(1),
         outage_ms: Some(1),
+        skus: Some(1),
+        max_lines: Some(1),
+        warehouses: Some(2),
+        split: Some(true),
     };
     let v = serde_json::to_value(&full).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -567,6 +572,7 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
         retries: 0,
         cancelled: false,
         checkout: Some(Box::new(tally)),
+        cart: None,
     };
     let v = serde_json::to_value(&summary).unwrap();
     assert_eq!(v["confirmed_units"], 6);
@@ -581,4 +587,189 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
     let v = serde_json::to_value(&race).unwrap();
     assert!(v.get("confirmed_units").is_none());
     assert_eq!(serde_json::from_value::<RunSummary>(v).unwrap(), race);
+}
+
+mod cart {
+    //! The `cart` and `warehouses` scenarios' knobs and wire shapes.
+
+    use crate::cart::{CartTally, ShelfLedger, catalogue, warehouses};
+    use crate::{ConfigError, RunRequest, RunSummary, Scenario};
+
+    fn request(scenario: Scenario) -> RunRequest {
+        RunRequest {
+            strategy: Some("saga".into()),
+            scenario: Some(scenario),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn cart_defaults_and_ranges() {
+        let c = request(Scenario::Cart).validate(1).unwrap();
+        assert_eq!(c.race.scenario, Scenario::Cart);
+        let cart = c.race.cart.unwrap();
+        assert_eq!((cart.skus, cart.max_lines), (3, 3));
+        assert!(c.race.checkout.is_none() && c.race.warehouses.is_none());
+        let r = RunRequest {
+            skus: Some(5),
+            ..request(Scenario::Cart)
+        };
+        assert_eq!(r.validate(1).unwrap().race.cart.unwrap().max_lines, 5);
+        for (skus, lines) in [(0, None), (9, None), (3, Some(0)), (3, Some(9))] {
+            let r = RunRequest {
+                skus: Some(skus),
+                max_lines: lines,
+                ..request(Scenario::Cart)
+            };
+            assert!(
+                matches!(r.validate(1), Err(ConfigError::OutOfRange { .. })),
+                "{skus} {lines:?}"
+            );
+        }
+        let r = RunRequest {
+            skus: Some(2),
+            max_lines: Some(3),
+            ..request(Scenario::Cart)
+        };
+        let e = r.validate(1).unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::MoreLinesThanSkus {
+                max_lines: 3,
+                skus: 2
+            }
+        );
+        assert!(e.to_string().contains("at most skus = 2"), "{e}");
+    }
+
+    #[test]
+    fn each_knob_only_in_its_scenario() {
+        let r = RunRequest {
+            warehouses: Some(3),
+            ..request(Scenario::Cart)
+        };
+        let e = r.validate(1).unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::OtherScenario {
+                field: "warehouses",
+                belongs_to: Scenario::Warehouses
+            }
+        );
+        assert!(e.to_string().contains("\"scenario\":\"warehouses\""), "{e}");
+        let r = RunRequest {
+            skus: Some(3),
+            ..RunRequest::for_strategy("lua")
+        };
+        assert!(matches!(
+            r.validate(1),
+            Err(ConfigError::OtherScenario { field: "skus", .. })
+        ));
+        let r = RunRequest {
+            hold_ttl_ms: Some(1000),
+            ..request(Scenario::Warehouses)
+        };
+        assert!(matches!(
+            r.validate(1),
+            Err(ConfigError::OtherScenario {
+                field: "hold_ttl_ms",
+                belongs_to: Scenario::Checkout
+            })
+        ));
+        let r = RunRequest {
+            split: Some(true),
+            ..request(Scenario::Checkout)
+        };
+        assert!(matches!(
+            r.validate(1),
+            Err(ConfigError::OtherScenario { field: "split", .. })
+        ));
+    }
+
+    #[test]
+    fn warehouse_defaults_and_ranges() {
+        let w = request(Scenario::Warehouses).validate(1).unwrap();
+        let k = w.race.warehouses.unwrap();
+        assert_eq!((k.warehouses, k.split), (3, false));
+        for n in [1, 9] {
+            let r = RunRequest {
+                warehouses: Some(n),
+                ..request(Scenario::Warehouses)
+            };
+            assert!(
+                matches!(r.validate(1), Err(ConfigError::OutOfRange { .. })),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_round_trips_flat_and_old_configs_still_read() {
+        let c = RunRequest {
+            skus: Some(4),
+            max_lines: Some(2),
+            ..request(Scenario::Cart)
+        }
+        .validate(9)
+        .unwrap();
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            (v["scenario"].as_str(), v["skus"].as_u64()),
+            (Some("cart"), Some(4))
+        );
+        assert_eq!(serde_json::from_value::<crate::RunConfig>(v).unwrap(), c);
+        let race = RunRequest::for_strategy("lua").validate(9).unwrap();
+        let v = serde_json::to_value(&race).unwrap();
+        assert!(v.get("skus").is_none() && v.get("warehouses").is_none());
+        let back: crate::RunConfig = serde_json::from_value(v).unwrap();
+        assert!(back.race.cart.is_none() && back.race.warehouses.is_none());
+    }
+
+    #[test]
+    fn catalogue_and_warehouses_are_fixed_by_stock() {
+        assert_eq!(
+            catalogue(3, 10),
+            vec![("phone", 10), ("case", 20), ("charger", 15)]
+        );
+        assert_eq!(
+            warehouses(3, 10),
+            vec![("harbour", 4), ("west", 3), ("north", 3)]
+        );
+        assert_eq!(warehouses(4, 2).iter().map(|w| w.1).sum::<u32>(), 2);
+    }
+
+    #[test]
+    fn tally_sits_flat_in_the_summary() {
+        let ledger = ShelfLedger {
+            name: "phone".into(),
+            stock: 10,
+            units_sold: 7,
+            final_stock: 1,
+            oversold_units: 0,
+            stranded_units: 2,
+            node: None,
+        };
+        assert_eq!(ledger.unexplained(), 0);
+        let tally = CartTally {
+            partial_carts: 1,
+            stranded_units: 2,
+            per_sku: Some(vec![ledger]),
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&tally).unwrap();
+        assert_eq!(v["per_sku"][0]["name"], "phone");
+        assert!(v.get("per_warehouse").is_none());
+        let summary_json = serde_json::json!({
+            "strategy": "saga", "stock": 10, "buyers": 1, "orders_accepted": 0,
+            "units_sold": 0, "final_stock": 10, "oversold_units": 0, "lost_updates": 0,
+            "rejected": 1, "errors": 0, "duration_ms": 1.0, "throughput_per_s": 1.0,
+            "latency": {"p50_us": 1, "p95_us": 1, "p99_us": 1, "max_us": 1},
+            "round_trips": 1, "retries": 0,
+            "partial_carts": 1, "stranded_units": 2, "compensations": 0, "fallback_orders": 0,
+            "per_sku": v["per_sku"].clone()
+        });
+        let s: RunSummary = serde_json::from_value(summary_json).unwrap();
+        assert_eq!(s.cart.as_deref(), Some(&tally));
+        assert!(s.checkout.is_none());
+    }
 }

@@ -52,6 +52,20 @@ pub enum ConfigError {
         /// The field's wire name.
         field: &'static str,
     },
+    /// A knob of another scenario (`skus` outside a `cart`, `hold_ttl_ms` in a `cart`...).
+    OtherScenario {
+        /// The field's wire name.
+        field: &'static str,
+        /// The scenario it belongs to.
+        belongs_to: Scenario,
+    },
+    /// `max_lines` above `skus`: a cart's lines are distinct SKUs.
+    MoreLinesThanSkus {
+        /// `max_lines`.
+        max_lines: u32,
+        /// `skus`.
+        skus: u32,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -92,6 +106,16 @@ impl fmt::Display for ConfigError {
                 f,
                 "{field} belongs to the checkout scenario: send \"scenario\":\"checkout\" with it"
             ),
+            ConfigError::OtherScenario { field, belongs_to } => write!(
+                f,
+                "{field} belongs to the {belongs_to} scenario: send \"scenario\":\"{belongs_to}\" \
+                 with it, or leave it out"
+            ),
+            ConfigError::MoreLinesThanSkus { max_lines, skus } => write!(
+                f,
+                "max_lines = {max_lines} is out of range: a cart's lines are distinct SKUs, so \
+                 it must be at most skus = {skus}"
+            ),
         }
     }
 }
@@ -127,7 +151,11 @@ fn real_time(
     Ok(())
 }
 
-fn check(field: &'static str, value: Option<u32>, range: Range) -> Result<u32, ConfigError> {
+pub(crate) fn check(
+    field: &'static str,
+    value: Option<u32>,
+    range: Range,
+) -> Result<u32, ConfigError> {
     let value = value.unwrap_or(range.default);
     if value < range.min || value > range.max {
         return Err(ConfigError::OutOfRange {
@@ -168,6 +196,7 @@ impl RunRequest {
         };
         let buyers = check("buyers", self.buyers, LIMITS.buyers)?;
         let scenario = self.scenario.unwrap_or_default();
+        self.only_this_scenario(scenario)?;
         let checkout = match scenario {
             Scenario::Race => {
                 if let Some(field) = self.checkout_field_sent() {
@@ -176,7 +205,9 @@ impl RunRequest {
                 None
             }
             Scenario::Checkout => Some(self.checkout(buyers)?),
+            Scenario::Cart | Scenario::Warehouses => None,
         };
+        let (cart, warehouses) = self.multi_key(scenario)?;
         Ok(RaceConfig {
             stock: check("stock", self.stock, LIMITS.stock)?,
             buyers,
@@ -192,11 +223,13 @@ impl RunRequest {
             seed: self.seed.unwrap_or(fresh_seed),
             scenario,
             checkout,
+            cart,
+            warehouses,
         })
     }
 
     /// The first checkout knob this request sets, if any.
-    fn checkout_field_sent(&self) -> Option<&'static str> {
+    pub(crate) fn checkout_field_sent(&self) -> Option<&'static str> {
         let sent: [(&'static str, bool); 13] = [
             ("hold_ttl_ms", self.hold_ttl_ms.is_some()),
             ("time_scale", self.time_scale.is_some()),

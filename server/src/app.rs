@@ -153,6 +153,10 @@ impl AppState {
             redis: self.redis_state(),
             strategies: REGISTRY.iter().map(|s| s.info(&self.backends)).collect(),
             checkout_strategies: checkout::REGISTRY.iter().map(|s| s.info()).collect(),
+            cart_strategies: crate::strategy::cart::REGISTRY
+                .iter()
+                .map(|s| s.info())
+                .collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             scripts: scripts::all()

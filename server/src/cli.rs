@@ -252,6 +252,28 @@ pub struct RaceArgs {
     /// The checkout knobs (with `--scenario checkout`).
     #[command(flatten)]
     pub checkout: CheckoutArgs,
+    /// The cart and warehouse knobs (with `--scenario cart` or `warehouses`).
+    #[command(flatten)]
+    pub cart: CartArgs,
+}
+
+/// The `cart` and `warehouses` scenarios' knobs, named as in the WebSocket config. Each is
+/// refused outside its scenario.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Carts and warehouses (with --scenario cart or warehouses)")]
+pub struct CartArgs {
+    /// SKUs in the catalogue, 1 to 8 (phone, case, charger, ...) [default: 3].
+    #[arg(long)]
+    pub skus: Option<u32>,
+    /// Most lines per cart, 1 to --skus [default: --skus].
+    #[arg(long)]
+    pub max_lines: Option<u32>,
+    /// Warehouses the stock is split over, 2 to 8 [default: 3].
+    #[arg(long)]
+    pub warehouses: Option<u32>,
+    /// Let an order no single warehouse can fill be split over several.
+    #[arg(long)]
+    pub split: bool,
 }
 
 /// The checkout scenario's knobs: the same names as the WebSocket config, in kebab-case.
@@ -261,7 +283,7 @@ pub struct RaceArgs {
 pub struct CheckoutArgs {
     /// `race` (the decrement, and nothing after) or `checkout` (reserve, pay, confirm or
     /// release, crashes, resends, holds that expire, a ledger) [default: race].
-    #[arg(long, value_name = "race|checkout")]
+    #[arg(long, value_name = "race|checkout|cart|warehouses")]
     pub scenario: Option<Scenario>,
     /// How long a hold lasts, shop ms [default: 300000, five minutes].
     #[arg(long)]
@@ -333,6 +355,10 @@ impl RaceArgs {
             no_wait_expiry: self.checkout.no_wait_expiry.then_some(true),
             outage_at_ms: self.checkout.outage_at_ms,
             outage_ms: self.checkout.outage_ms,
+            skus: self.cart.skus,
+            max_lines: self.cart.max_lines,
+            warehouses: self.cart.warehouses,
+            split: self.cart.split.then_some(true),
         }
     }
 

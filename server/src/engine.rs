@@ -55,6 +55,10 @@ pub enum RunError {
         /// Buyers planned.
         buyers: u32,
     },
+    /// Redis refused the run's commands for what they are (a Redis Cluster's `CROSSSLOT`
+    /// for a script whose keys span slots): the message says why and what would fix it.
+    #[error("Redis refused the run: {0}")]
+    Refused(String),
     /// Buyers ran, but the final stock could not be read back (or was not what it must be).
     #[error("the run's final stock could not be read back: {0}")]
     ReadBack(#[source] ShelfError),
@@ -559,6 +563,7 @@ impl Buyer {
             node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
             checkout: None,
+            cart: None,
         };
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.

@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::backends::Backends;
 use crate::checkout::{self, Watchers};
 use crate::engine::{self, RunError, RunReport};
+use crate::store::shelves::Tagging;
+use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::{self, REGISTRY, Strategy};
 
@@ -65,11 +67,29 @@ pub fn resolve_checkout(name: &str) -> Result<&'static CheckoutStrategy, Headles
     })
 }
 
-/// What a strategy of either scenario says about itself.
+/// Look a cart or warehouse strategy up by name, in the config's scenario.
+pub fn resolve_cart(config: &RunConfig) -> Result<&'static CartStrategy, HeadlessError> {
+    let scenario = config.race.scenario;
+    strategy::cart::find(&config.strategy)
+        .filter(|s| s.about.scenario == scenario)
+        .ok_or_else(|| {
+            let names: Vec<_> = strategy::cart::of(scenario).map(|s| s.name()).collect();
+            HeadlessError::Config(format!(
+                "unknown {scenario} strategy {:?}; available: {}",
+                config.strategy,
+                names.join(", ")
+            ))
+        })
+}
+
+/// What a strategy of any scenario says about itself.
 fn about(config: &RunConfig) -> Option<&'static StrategyAbout> {
     match config.race.scenario {
         Scenario::Race => strategy::find(&config.strategy).map(|s| &s.about),
         Scenario::Checkout => strategy::checkout::find(&config.strategy).map(|s| &s.about),
+        Scenario::Cart | Scenario::Warehouses => {
+            strategy::cart::find(&config.strategy).map(|s| &s.about)
+        }
     }
 }
 
@@ -119,6 +139,19 @@ pub async fn run_report(
         .await?;
         return Ok((config, report));
     }
+    if matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses) {
+        let strategy = resolve_cart(&config)?;
+        let report = crate::cart::run(
+            backends,
+            strategy,
+            &config,
+            &run_id,
+            None,
+            CancellationToken::new(),
+        )
+        .await?;
+        return Ok((config, report));
+    }
     let strategy = resolve_strategy(backends, &config.strategy)?;
     let report = engine::run(
         backends,
@@ -142,6 +175,24 @@ pub async fn compare(
     let seed = race.seed.unwrap_or_else(rand::random);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
+    if let Some(scenario @ (Scenario::Cart | Scenario::Warehouses)) = race.scenario {
+        for strategy in strategy::cart::of(scenario) {
+            // On a cluster the untagged script is refused by design: its lesson is a run of
+            // its own, not a hole in the scoreboard.
+            if backends.redis.is_cluster() && strategy.tagging == Tagging::Untagged {
+                let why = "a Redis Cluster refuses it with CROSSSLOT (run it alone to see)";
+                skipped.push((strategy.name().to_string(), why.to_string()));
+                continue;
+            }
+            let request = RunRequest {
+                strategy: Some(strategy.name().into()),
+                seed: Some(seed),
+                ..race.clone()
+            };
+            results.push(run_once(backends, &request).await?);
+        }
+        return Ok((results, skipped));
+    }
     if race.scenario == Some(Scenario::Checkout) {
         for strategy in strategy::checkout::REGISTRY {
             let request = RunRequest {
@@ -172,6 +223,9 @@ pub async fn compare(
 pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     if results.iter().any(|(_, s)| s.checkout.is_some()) {
         return checkout_scoreboard(results);
+    }
+    if results.iter().any(|(_, s)| s.cart.is_some()) {
+        return crate::cart::report::scoreboard(results);
     }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
@@ -358,6 +412,9 @@ pub fn checkout_table(config: &RunConfig, s: &RunSummary, c: &CheckoutTally) -> 
 pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     if let Some(c) = &s.checkout {
         return checkout_table(config, s, c);
+    }
+    if let Some(c) = &s.cart {
+        return crate::cart::report::table(config, s, c);
     }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());

@@ -15,6 +15,8 @@
 //! - [`checkout`]: runs a checkout (the scenario past the click): reserve, pay, confirm or
 //!   release, crashes, resends, holds that expire and their reaper, the ledger, live
 //!   reconciliation. Its strategies are in `strategy::checkout`.
+//! - [`cart`]: runs a `cart` or `warehouses` race: several counters, orders that touch
+//!   several of them, a ledger per counter. Its strategies are in `strategy::cart`.
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
@@ -32,6 +34,7 @@ pub mod app;
 pub mod backends;
 pub mod bench;
 pub mod budget;
+pub mod cart;
 pub mod checkout;
 pub mod cli;
 pub mod client;

@@ -224,6 +224,7 @@ impl Stepper {
             node: self.arena.node_for(attempt.bucket),
             bucket: attempt.bucket,
             checkout: None,
+            cart: None,
         });
     }
 

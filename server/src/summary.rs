@@ -57,6 +57,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
         cancelled: outcomes.len() < config.race.buyers as usize,
         checkout: None,
+        cart: None,
     }
 }
 

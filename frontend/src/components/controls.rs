@@ -134,6 +134,7 @@ pub fn Controls() -> impl IntoView {
                 unit="ms"
             />
             <CheckoutKnobs/>
+            <crate::components::carts::CartKnobs/>
         </section>
     }
 }

@@ -24,6 +24,8 @@ pub fn Header() -> impl IntoView {
         let what = match k.scenario {
             Scenario::Race => "one Redis counter.",
             Scenario::Checkout => "reserve, pay, then confirm or give back: do the books add up?",
+            Scenario::Cart => "carts of several SKUs, all or nothing.",
+            Scenario::Warehouses => "one SKU in several warehouses, nearest first.",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

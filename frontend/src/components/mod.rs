@@ -2,6 +2,7 @@
 //! and send through [`crate::socket::Socket`]; none of them sees JSON.
 
 pub mod audit;
+pub mod carts;
 pub mod checkout;
 pub mod controls;
 pub mod counters;

@@ -115,6 +115,10 @@ pub fn Timeline() -> impl IntoView {
                 story::timeline_caption(r.rows.iter().map(|row| &row.outcome), r.is_running()),
                 None,
             ),
+            // Several shelves, no tape: what became of the orders.
+            Some(r) if crate::model::carts::is_multi_key(&r.config) => {
+                (crate::model::carts::timeline_caption(r), None)
+            }
             Some(r) => {
                 let tape = p.run_tape();
                 let race = timeline::race(&r.rows, r.config.race.stock, tape.as_deref());

@@ -33,6 +33,47 @@ pub struct Knobs {
     pub scenario: Scenario,
     /// The checkout's knobs (sent only in the checkout scenario).
     pub checkout: CheckoutKnobs,
+    /// The cart and warehouse knobs (sent only in their scenarios).
+    pub cart: CartKnobs,
+}
+
+/// The `cart` and `warehouses` knobs as the form holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CartKnobs {
+    /// SKUs in the catalogue.
+    pub skus: u32,
+    /// Most lines per cart (sent at most `skus`).
+    pub max_lines: u32,
+    /// Warehouses.
+    pub warehouses: u32,
+    /// May an order be split over warehouses?
+    pub split: bool,
+}
+
+impl CartKnobs {
+    fn defaults(l: &oversold_protocol::limits::CartLimits) -> Self {
+        CartKnobs {
+            skus: l.skus.default,
+            max_lines: l.skus.default,
+            warehouses: l.warehouses.default,
+            split: false,
+        }
+    }
+
+    /// Put this scenario's knobs into `r` (and none of the other's).
+    fn fill(&self, scenario: Scenario, r: &mut RunRequest) {
+        match scenario {
+            Scenario::Cart => {
+                r.skus = Some(self.skus);
+                r.max_lines = Some(self.max_lines.min(self.skus));
+            }
+            Scenario::Warehouses => {
+                r.warehouses = Some(self.warehouses);
+                r.split = Some(self.split);
+            }
+            Scenario::Race | Scenario::Checkout => {}
+        }
+    }
 }
 
 impl Default for Knobs {
@@ -54,6 +95,7 @@ impl Knobs {
             race_window_ms: limits.race_window_ms.default,
             scenario: Scenario::Race,
             checkout: CheckoutKnobs::defaults(&limits.checkout),
+            cart: CartKnobs::defaults(&limits.cart),
         }
     }
 
@@ -82,6 +124,12 @@ impl Knobs {
             race_window_ms: c(self.race_window_ms, limits.race_window_ms),
             scenario: self.scenario,
             checkout: self.checkout.clamped(&limits.checkout, buyers),
+            cart: CartKnobs {
+                skus: c(self.cart.skus, limits.cart.skus),
+                max_lines: c(self.cart.max_lines, limits.cart.skus),
+                warehouses: c(self.cart.warehouses, limits.cart.warehouses),
+                split: self.cart.split,
+            },
         }
     }
 
@@ -115,6 +163,10 @@ impl Knobs {
             r.scenario = Some(Scenario::Checkout);
             self.checkout.fill(&mut r, self.buyers);
         }
+        if matches!(self.scenario, Scenario::Cart | Scenario::Warehouses) {
+            r.scenario = Some(self.scenario);
+            self.cart.fill(self.scenario, &mut r);
+        }
         r
     }
 
@@ -144,6 +196,14 @@ pub fn replay_request(config: &RunConfig) -> RunRequest {
     if let Some(c) = &r.checkout {
         request.scenario = Some(Scenario::Checkout);
         knobs::replay_fields(c, &mut request);
+    }
+    if let Some(c) = r.cart {
+        request.scenario = Some(Scenario::Cart);
+        (request.skus, request.max_lines) = (Some(c.skus), Some(c.max_lines));
+    }
+    if let Some(w) = r.warehouses {
+        request.scenario = Some(Scenario::Warehouses);
+        (request.warehouses, request.split) = (Some(w.warehouses), Some(w.split));
     }
     request
 }

@@ -118,6 +118,7 @@ pub(crate) fn hello() -> Hello {
             .into(),
         limits: LIMITS,
         checkout_strategies: crate::model::checkout::fixtures::checkout_strategies(),
+        cart_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
     }
@@ -136,6 +137,8 @@ pub(crate) fn config(stock: u32, buyers: u32) -> RunConfig {
         seed: 7,
         scenario: oversold_protocol::Scenario::Race,
         checkout: None,
+        cart: None,
+        warehouses: None,
     }
     .with_strategy("naive")
 }
@@ -159,6 +162,7 @@ pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutco
         bucket: None,
         node: None,
         checkout: None,
+        cart: None,
     }
 }
 
@@ -187,5 +191,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         retries: 0,
         cancelled: false,
         checkout: None,
+        cart: None,
     }
 }

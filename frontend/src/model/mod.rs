@@ -9,7 +9,8 @@
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
 //! - [`checkout`]: the checkout scenario: its knobs, the books, unit states, stories, and
-//!   what happened in words.
+//!   what happened in words. [`carts`]: the cart and warehouse scenarios: a row of tiles
+//!   and a ledger per shelf, partial carts, the CROSSSLOT lesson.
 //! - [`audit`], [`tiles`], [`verdict`], [`scoreboard`], [`timeline`]: what each panel shows.
 //! - [`tape_view`]: the Redis tape of the run on screen (`oversold_protocol::tape`) as a picture,
 //!   and the step-through log in the same picture; [`step`]: step-through mode read from its
@@ -26,6 +27,7 @@ pub mod audit;
 pub mod axis;
 pub mod backoff;
 pub mod canvas;
+pub mod carts;
 pub mod chart;
 pub mod checkout;
 pub mod compare;

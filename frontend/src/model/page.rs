@@ -96,6 +96,7 @@ impl PageState {
                     .strategies
                     .iter()
                     .chain(&hello.checkout_strategies)
+                    .chain(&hello.cart_strategies)
                     .cloned()
                     .collect();
                 self.hello = Some(hello);
@@ -385,6 +386,17 @@ impl PageState {
         match scenario {
             Scenario::Race => self.strategies(),
             Scenario::Checkout => self.hello.as_ref().map_or(&[], |h| &h.checkout_strategies),
+            Scenario::Cart | Scenario::Warehouses => {
+                let all = self.hello.as_ref().map_or(&[][..], |h| &h.cart_strategies);
+                // The server lists each scenario's strategies together (see `Hello`).
+                let start = all.iter().position(|s| s.about.scenario == scenario);
+                let start = start.unwrap_or(all.len());
+                let len = all[start..]
+                    .iter()
+                    .take_while(|s| s.about.scenario == scenario)
+                    .count();
+                &all[start..start + len]
+            }
         }
     }
 

@@ -187,7 +187,12 @@ impl RunModel {
 
     /// Fold in one `outcomes` frame.
     pub fn push_batch(&mut self, outcomes: Vec<BuyerOutcome>) {
-        let stock = u64::from(self.config.race.stock);
+        // A cart's units come off several shelves, each with its own stock: no order is a
+        // phantom by the run's total; each shelf's own oversell is `model::carts`'s to show.
+        let stock = match super::carts::is_multi_key(&self.config) {
+            true => u64::MAX,
+            false => u64::from(self.config.race.stock),
+        };
         self.rows.reserve(outcomes.len());
         for outcome in outcomes {
             let (mark, phantom_units) = match outcome.result {

@@ -159,6 +159,24 @@ pub fn headline(rows: &[ScoreRow]) -> String {
                 count(s.in_doubt_units, "unit")
             ));
         }
+        // A cart comparison: who failed orders that kept their units, and who gave them back.
+        if let Some(t) = s.cart.as_deref() {
+            if t.partial_carts > 0 {
+                text.push_str(&format!(
+                    " {} left {} holding {}.",
+                    r.label,
+                    count(t.partial_carts.into(), "partial cart"),
+                    count(t.stranded_units, "unit")
+                ));
+            }
+            if t.compensations > 0 {
+                text.push_str(&format!(
+                    " {} gave {} back.",
+                    r.label,
+                    count(t.compensations.into(), "line")
+                ));
+            }
+        }
         if let Some(t) = s.checkout.as_deref() {
             if t.duplicate_reservations > 0 {
                 text.push_str(&format!(
@@ -316,6 +334,30 @@ mod tests {
             b.headline,
             "Naive checkout oversold 30 units and Atomic, no holds leaked 2 units; the other one sold only what existed. \
              Atomic, no holds reserved 2 units twice. Holds let 1 customer past the limit."
+        );
+    }
+
+    #[test]
+    fn a_cart_board_names_partial_carts_and_undone_lines() {
+        use oversold_protocol::CartTally;
+        let cart = |name: &str, partial: u32, stranded: u64, undone: u32| RunSummary {
+            strategy: name.into(),
+            cart: Some(Box::new(CartTally {
+                partial_carts: partial,
+                stranded_units: stranded,
+                compensations: undone,
+                ..Default::default()
+            })),
+            ..race("lua", 10, 0, 0, 300, 1_000)
+        };
+        let b = scoreboard(
+            &[cart("per_line", 3, 4, 0), cart("saga", 0, 0, 5)],
+            &strategies(),
+        );
+        assert_eq!(
+            b.headline,
+            "Every strategy sold only what existed. per_line left 3 partial carts holding 4 units. \
+             saga gave 5 lines back. Fastest of those: saga, 4,000/s."
         );
     }
 }

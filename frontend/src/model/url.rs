@@ -13,12 +13,12 @@
 
 use oversold_protocol::limits::{FractionRange, Limits, Range};
 use oversold_protocol::{
-    CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
-    StrategyInfo,
+    CartConfig, CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
+    StrategyInfo, WarehouseConfig,
 };
 
 use super::checkout::knobs::{CheckoutKnobs, customers_range};
-use super::controls::Knobs;
+use super::controls::{CartKnobs, Knobs};
 use super::strategies;
 
 /// The query string (without `?`) that stands for `config`.
@@ -40,6 +40,18 @@ pub fn encode(config: &RunConfig) -> String {
     ));
     if let Some(c) = &r.checkout {
         q.push_str(&checkout_query(c));
+    }
+    if let Some(c) = r.cart {
+        q.push_str(&format!(
+            "&scenario=cart&skus={}&max_lines={}",
+            c.skus, c.max_lines
+        ));
+    }
+    if let Some(w) = r.warehouses {
+        q.push_str(&format!(
+            "&scenario=warehouses&warehouses={}&split={}",
+            w.warehouses, w.split
+        ));
     }
     q
 }
@@ -106,9 +118,11 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     let scenario = match get("scenario").map(str::trim) {
         None | Some("race") => Scenario::Race,
         Some("checkout") => Scenario::Checkout,
+        Some("cart") => Scenario::Cart,
+        Some("warehouses") => Scenario::Warehouses,
         Some(other) => {
             problems.push(format!(
-                "The link's scenario = {other:?} is neither race nor checkout; the form keeps the race."
+                "The link's scenario = {other:?} is none of race, checkout, cart or warehouses; the form keeps the race."
             ));
             Scenario::Race
         }
@@ -148,6 +162,13 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     let spread = knob("arrival_spread_ms", limits.arrival_spread_ms);
     let window = knob("race_window_ms", limits.race_window_ms);
     let buyers_now = buyers.unwrap_or(limits.buyers.default);
+    let defaults = Knobs::defaults(limits).cart;
+    let cart = CartKnobs {
+        skus: knob("skus", limits.cart.skus).unwrap_or(defaults.skus),
+        max_lines: knob("max_lines", limits.cart.skus).unwrap_or(defaults.max_lines),
+        warehouses: knob("warehouses", limits.cart.warehouses).unwrap_or(defaults.warehouses),
+        split: get("split") == Some("true"),
+    };
 
     // The checkout's knobs, read only when the link asks for a checkout.
     let checkout = if scenario == Scenario::Checkout {
@@ -245,6 +266,7 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     });
     // Every read has run by now, so `problems` is complete.
     let knobs = Knobs {
+        cart,
         stock: stock.unwrap_or(limits.stock.default),
         buyers: buyers.unwrap_or(limits.buyers.default),
         qty: max_qty.or(qty).unwrap_or(limits.qty.default),
@@ -289,6 +311,14 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
                 seed,
                 scenario,
                 checkout,
+                cart: (scenario == Scenario::Cart).then_some(CartConfig {
+                    skus: cart.skus,
+                    max_lines: cart.max_lines.min(cart.skus),
+                }),
+                warehouses: (scenario == Scenario::Warehouses).then_some(WarehouseConfig {
+                    warehouses: cart.warehouses,
+                    split: cart.split,
+                }),
             }
             .with_strategy(strategy),
         ),
@@ -540,5 +570,35 @@ mod tests {
             r.replay.map(|c| (c.strategy, c.race.seed)),
             Some(("lua".into(), 3))
         );
+    }
+
+    #[test]
+    fn a_cart_or_warehouse_link_carries_its_scenario_and_knobs() {
+        for (scenario, extra) in [
+            (Scenario::Cart, "skus=5&max_lines=2"),
+            (Scenario::Warehouses, "warehouses=4&split=true"),
+        ] {
+            let config = RunRequest {
+                strategy: Some("saga".into()),
+                scenario: Some(scenario),
+                seed: Some(9),
+                skus: (scenario == Scenario::Cart).then_some(5),
+                max_lines: (scenario == Scenario::Cart).then_some(2),
+                warehouses: (scenario == Scenario::Warehouses).then_some(4),
+                split: (scenario == Scenario::Warehouses).then_some(true),
+                ..Default::default()
+            }
+            .validate(0)
+            .unwrap();
+            let q = encode(&config);
+            assert!(q.contains(&format!("scenario={scenario}&{extra}")), "{q}");
+            let restored = restore(&q, &LIMITS, &[]).unwrap();
+            assert_eq!(restored.knobs.scenario, scenario);
+            assert_eq!(
+                restored.knobs.cart.skus,
+                if scenario == Scenario::Cart { 5 } else { 3 }
+            );
+            assert_eq!(restored.knobs.cart.split, scenario == Scenario::Warehouses);
+        }
     }
 }

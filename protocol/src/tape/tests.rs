@@ -42,6 +42,7 @@ fn outcome(buyer: u32, qty: u32, result: OutcomeResult, seen: Option<i64>) -> Bu
         bucket: None,
         node: None,
         checkout: None,
+        cart: None,
     }
 }
 

@@ -620,6 +620,7 @@ impl Buyer {
                 end,
                 steps: tale.steps,
             }),
+            cart: None,
         }
     }
 }

@@ -141,5 +141,6 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         retries: outcomes.iter().map(|o| u64::from(o.retries)).sum(),
         cancelled: outcomes.len() < config.race.buyers as usize,
         checkout: Some(Box::new(tally)),
+        cart: None,
     }
 }

@@ -24,6 +24,8 @@
 //! - [`holds`]: the checkout scenario: holds (reserve, confirm, release), the reaper,
 //!   reconciliation, the run's counters, and `CLIENT PAUSE` on a Redis we own.
 //! - [`ledger`]: the Redis-side settlement ledger, when PostgreSQL is not available.
+//! - [`shelves`]: the `cart` and `warehouses` scenarios: one counter per SKU or warehouse,
+//!   the cart and warehouse scripts, and the saga's once-only compensation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +46,7 @@ pub mod keys;
 pub mod ledger;
 pub mod lock;
 pub mod scripts;
+pub mod shelves;
 pub mod stock;
 pub mod turnstile;
 

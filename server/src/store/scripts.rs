@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use redis::{FromRedisValue, ToRedisArgs};
 
+use super::cluster::Route;
 use super::{RedisConn, StoreError};
 
 /// One Lua file: its name under `lua/`, its text (byte for byte what Redis runs and what the
@@ -111,8 +112,24 @@ pub static LEDGER_RECORD: LuaFile = LuaFile::new(
     include_str!("../../../lua/ledger_record.lua"),
 );
 
+/// `lua/reserve_cart.lua`: every line of a cart, or none.
+pub static RESERVE_CART: LuaFile = LuaFile::new(
+    "reserve_cart.lua",
+    include_str!("../../../lua/reserve_cart.lua"),
+);
+/// `lua/compensate_line.lua`: one line's units back, once per line.
+pub static COMPENSATE_LINE: LuaFile = LuaFile::new(
+    "compensate_line.lua",
+    include_str!("../../../lua/compensate_line.lua"),
+);
+/// `lua/reserve_warehouse.lua`: the preferred warehouse, else the nearest that can fill.
+pub static RESERVE_WAREHOUSE: LuaFile = LuaFile::new(
+    "reserve_warehouse.lua",
+    include_str!("../../../lua/reserve_warehouse.lua"),
+);
+
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 14] {
+pub fn all() -> [&'static LuaFile; 17] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -128,6 +145,9 @@ pub fn all() -> [&'static LuaFile; 14] {
         &REAP_HOLDS,
         &RECONCILE,
         &LEDGER_RECORD,
+        &RESERVE_CART,
+        &COMPENSATE_LINE,
+        &RESERVE_WAREHOUSE,
     ]
 }
 
@@ -173,8 +193,22 @@ pub async fn call<T: FromRedisValue>(
     keys: &[&str],
     args: impl ToRedisArgs,
 ) -> Result<Called<T>, CallFailed> {
+    call_routed(conn, op, script, keys, args, Route::Auto).await
+}
+
+/// [`call`], sent to `route` on a cluster. Sent to its first key's master, a script whose
+/// keys span slots reaches Redis, which refuses it with `CROSSSLOT` itself (the cluster
+/// client, left to route it, would refuse it before sending).
+pub(super) async fn call_routed<T: FromRedisValue>(
+    conn: &mut RedisConn,
+    op: &'static str,
+    script: &LuaFile,
+    keys: &[&str],
+    args: impl ToRedisArgs,
+    route: Route<'_>,
+) -> Result<Called<T>, CallFailed> {
     let by_sha = eval_cmd("EVALSHA", script.sha(), keys, &args);
-    match conn.query(op, &by_sha).await {
+    match conn.query_routed(op, &by_sha, route).await {
         Ok(reply) => {
             return Ok(Called {
                 reply,
@@ -190,7 +224,7 @@ pub async fn call<T: FromRedisValue>(
         }
     }
     let by_body = eval_cmd("EVAL", script.source, keys, &args);
-    match conn.query(op, &by_body).await {
+    match conn.query_routed(op, &by_body, route).await {
         Ok(reply) => Ok(Called {
             reply,
             round_trips: 2,

@@ -156,7 +156,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
             ));
         }
         let expected = match (kind, field.as_str()) {
-            (FieldKind::Text, "scenario") => "\"race\" or \"checkout\"",
+            (FieldKind::Text, "scenario") => "\"race\", \"checkout\", \"cart\" or \"warehouses\"",
             (FieldKind::Text, "fail_mode") => "\"closed\" or \"open\"",
             (FieldKind::Text, _) => "a string",
             (FieldKind::Whole64, _) => "a whole number from 0 to 2^64-1",
@@ -176,13 +176,14 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
 pub fn config_error(e: &ConfigError) -> WireError {
     let code = match e {
         ConfigError::MissingStrategy => ErrorCode::MissingField,
-        ConfigError::StrategyNotAllowed | ConfigError::NotThisScenario { .. } => {
-            ErrorCode::BadMessage
-        }
+        ConfigError::StrategyNotAllowed
+        | ConfigError::NotThisScenario { .. }
+        | ConfigError::OtherScenario { .. } => ErrorCode::BadMessage,
         ConfigError::OutOfRange { .. }
         | ConfigError::FractionOutOfRange { .. }
         | ConfigError::FatesOverOne { .. }
-        | ConfigError::TooSlow { .. } => ErrorCode::OutOfRange,
+        | ConfigError::TooSlow { .. }
+        | ConfigError::MoreLinesThanSkus { .. } => ErrorCode::OutOfRange,
     };
     wire_error(code, e.to_string())
 }

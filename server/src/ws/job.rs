@@ -25,11 +25,13 @@ use super::batcher;
 use super::inbound::{self, wire_error};
 use crate::app::AppState;
 use crate::budget::Shortfall;
+use crate::cart;
 use crate::checkout::{self, Control, Event, Watchers};
 use crate::client::ClientSlot;
 use crate::engine::{self, RunError};
 use crate::shelf::ShelfError;
 use crate::store::Cause;
+use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::{self, Backend, PrepareError, REGISTRY, Strategy};
 
@@ -50,6 +52,8 @@ pub enum Contender {
     Race(&'static Strategy),
     /// A `checkout` strategy.
     Checkout(&'static CheckoutStrategy),
+    /// A `cart` or `warehouses` strategy.
+    Cart(&'static CartStrategy),
 }
 
 impl Contender {
@@ -58,6 +62,7 @@ impl Contender {
         match self {
             Contender::Race(s) => s.name(),
             Contender::Checkout(s) => s.name(),
+            Contender::Cart(s) => s.name(),
         }
     }
 
@@ -66,7 +71,7 @@ impl Contender {
     fn postgres_connections(&self, state: &AppState, app_servers: u32) -> usize {
         match self {
             Contender::Race(s) if uses_postgres(s) => app_servers as usize + 1,
-            Contender::Race(_) => 0,
+            Contender::Race(_) | Contender::Cart(_) => 0,
             Contender::Checkout(_) => usize::from(state.backends.postgres.is_ok()),
         }
     }
@@ -75,7 +80,7 @@ impl Contender {
     /// checkout's reaper, and its ledger's PostgreSQL connection when it has one.
     fn extra_connections(&self, state: &AppState) -> u32 {
         match self {
-            Contender::Race(_) => 0,
+            Contender::Race(_) | Contender::Cart(_) => 0,
             Contender::Checkout(_) => 1 + u32::from(state.backends.postgres.is_ok()),
         }
     }
@@ -146,6 +151,24 @@ fn find_checkout(name: &str) -> Result<&'static CheckoutStrategy, WireError> {
     })
 }
 
+/// The `cart` or `warehouses` strategy `config` names, in its scenario.
+fn find_cart(config: &RunConfig) -> Result<&'static CartStrategy, WireError> {
+    let scenario = config.race.scenario;
+    strategy::cart::find(&config.strategy)
+        .filter(|s| s.about.scenario == scenario)
+        .ok_or_else(|| {
+            let names: Vec<&str> = strategy::cart::of(scenario).map(|s| s.name()).collect();
+            wire_error(
+                ErrorCode::UnknownStrategy,
+                format!(
+                    "unknown {scenario} strategy {:?}; available: {}",
+                    config.strategy,
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
 /// `outage_ms` only on a Redis this server started itself.
 fn check_outage(state: &AppState, config: &RunConfig) -> Result<(), WireError> {
     let wants_outage = config
@@ -169,6 +192,22 @@ pub fn admit_run(
     request: &RunRequest,
 ) -> Result<Job, WireError> {
     let config = inbound::validate_run(request)?;
+    if matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses) {
+        let strategy = find_cart(&config)?;
+        check_redis(state)?;
+        let holds = take_holds(
+            state,
+            caller,
+            Kind::Run { postgres: 0 },
+            config.race.app_servers,
+            0,
+        )?;
+        return Ok(Job {
+            compare: None,
+            races: vec![(Contender::Cart(strategy), config)],
+            holds,
+        });
+    }
     if config.race.scenario == Scenario::Checkout {
         let strategy = find_checkout(&config.strategy)?;
         check_outage(state, &config)?;
@@ -233,21 +272,26 @@ pub fn admit_compare(
     request: &RunRequest,
 ) -> Result<Job, WireError> {
     let race = inbound::validate_compare(request)?;
-    let races: Vec<(Contender, RunConfig)> = if race.scenario == Scenario::Checkout {
-        let config = race.with_strategy("");
-        check_outage(state, &config)?;
-        strategy::checkout::REGISTRY
-            .iter()
-            .map(|&s| (Contender::Checkout(s), race.with_strategy(s.name())))
-            .collect()
-    } else {
-        REGISTRY
-            .iter()
-            .copied()
-            .filter(|s| s.unavailable_reason(&state.backends).is_none())
-            .map(|s| (Contender::Race(s), race.with_strategy(s.name())))
-            .collect()
-    };
+    let races: Vec<(Contender, RunConfig)> =
+        if matches!(race.scenario, Scenario::Cart | Scenario::Warehouses) {
+            strategy::cart::of(race.scenario)
+                .map(|s| (Contender::Cart(s), race.with_strategy(s.name())))
+                .collect()
+        } else if race.scenario == Scenario::Checkout {
+            let config = race.with_strategy("");
+            check_outage(state, &config)?;
+            strategy::checkout::REGISTRY
+                .iter()
+                .map(|&s| (Contender::Checkout(s), race.with_strategy(s.name())))
+                .collect()
+        } else {
+            REGISTRY
+                .iter()
+                .copied()
+                .filter(|s| s.unavailable_reason(&state.backends).is_none())
+                .map(|s| (Contender::Race(s), race.with_strategy(s.name())))
+                .collect()
+        };
     check_redis(state)?;
     let extra = races
         .iter()
@@ -581,6 +625,19 @@ async fn run_one(
             );
             Some(tokio::join!(race, forward_checkout(&run_id, seen, outbound)).0)
         }
+        Contender::Cart(strategy) => {
+            let (sink, outcomes) = mpsc::unbounded_channel();
+            let race = cart::run(
+                &state.backends,
+                strategy,
+                &config,
+                &run_id,
+                Some(sink),
+                cancel.clone(),
+            );
+            let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
+            Some(tokio::join!(race, forward).0)
+        }
     };
     terminal_frame(run_id, result, cancel.is_cancelled())
 }
@@ -705,7 +762,9 @@ pub fn error_code(e: &RunError) -> ErrorCode {
         }
         RunError::Setup(ShelfError::OutageNotAllowed) => ErrorCode::OutageNotAllowed,
         RunError::Setup(_) => ErrorCode::StrategyUnavailable,
-        RunError::StoreLost { .. } | RunError::ReadBack(_) => ErrorCode::RunFailed,
+        RunError::StoreLost { .. } | RunError::Refused(_) | RunError::ReadBack(_) => {
+            ErrorCode::RunFailed
+        }
     }
 }
 

@@ -7,10 +7,11 @@
 //! updated with it.
 //!
 //! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
-//! are proved in [`checkout`].
+//! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`].
 
 use std::collections::BTreeSet;
 
+mod cart;
 mod checkout;
 
 use crate::common::TestRedis;
@@ -685,6 +686,9 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "reap_holds.lua",
             "reconcile.lua",
             "ledger_record.lua",
+            "reserve_cart.lua",
+            "compensate_line.lua",
+            "reserve_warehouse.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

@@ -2,6 +2,8 @@
 //! private `redis-server` or cluster (and, where a test needs it, the real app on a free port).
 //!
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
+//! - `carts`: the cart and warehouse scenarios: random runs with their checker per safe
+//!   strategy on a single Redis and a cluster, the unsafe ones measured, CROSSSLOT.
 //! - `checkout`: the checkout scenario: random races with their checkers per strategy,
 //!   confirm/release/reaper racing on the same holds, the reaper under load, fail modes,
 //!   reconciliation, the socket and the CLI.
@@ -20,6 +22,7 @@
 
 mod all_strategies;
 mod budgets;
+mod carts;
 mod checkout;
 mod cli;
 mod cluster;

@@ -15,6 +15,7 @@ pub fn ScenarioSwitch() -> impl IntoView {
             .page
             .with(|p| !p.offered(Scenario::Checkout).is_empty())
     };
+    let carts = move || session.page.with(|p| !p.offered(Scenario::Cart).is_empty());
     let choice = move |scenario: Scenario, title: &'static str, what: &'static str| {
         let on = move || session.knobs.with(|k| k.scenario == scenario);
         view! {
@@ -42,6 +43,10 @@ pub fn ScenarioSwitch() -> impl IntoView {
                     "The checkout",
                     "Reserve, pay, confirm or give back: holds expire, a ledger settles, the books must add up.",
                 )}
+                <Show when=carts>
+                    {choice(Scenario::Cart, "Carts", "Several SKUs per order, all or nothing: where one key's script stops being enough.")}
+                    {choice(Scenario::Warehouses, "Warehouses", "One SKU in several warehouses: the preferred one, then the nearest.")}
+                </Show>
             </div>
         </Show>
     }

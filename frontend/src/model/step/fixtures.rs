@@ -28,6 +28,8 @@ pub(crate) fn state(
             seed: 1,
             scenario: Default::default(),
             checkout: None,
+            cart: None,
+            warehouses: None,
         }
         .with_strategy("naive"),
         buyers: (1..=2)
@@ -74,6 +76,7 @@ pub(crate) fn ended(
         bucket: None,
         node: None,
         checkout: None,
+        cart: None,
     }
 }
 

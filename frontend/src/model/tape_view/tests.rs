@@ -95,6 +95,7 @@ fn outcome(
         bucket: None,
         node: None,
         checkout: None,
+        cart: None,
     }
 }
 

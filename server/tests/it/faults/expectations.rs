@@ -492,6 +492,7 @@ fn short_error(e: &RunError) -> &'static str {
         RunError::ReadBack(ShelfError::Vanished(_)) => "ReadBack(Vanished)",
         RunError::ReadBack(_) => "ReadBack(other)",
         RunError::Setup(_) => "Setup",
+        RunError::Refused(_) => "Refused",
     }
 }
 
@@ -532,6 +533,7 @@ mod tests {
             bucket: None,
             node: None,
             checkout: None,
+            cart: None,
         }
     }
 

@@ -1,0 +1,138 @@
+//! Redis killed in the middle of a cart race (a single Redis, or the master serving the
+//! run on a cluster): the run ends promptly with the failure reported, no hang, and once
+//! Redis is back the next run keeps every invariant.
+
+use std::time::{Duration, Instant};
+
+use super::checks::{check_all_or_nothing, default_config, run};
+use crate::common::{TestCluster, TestRedis};
+use oversold::engine::RunError;
+use oversold::store::shelves::{ShelfKeys, ShelfKind, Tagging};
+use oversold::strategy::cart;
+use oversold_protocol::{RunRequest, Scenario};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_mid_saga_ends_the_run_promptly_and_the_next_run_behaves() {
+    let mut redis = TestRedis::start();
+    let backends = redis.backends();
+    // 400 buyers arriving over two seconds: the kill lands while most have not arrived.
+    let config = RunRequest {
+        strategy: Some("saga".into()),
+        scenario: Some(Scenario::Cart),
+        buyers: Some(400),
+        stock: Some(100),
+        arrival_spread_ms: Some(2_000),
+        seed: Some(3),
+        ..Default::default()
+    }
+    .validate(0)
+    .unwrap();
+    let strategy = cart::find("saga").unwrap();
+    let started = Instant::now();
+    let race = tokio::spawn({
+        let (backends, config) = (backends.clone(), config.clone());
+        async move {
+            oversold::cart::run(
+                &backends,
+                strategy,
+                &config,
+                "killed",
+                None,
+                CancellationToken::new(),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    redis.kill();
+    let ended = tokio::time::timeout(Duration::from_secs(15), race)
+        .await
+        .expect("the run ended within 15 s of the kill")
+        .unwrap();
+    match ended {
+        Err(RunError::StoreLost { ran, buyers, .. }) => {
+            assert!(
+                ran < buyers as usize,
+                "it stopped releasing buyers: {ran} of {buyers}"
+            );
+        }
+        Err(RunError::ReadBack(_)) => {}
+        Err(other) => panic!("unexpected failure: {other}"),
+        Ok(report) => panic!("a run survived its Redis: {:?}", report.summary),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    redis.restart();
+    let config = default_config(Scenario::Cart, "saga", 4);
+    let report = run(&redis.backends(), &config, "after").await;
+    check_all_or_nothing(&config, &report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_killed_mid_saga_on_a_cluster_ends_the_run_and_the_next_one_behaves() {
+    let mut cluster = TestCluster::start();
+    let victim = 1;
+    // A run id whose shelves (one tag, one slot) live on the victim.
+    let conn = cluster.conn().await;
+    let wanted = format!("127.0.0.1:{}", cluster.cluster.port(victim));
+    let run_id = (0..)
+        .map(|i| format!("kill-saga-{i}"))
+        .find(|id| {
+            let keys = ShelfKeys::new(id, ShelfKind::Sku, &["phone"], Tagging::Shared);
+            conn.node_of(keys.counter(0)).as_deref() == Some(wanted.as_str())
+        })
+        .unwrap();
+    let config = RunRequest {
+        strategy: Some("saga".into()),
+        scenario: Some(Scenario::Cart),
+        buyers: Some(3000),
+        stock: Some(2000),
+        arrival_spread_ms: Some(6_000),
+        seed: Some(5),
+        ..Default::default()
+    }
+    .validate(0)
+    .unwrap();
+    let (sink, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let race = tokio::spawn({
+        let (backends, config) = (cluster.backends(), config.clone());
+        async move {
+            let saga = cart::find("saga").unwrap();
+            oversold::cart::run(
+                &backends,
+                saga,
+                &config,
+                &run_id,
+                Some(sink),
+                CancellationToken::new(),
+            )
+            .await
+        }
+    });
+    seen.recv().await.expect("buyers are being served");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = Instant::now();
+    cluster.cluster.kill(victim);
+    let ended = tokio::time::timeout(Duration::from_secs(15), race)
+        .await
+        .expect("the run ended after its master was killed")
+        .unwrap();
+    assert!(
+        ended.is_err(),
+        "a summary from a lost master: {:?}",
+        ended.map(|r| r.summary)
+    );
+    println!(
+        "saga: master killed mid-run; the run ended {:.2} s later",
+        killed.elapsed().as_secs_f64()
+    );
+    assert!(killed.elapsed() < Duration::from_secs(12));
+    tokio::task::block_in_place(|| cluster.cluster.restart(victim)).expect("the node comes back");
+    let config = default_config(Scenario::Cart, "saga", 6);
+    let report = run(&cluster.backends(), &config, "after-kill").await;
+    check_all_or_nothing(&config, &report);
+}
