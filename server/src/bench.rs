@@ -184,6 +184,7 @@ async fn worker(
         qty: 1,
         race_window: Duration::ZERO,
         ticket: u64::from(w),
+        by_hand: false,
     };
     while next.fetch_add(1, Ordering::Relaxed) < requests {
         let t = Instant::now();

@@ -91,6 +91,8 @@ pub struct Line {
     pub race_window: Duration,
     /// The buyer's seeded random number.
     pub ticket: u64,
+    /// Stepped by hand (see [`Order::by_hand`]).
+    pub by_hand: bool,
 }
 
 type BuyFn = Arc<dyn Fn(u32, Line) -> BoxFuture<'static, Attempt> + Send + Sync>;
@@ -398,6 +400,7 @@ fn order<S>(shelf: &S, line: Line) -> Order<'_, S> {
         qty: line.qty,
         race_window: line.race_window,
         ticket: line.ticket,
+        by_hand: line.by_hand,
     }
 }
 
@@ -533,6 +536,7 @@ impl Buyer {
             qty: self.plan.qty,
             race_window: self.race_window,
             ticket: self.plan.ticket,
+            by_hand: false,
         };
         let deadline = BUYER_DEADLINE + self.race_window;
         let attempt = tokio::time::timeout(deadline, self.arena.buy(self.plan.app_server, line))

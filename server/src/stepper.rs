@@ -104,6 +104,7 @@ impl Stepper {
                 qty: p.qty,
                 race_window: Duration::ZERO,
                 ticket: p.ticket,
+                by_hand: true,
             };
             // Buyer k on app server k-1: each has a connection, and a turnstile, of its own.
             let fut = arena.buy(p.buyer - 1, line);

@@ -35,7 +35,7 @@ use oversold_protocol::{
 };
 use tokio::sync::Mutex;
 
-use super::lock::{LEASE, MAX_WAIT, backoff, gave_up_at_lock, queue_turn, settle};
+use super::lock::{backoff, gave_up_at_lock, lease_for, max_wait_for, queue_turn, settle};
 use super::{Attempt, Backend, ExclusiveRedisBuyer, Order, Strategy};
 use crate::store::fence::{self, Fenced};
 use crate::store::scripts::Called;
@@ -135,13 +135,13 @@ impl ExclusiveRedisBuyer for FencedLock {
     ) -> BoxFuture<'a, Attempt> {
         async move {
             let arrived = Instant::now();
-            let deadline = arrived + MAX_WAIT;
+            let deadline = arrived + max_wait_for(&order);
             let mut conn = match queue_turn(link, deadline).await {
                 Ok(conn) => conn,
                 Err(gave_up) => return gave_up,
             };
             let queued = arrived.elapsed();
-            let lease = LEASE + order.race_window;
+            let lease = lease_for(&order);
             // Requests sent, tries at the lock (busy or not), and passes fenced out.
             let (mut round_trips, mut tries, mut fenced_out) = (0, 0, 0);
             loop {

@@ -50,6 +50,26 @@ pub const LEASE: Duration = Duration::from_millis(2000);
 /// How long a buyer waits for the lock, from its arrival, before it gives up: its turn in
 /// its app server's queue and its tries at the lock together.
 pub const MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// The lease a buyer's lock gets: [`LEASE`] plus its race window, or, stepped by hand, the
+/// step session's whole idle limit (a person thinking between two clicks must not watch the
+/// lock expire under the first buyer: that is a stall lesson, told by the stall tests).
+pub fn lease_for<S>(order: &Order<'_, S>) -> Duration {
+    if order.by_hand {
+        crate::stepper::IDLE
+    } else {
+        LEASE + order.race_window
+    }
+}
+
+/// How long a buyer may wait for the lock, from its arrival (see [`lease_for`]).
+pub fn max_wait_for<S>(order: &Order<'_, S>) -> Duration {
+    if order.by_hand {
+        crate::stepper::IDLE
+    } else {
+        MAX_WAIT
+    }
+}
 /// First pause after a busy answer. Pauses double up to [`BACKOFF_CAP`], with jitter.
 const BACKOFF_START: Duration = Duration::from_millis(1);
 /// Longest pause between tries. Short, because at most one buyer per app server polls: a
@@ -139,7 +159,7 @@ impl ExclusiveRedisBuyer for Lock {
     ) -> BoxFuture<'a, Attempt> {
         async move {
             let arrived = Instant::now();
-            let deadline = arrived + MAX_WAIT;
+            let deadline = arrived + max_wait_for(&order);
             let mut conn = match queue_turn(link, deadline).await {
                 Ok(conn) => conn,
                 Err(gave_up) => return gave_up,
@@ -147,7 +167,7 @@ impl ExclusiveRedisBuyer for Lock {
             let queued = arrived.elapsed();
             // Unique per attempt, so a release can never match another buyer's lock.
             let token = format!("{:016x}", rand::random::<u64>());
-            let lease = LEASE + order.race_window;
+            let lease = lease_for(&order);
 
             let mut round_trips = 0;
             let mut busy = 0;

@@ -164,6 +164,10 @@ pub struct Order<'a, Shelf> {
     pub qty: u32,
     /// Simulated application work between a read and the write that depends on it.
     pub race_window: Duration,
+    /// Stepped by hand (step-through mode): a person takes seconds between clicks, so the
+    /// timers that bound a buyer (the lock's lease and its wait) stretch to the step session's
+    /// idle limit instead of racing the person.
+    pub by_hand: bool,
     /// A seeded random number of this buyer's own (same seed, same tickets), for strategies
     /// that pick something at random, like which bucket to try first.
     pub ticket: u64,

@@ -96,6 +96,7 @@ async fn trial(name: &'static str) -> Trial {
             shelf: &keys,
             qty: 1,
             race_window: RACE_WINDOW,
+            by_hand: false,
             ticket: i as u64,
         };
         s.buy(&links[i % APP_SERVERS], order)

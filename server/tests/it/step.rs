@@ -157,6 +157,23 @@ async fn lua_cannot_be_split_and_watch_shows_the_empty_exec() {
     );
 }
 
+/// A person thinks between clicks: the first buyer's lock must still be held when the second
+/// buyer tries it seconds later (a lease timed for machines would have expired by then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_taken_by_hand_outlives_a_slow_click() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    let _ = open(&mut client, "lock").await;
+    let s = step(&mut client, 1).await;
+    assert_eq!(s.log[0].reply, "OK");
+    // Longer than the 2 s lease a machine-paced buyer gets.
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    let s = step(&mut client, 2).await;
+    assert_eq!(s.log[1].reply, "nil", "the lock is still the first buyer's");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_step_requests_are_refused_and_touch_nothing() {
     let redis = TestRedis::start();

@@ -53,6 +53,7 @@ async fn buy_once(
         qty,
         race_window,
         ticket: 0,
+        by_hand: false,
     };
     match strategy(name).backend {
         Backend::SharedRedis(s) => s.buy(conn.clone(), order).await,
@@ -415,6 +416,7 @@ async fn locks_give_up_after_their_wait_budget() {
             shelf: &keys,
             qty: 1,
             race_window: Duration::ZERO,
+            by_hand: false,
             ticket: 0,
         };
         let Backend::ExclusiveRedis(s) = strategy("lock").backend else {
