@@ -24,6 +24,8 @@
 //! - [`holds`]: the checkout scenario: holds (reserve, confirm, release), the reaper,
 //!   reconciliation, the run's counters, and `CLIENT PAUSE` on a Redis we own.
 //! - [`ledger`]: the Redis-side settlement ledger, when PostgreSQL is not available.
+//! - [`rooms`]: a room's record, its event stream, its open sale's lease, who bought, and
+//!   the chaos buttons' commands.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -43,6 +45,7 @@ pub mod holds;
 pub mod keys;
 pub mod ledger;
 pub mod lock;
+pub mod rooms;
 pub mod scripts;
 pub mod stock;
 pub mod turnstile;

@@ -1,0 +1,516 @@
+//! One socket's place in a room, and the room messages' handlers.
+//!
+//! A seat owns a forwarding task that turns the room's events into this socket's frames:
+//! first the current sale replayed from the stream (a late joiner sees what happened), then
+//! the live feed, skipping anything already sent (ids only grow), and a coalesced
+//! `room_presence` at most every [`PRESENCE_EVERY`]. Dropping the seat stops it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oversold_protocol::room::{self, Presence, RoomRole};
+use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::event::{Event, Stamped, StreamId};
+use super::hub::Hub;
+use super::sale::{self, Admitted, SaleRecord};
+use super::{check_presenter, no_such_room, secret, unavailable};
+use crate::app::AppState;
+use crate::store::rooms as store;
+use crate::strategy;
+use crate::ws::Caller;
+use crate::ws::inbound::wire_error;
+
+/// Head counts go out at most this often (500 phones joining is one frame, not 500).
+const PRESENCE_EVERY: Duration = Duration::from_millis(250);
+/// A phone's Buy button: a burst of this many clicks…
+const BUY_BURST: f64 = 3.0;
+/// …refilled at this many a second.
+const BUYS_PER_SEC: f64 = 2.0;
+
+/// A socket in a room.
+pub struct Seat {
+    hub: Arc<Hub>,
+    role: RoomRole,
+    participant: u32,
+    forwarder: JoinHandle<()>,
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.forwarder.abort();
+    }
+}
+
+impl Seat {
+    /// The head-count field this seat counts in.
+    fn field(&self) -> &'static str {
+        field(self.role)
+    }
+
+    /// One click's worth of the per-phone token bucket.
+    fn allow_buy(&mut self) -> bool {
+        let now = Instant::now();
+        let refill = now.duration_since(self.refilled).as_secs_f64() * BUYS_PER_SEC;
+        self.tokens = (self.tokens + refill).min(BUY_BURST);
+        self.refilled = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn field(role: RoomRole) -> &'static str {
+    match role {
+        RoomRole::Phone => "phones",
+        RoomRole::Spectator | RoomRole::Presenter => "watchers",
+    }
+}
+
+/// True for the messages this module answers.
+pub fn is_room_message(msg: &ClientMessage) -> bool {
+    matches!(
+        msg,
+        ClientMessage::CreateRoom
+            | ClientMessage::JoinRoom { .. }
+            | ClientMessage::OpenSale { .. }
+            | ClientMessage::Buy { .. }
+            | ClientMessage::CloseSale { .. }
+            | ClientMessage::Chaos { .. }
+    )
+}
+
+/// Answer one room message. Errors go back as `error` frames; the socket stays open.
+pub async fn handle(
+    state: &Arc<AppState>,
+    caller: &Caller,
+    msg: ClientMessage,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) {
+    let answered = match msg {
+        ClientMessage::CreateRoom => create(state, caller, frames, seat).await,
+        ClientMessage::JoinRoom {
+            room,
+            role,
+            presenter_token,
+        } => {
+            join(
+                state,
+                &room,
+                role.unwrap_or_default(),
+                presenter_token,
+                frames,
+                seat,
+            )
+            .await
+        }
+        ClientMessage::Buy { room, request_id } => buy(state, &room, &request_id, seat).await,
+        ClientMessage::OpenSale {
+            room,
+            presenter_token,
+            config,
+        } => open_sale(state, &room, &presenter_token, config, seat).await,
+        ClientMessage::CloseSale {
+            room,
+            presenter_token,
+        } => close_sale(state, &room, &presenter_token).await,
+        ClientMessage::Chaos {
+            room,
+            presenter_token,
+            action,
+        } => super::chaos::press(state, &room, &presenter_token, action).await,
+        _ => Ok(()),
+    };
+    if let Err(e) = answered {
+        let _ = frames.send(ServerMessage::Error(e)).await;
+    }
+}
+
+/// The keys of room `code`, or `out_of_range` for a string that is no room code.
+pub(super) fn room_keys(code: &str) -> Result<store::RoomKeys, WireError> {
+    if room::is_room_code(code) {
+        Ok(store::RoomKeys::new(code))
+    } else {
+        Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!(
+                "a room code is {} letters of {}",
+                room::ROOM_CODE_LEN,
+                room::ROOM_ALPHABET
+            ),
+        ))
+    }
+}
+
+async fn create(
+    state: &Arc<AppState>,
+    caller: &Caller,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let rooms = &state.rooms;
+    if !rooms.allow_creation(caller.addr) {
+        return Err(wire_error(
+            ErrorCode::RateLimited,
+            "this address has created its share of rooms for now; try again in a few minutes",
+        ));
+    }
+    let mut conn = rooms.conn(&state.backends.redis).await?;
+    let token = secret::new_token();
+    let hash = secret::hash(&token);
+    // 31^5 codes: a clash is rare, eight in a row means something else is wrong.
+    for _ in 0..8 {
+        let code = secret::new_code();
+        let keys = store::RoomKeys::new(&code);
+        if store::create(&mut conn, &keys, &hash, rooms.ttl_s())
+            .await
+            .map_err(unavailable)?
+        {
+            tracing::info!(room = %code, "room created");
+            let join_url = format!("{}/r/{code}", caller.base_url);
+            let created = ServerMessage::RoomCreated {
+                room: code.clone(),
+                presenter_token: token,
+                join_url,
+            };
+            leave(state, seat).await;
+            let taken = take_seat(state, &code, RoomRole::Presenter, frames).await?;
+            let _ = frames.send(created).await;
+            *seat = Some(taken);
+            return Ok(());
+        }
+    }
+    Err(wire_error(
+        ErrorCode::Busy,
+        "no free room code was found; try again",
+    ))
+}
+
+async fn join(
+    state: &Arc<AppState>,
+    code: &str,
+    role: RoomRole,
+    token: Option<String>,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let keys = room_keys(code)?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    if role == RoomRole::Presenter {
+        check_presenter(&mut conn, &keys, token.as_deref().unwrap_or("")).await?;
+    } else if store::token_hash(&mut conn, &keys)
+        .await
+        .map_err(unavailable)?
+        .is_none()
+    {
+        return Err(no_such_room());
+    }
+    let (phones, watchers) = store::presence(&mut conn, &keys)
+        .await
+        .map_err(unavailable)?;
+    if phones.saturating_add(watchers) >= state.rooms.max_participants {
+        return Err(wire_error(
+            ErrorCode::ResourceExhausted,
+            format!("the room is full ({} people)", state.rooms.max_participants),
+        ));
+    }
+    leave(state, seat).await;
+    let taken = take_seat(state, code, role, frames).await?;
+    let _ = frames
+        .send(ServerMessage::RoomJoined {
+            room: code.to_string(),
+            participant_id: taken.participant,
+            role,
+        })
+        .await;
+    *seat = Some(taken);
+    Ok(())
+}
+
+/// Count the socket in, announce the new head count, start forwarding.
+async fn take_seat(
+    state: &Arc<AppState>,
+    code: &str,
+    role: RoomRole,
+    frames: &mpsc::Sender<ServerMessage>,
+) -> Result<Seat, WireError> {
+    let hub = state.rooms.hub(code, &state.backends.redis).await?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let (participant, _) = store::join(&mut conn, &hub.keys, field(role), state.rooms.ttl_s())
+        .await
+        .map_err(unavailable)?;
+    announce_presence(state, &mut conn, &hub).await;
+    let replay_from = store::sale_start(&mut conn, &hub.keys)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|id| StreamId::parse(&id));
+    let forwarder = state.rooms.tracker.spawn(forward(
+        hub.clone(),
+        hub.subscribe(),
+        participant,
+        replay_from,
+        frames.clone(),
+    ));
+    Ok(Seat {
+        hub,
+        role,
+        participant,
+        forwarder,
+        tokens: BUY_BURST,
+        refilled: Instant::now(),
+    })
+}
+
+/// Leave the room this socket is in, if any (another room joined, or the socket closed).
+pub async fn leave(state: &Arc<AppState>, seat: &mut Option<Seat>) {
+    let Some(left) = seat.take() else {
+        return;
+    };
+    let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await else {
+        return; // the counts are off until the room expires; nothing else depends on them
+    };
+    let _ = store::leave(&mut conn, &left.hub.keys, left.field()).await;
+    announce_presence(state, &mut conn, &left.hub).await;
+}
+
+async fn announce_presence(state: &AppState, conn: &mut crate::store::RedisConn, hub: &Hub) {
+    if let Ok((phones, watchers)) = store::presence(conn, &hub.keys).await {
+        let _ = state
+            .rooms
+            .publish(conn, &hub.keys, &Event::Presence { phones, watchers })
+            .await;
+    }
+}
+
+/// The frame `s` is for this participant, if any.
+fn frame_for(s: &Stamped, participant: u32) -> Option<ServerMessage> {
+    match &s.event {
+        Event::All { msg } => Some(msg.clone()),
+        Event::One { to, msg } if *to == participant => Some(msg.clone()),
+        _ => None,
+    }
+}
+
+/// The seat's forwarding task (see the module doc).
+async fn forward(
+    hub: Arc<Hub>,
+    mut live: broadcast::Receiver<Arc<Stamped>>,
+    participant: u32,
+    replay_from: Option<StreamId>,
+    frames: mpsc::Sender<ServerMessage>,
+) {
+    let mut last: Option<StreamId> = None;
+    if let Some(start) = replay_from {
+        let replay = hub.since(Some(start), true).await.unwrap_or_default();
+        if !deliver(&replay, participant, &mut last, &frames).await {
+            return;
+        }
+    }
+    let mut presence = hub.presence();
+    presence.mark_changed();
+    let mut dirty = false;
+    let mut tick = tokio::time::interval(PRESENCE_EVERY);
+    loop {
+        tokio::select! {
+            got = live.recv() => {
+                let batch = match got {
+                    Ok(s) => vec![Stamped::clone(&s)],
+                    // Fell behind the local feed: read what was missed from the stream.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        hub.since(last, false).await.unwrap_or_default()
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                if !deliver(&batch, participant, &mut last, &frames).await {
+                    return;
+                }
+            }
+            Ok(()) = presence.changed() => dirty = true,
+            _ = tick.tick(), if dirty => {
+                dirty = false;
+                let p: Presence = *presence.borrow_and_update();
+                let msg = ServerMessage::RoomPresence { room: hub.code.clone(), presence: p };
+                if frames.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Send what in `batch` is newer than `last` and meant for this participant. False once the
+/// socket is gone.
+async fn deliver(
+    batch: &[Stamped],
+    participant: u32,
+    last: &mut Option<StreamId>,
+    frames: &mpsc::Sender<ServerMessage>,
+) -> bool {
+    for s in batch {
+        if last.is_some_and(|l| s.id <= l) {
+            continue;
+        }
+        *last = Some(s.id);
+        if let Some(msg) = frame_for(s, participant)
+            && frames.send(msg).await.is_err()
+        {
+            return false;
+        }
+    }
+    true
+}
+
+async fn buy(
+    state: &Arc<AppState>,
+    code: &str,
+    request_id: &str,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let Some(me) = seat.as_mut().filter(|s| s.hub.code == code) else {
+        return Err(wire_error(
+            ErrorCode::NotInRoom,
+            "join the room before buying",
+        ));
+    };
+    if me.role != RoomRole::Phone {
+        return Err(wire_error(
+            ErrorCode::NotInRoom,
+            "only phones buy; this socket joined as a spectator or presenter",
+        ));
+    }
+    if !room::is_request_id(request_id) {
+        return Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!(
+                "request_id must be 1 to {} of A-Z a-z 0-9 - _",
+                room::MAX_REQUEST_ID_LEN
+            ),
+        ));
+    }
+    if !me.allow_buy() {
+        return Err(wire_error(
+            ErrorCode::RateLimited,
+            "too many clicks; slow down",
+        ));
+    }
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let keys = &me.hub.keys;
+    let record: SaleRecord = match store::sale(&mut conn, keys).await.map_err(unavailable)? {
+        Some(json) => serde_json::from_str(&json)
+            .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?,
+        None => {
+            return Err(wire_error(
+                ErrorCode::SaleState,
+                "no sale is open right now",
+            ));
+        }
+    };
+    let ttl = state.rooms.ttl_s();
+    if !record.allow_repeat
+        && !store::claim_buy(&mut conn, keys, &record.sale_id, me.participant, ttl)
+            .await
+            .map_err(unavailable)?
+    {
+        return Err(wire_error(
+            ErrorCode::AlreadyBought,
+            "you have already bought in this sale",
+        ));
+    }
+    let click = Event::Click {
+        sale_id: record.sale_id,
+        participant: me.participant,
+        request_id: request_id.to_string(),
+    };
+    state.rooms.publish(&mut conn, keys, &click).await?;
+    Ok(())
+}
+
+async fn open_sale(
+    state: &Arc<AppState>,
+    code: &str,
+    token: &str,
+    config: room::SaleConfig,
+    seat: &Option<Seat>,
+) -> Result<(), WireError> {
+    let keys = room_keys(code)?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    check_presenter(&mut conn, &keys, token).await?;
+    config
+        .check()
+        .map_err(|why| wire_error(ErrorCode::OutOfRange, why))?;
+    let strategy = strategy::find(&config.strategy).ok_or_else(|| {
+        wire_error(
+            ErrorCode::UnknownStrategy,
+            format!("no strategy is called {:?}", config.strategy),
+        )
+    })?;
+    if !strategy.uses_redis() {
+        return Err(wire_error(
+            ErrorCode::StrategyUnavailable,
+            "a room's sale runs on Redis; pick a Redis strategy",
+        ));
+    }
+    if let Some(why) = strategy.unavailable_reason(&state.backends) {
+        return Err(wire_error(ErrorCode::StrategyUnavailable, why));
+    }
+    let admitted = admit(state, config.app_servers)?;
+    let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
+        Some(s) => s.hub.clone(),
+        None => state.rooms.hub(code, &state.backends.redis).await?,
+    };
+    let _ = store::touch(&mut conn, &keys, state.rooms.ttl_s()).await;
+    sale::open(state, hub, config, strategy, admitted).await
+}
+
+/// A run slot and the sale's connections, or `busy`/`resource_exhausted` now.
+fn admit(state: &AppState, app_servers: u32) -> Result<Admitted, WireError> {
+    let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+        wire_error(
+            ErrorCode::Busy,
+            "the server is running its maximum of races; try again in a moment",
+        )
+    })?;
+    let wanted = (app_servers as usize + 2) * state.backends.redis.sockets_per_connection();
+    let connections = state.connections.try_reserve(wanted).map_err(|short| {
+        wire_error(
+            ErrorCode::ResourceExhausted,
+            format!(
+                "this sale needs {} connections and {} are free",
+                short.wanted, short.free
+            ),
+        )
+    })?;
+    Ok(Admitted { run, connections })
+}
+
+async fn close_sale(state: &Arc<AppState>, code: &str, token: &str) -> Result<(), WireError> {
+    let keys = room_keys(code)?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    check_presenter(&mut conn, &keys, token).await?;
+    let Some(json) = store::sale(&mut conn, &keys).await.map_err(unavailable)? else {
+        return Err(wire_error(ErrorCode::SaleState, "no sale is open"));
+    };
+    let record: SaleRecord = serde_json::from_str(&json)
+        .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?;
+    state
+        .rooms
+        .publish(
+            &mut conn,
+            &keys,
+            &Event::Close {
+                sale_id: record.sale_id,
+            },
+        )
+        .await?;
+    Ok(())
+}
