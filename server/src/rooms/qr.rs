@@ -98,11 +98,20 @@ mod tests {
     }
 
     #[test]
-    fn render_draws_a_square_code() {
-        let svg = render("http://192.168.1.10:8080/r/AB3CD").unwrap();
+    fn render_draws_a_square_code_with_its_quiet_zone() {
+        let url = "http://192.168.1.10:8080/r/AB3CD";
+        let svg = render(url).unwrap();
+        let modules = QrCode::encode_text(url, QrCodeEcc::Medium).unwrap().size();
+        let side = modules + 2 * QUIET_ZONE;
         assert!(
-            svg.starts_with("<svg") && svg.contains("viewBox=\"0 0 33 33\""),
+            svg.contains(&format!("viewBox=\"0 0 {side} {side}\"")),
             "{svg}"
+        );
+        // The top-left finder pattern starts right after the quiet zone.
+        assert!(svg.contains(&format!("M{QUIET_ZONE},{QUIET_ZONE}h1v1h-1z")));
+        assert!(
+            render(&"x".repeat(5_000)).is_none(),
+            "too long for any QR version"
         );
     }
 }
