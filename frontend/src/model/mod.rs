@@ -8,6 +8,7 @@
 //! - [`page`]: the page's state and [`page::PageState::apply`], the one place a server frame
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
+//! - [`room`]: what a room adds (role, head count, this phone's results, chaos).
 //! - [`checkout`]: the checkout scenario: its knobs, the books, unit states, stories, and
 //!   what happened in words.
 //! - [`audit`], [`tiles`], [`verdict`], [`scoreboard`], [`timeline`]: what each panel shows.
@@ -34,6 +35,7 @@ pub mod controls;
 pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
+pub mod room;
 pub mod run;
 pub mod saved;
 pub mod scoreboard;
