@@ -215,6 +215,11 @@ pub struct SaleOpened {
     pub config: SaleConfig,
     /// The run's full config, as a normal run's `run_started` has it (the grid draws it).
     pub run: RunConfig,
+    /// When the sale's clock started (every outcome's `start_us`/`end_us` counts from it),
+    /// µs since the Unix epoch on the server that runs the sale: a client on the same
+    /// machine can tell how long an outcome took to reach it.
+    #[serde(default)]
+    pub opened_unix_us: u64,
 }
 
 /// The end of a sale.

@@ -253,6 +253,7 @@ mod tests {
             sale_id: "s-1".into(),
             config,
             run,
+            opened_unix_us: 0,
         }));
         assert!(room.can_buy());
         assert_eq!(room.next_request_id(), "p4-c1");

@@ -126,6 +126,7 @@ pub async fn open(
         sale_id: sale_id.clone(),
         config: config.clone(),
         run: run.clone(),
+        opened_unix_us: unix_us(),
     });
     let id = state
         .rooms
