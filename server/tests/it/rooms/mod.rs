@@ -3,6 +3,7 @@
 
 mod chaos;
 mod lifecycle;
+mod processes;
 mod two_servers;
 
 use std::time::Duration;
