@@ -87,3 +87,30 @@ async fn a_phone_on_one_process_buys_in_a_sale_run_by_another() {
     };
     assert_eq!(c.summary.as_ref().unwrap().units_sold, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_presenter_reopens_the_room_after_its_server_restarts() {
+    let redis = TestRedis::start();
+    let (mut a, addr_a) = serve(&redis.server.url()).await;
+    let mut presenter = client(&addr_a).await;
+    let room = create(&mut presenter).await;
+    a.kill().await.unwrap();
+    drop(presenter);
+    let (_b, addr_b) = serve(&redis.server.url()).await;
+    let mut back = client(&addr_b).await;
+    back.hello().await;
+    back.send_json(json!({"type": "join_room", "room": room.code, "as": "presenter", "presenter_token": room.token}))
+        .await;
+    assert!(matches!(
+        next_room_frame(&mut back, 5).await,
+        ServerMessage::RoomJoined { .. }
+    ));
+    back.send_json(open_sale(
+        &room,
+        json!({"strategy": "naive", "stock": 1, "duration_ms": 1000}),
+    ))
+    .await;
+    wait_opened(&mut back).await;
+    let seen = until_closed(&mut back, 20).await;
+    assert!(matches!(seen.last(), Some(ServerMessage::SaleClosed(c)) if c.summary.is_some()));
+}
