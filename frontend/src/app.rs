@@ -45,6 +45,7 @@ pub fn App() -> impl IntoView {
         <Notices/>
         <Shortcuts/>
         <main class="layout" class:step-open=step_open class:checkout=checkout>
+            <RoomPanel/>
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">
                     <ScenarioSwitch/>
@@ -59,7 +60,6 @@ pub fn App() -> impl IntoView {
                 <Controls/>
                 <History/>
             </div>
-            <RoomPanel/>
             <Happened/>
             <StepThrough/>
             <Scoreboard/>

@@ -150,6 +150,16 @@ impl RoomState {
         )
     }
 
+    /// Chaos pressed during run `run_id`, as timeline marks: µs after its gate, and the
+    /// button's name.
+    pub fn chaos_marks(&self, run_id: Option<&str>) -> Vec<(u64, String)> {
+        self.chaos
+            .iter()
+            .filter(|c| c.sale_id.as_deref().is_some_and(|id| Some(id) == run_id))
+            .filter_map(|c| Some((c.at_us?, c.action.as_str().replace('_', " "))))
+            .collect()
+    }
+
     /// This phone's latest result, in words.
     pub fn verdict(&self) -> Option<String> {
         let r = self.results.last()?;
@@ -273,6 +283,29 @@ mod tests {
             room.refusal.as_deref(),
             Some("you have already bought in this sale")
         );
+    }
+
+    #[test]
+    fn chaos_marks_belong_to_their_sale() {
+        let mut room = RoomState::default();
+        let pressed = |sale: Option<&str>, at_us| {
+            ServerMessage::ChaosApplied(ChaosApplied {
+                room: "AB3CD".into(),
+                action: oversold_protocol::room::ChaosAction::PauseRedis,
+                sale_id: sale.map(str::to_string),
+                at_us,
+                took_us: 1,
+                detail: "CLIENT PAUSE".into(),
+            })
+        };
+        room.apply(&pressed(Some("s-1"), Some(800_000)));
+        room.apply(&pressed(Some("s-2"), Some(5)));
+        room.apply(&pressed(None, None));
+        assert_eq!(
+            room.chaos_marks(Some("s-1")),
+            vec![(800_000, "pause redis".to_string())]
+        );
+        assert!(room.chaos_marks(None).is_empty());
     }
 
     #[test]

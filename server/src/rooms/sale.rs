@@ -205,6 +205,8 @@ struct Tally {
     lost: Option<String>,
     last_probe: Option<Instant>,
     last_event: Option<StreamId>,
+    /// The server's script reloads when the sale closed.
+    reloads_end: Option<u64>,
 }
 
 impl Sale {
@@ -239,6 +241,7 @@ impl Sale {
             lost: None,
             last_probe: None,
             last_event: None,
+            reloads_end: None,
         };
         loop {
             if let Some(since) = t.closing
@@ -338,6 +341,9 @@ impl Sale {
         stop_bots.cancel();
         t.closing = Some(Instant::now());
         if let Ok(mut conn) = self.state.rooms.conn(&self.state.backends.redis).await {
+            // Counted before the lease's own compare-and-delete script, which may itself
+            // have to be sent again after a flush: that reload is ours, not the strategy's.
+            t.reloads_end = store::reload_calls(&mut conn).await.ok();
             let _ = store::end_sale(&mut conn, &self.hub.keys, &self.record).await;
         }
     }
@@ -433,12 +439,11 @@ impl Sale {
             return;
         };
         let final_stock = arena.finish(&state.backends, &sale_id).await;
-        let mut reloads = 0;
+        let reloads = t
+            .reloads_end
+            .unwrap_or(0)
+            .saturating_sub(self.reloads_before);
         if let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await {
-            reloads = store::reload_calls(&mut conn)
-                .await
-                .unwrap_or(0)
-                .saturating_sub(self.reloads_before);
             let _ = store::touch(&mut conn, &hub.keys, state.rooms.ttl_s()).await;
         }
         run.race.buyers = u32::try_from(t.outcomes.len()).unwrap_or(u32::MAX);

@@ -3,6 +3,7 @@
 //! only the counters and the grid of the full page, nothing else mounted.
 
 use leptos::prelude::*;
+use oversold_protocol::RedisState;
 use oversold_protocol::room::RoomRole;
 
 use super::send;
@@ -49,6 +50,7 @@ pub fn RoomPage(
         })
     };
     let linked = move || session.link.get() == Link::Open;
+    let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
     view! {
         <main class="room-phone" data-testid="room-phone">
             <header class="room-phone-head">
@@ -61,6 +63,11 @@ pub fn RoomPage(
             <Notices/>
             <p class="muted" data-testid="room-presence">{presence}</p>
             <p data-testid="room-sale">{sale_line}</p>
+            <Show when=redis_down>
+                <p class="bad" data-testid="room-redis-down">
+                    "Redis is down: the shop refuses orders (fails closed) until it is back."
+                </p>
+            </Show>
             <Show when=move || role == RoomRole::Phone>
                 <BuyButton/>
             </Show>

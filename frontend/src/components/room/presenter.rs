@@ -8,7 +8,7 @@ use oversold_protocol::Scenario;
 use oversold_protocol::room::{ChaosAction, RoomRole, SaleConfig};
 
 use super::send;
-use crate::model::text::micros;
+use crate::model::text::{count, micros};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
 
@@ -77,6 +77,10 @@ fn RoomHead() -> impl IntoView {
             <div>
                 <div class="room-code big" data-testid="room-code">{code}</div>
                 <a class="room-url" data-testid="room-url" href=url target="_blank">{url}</a>
+                " · "
+                <a class="room-url" href=move || format!("{}?as=spectator", url()) target="_blank">
+                    "spectator view"
+                </a>
                 <p data-testid="room-presence">{presence}</p>
             </div>
         </div>
@@ -111,9 +115,9 @@ fn SaleForm() -> impl IntoView {
             Some(s) if !s.open => match &s.error {
                 Some(why) => format!("Last sale ended without a summary: {why}"),
                 None => format!(
-                    "Last sale: {} oversold, {} script reloads",
+                    "Last sale: {} oversold, {}",
                     s.oversold.unwrap_or(0),
-                    s.reloads
+                    count(s.reloads, "script reload")
                 ),
             },
             _ => String::new(),
@@ -141,9 +145,15 @@ fn SaleForm() -> impl IntoView {
     view! {
         <div class="room-sale">
             <select data-testid="sale-strategy" on:change=move |ev| strategy.set(event_target_value(&ev))>
-                <For each=names key=|(n, _)| n.clone() let:((name, label))>
-                    <option value=name.clone() selected=name == strategy.get_untracked()>{label}</option>
-                </For>
+                {move || {
+                    names()
+                        .into_iter()
+                        .map(|(name, label)| {
+                            let selected = name == strategy.get_untracked();
+                            view! { <option value=name selected=selected>{label}</option> }
+                        })
+                        .collect_view()
+                }}
             </select>
             <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get() on:change=number(stock)/></label>
             <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get() on:change=number(bots)/></label>
@@ -191,11 +201,37 @@ fn ChaosButtons() -> impl IntoView {
                     })
                     .collect_view()}
             </div>
+            // A plain list (redrawn whole, at most 20 lines) costs the wasm less than a keyed one.
             <ul class="room-chaos-log" data-testid="chaos-log">
-                <For each=log key=|line| line.clone() let:line>
-                    <li>{line}</li>
-                </For>
+                {move || log().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
             </ul>
         </Show>
+    }
+}
+
+/// In the audit trail: the chaos pressed during the run on screen, at its moment on the run's
+/// clock, between the buyers' lines' filters and the lines themselves.
+#[component]
+pub fn ChaosNotes() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let notes = move || {
+        session.page.with(|p| {
+            let run = p.run.as_ref().map(|r| r.run_id.as_str());
+            session.room.with(|r| {
+                r.chaos
+                    .iter()
+                    .filter(|c| c.sale_id.as_deref().is_some_and(|id| Some(id) == run))
+                    .map(|c| {
+                        let at = c.at_us.map(micros).unwrap_or_default();
+                        format!("chaos at {at}: {}", c.detail)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
+    view! {
+        <ul class="room-chaos-log" data-testid="audit-chaos">
+            {move || notes().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+        </ul>
     }
 }
