@@ -8,16 +8,23 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import jsQR from 'jsqr';
-import { NARROW, WIDE, fresh, lab, setUp, shots, tearDown } from './harness.js';
+import { NARROW, WIDE, fresh, lab, num, setUp, shots, tearDown } from './harness.js';
 
 const FULL_HD = { width: 1920, height: 1080 };
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const serverBin = path.resolve(root, process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
 let phonesBrowser = null;
+let ownRedisServer = null;
 
 before(setUp);
 after(async () => {
+  ownRedisServer?.kill('SIGTERM');
   await phonesBrowser?.close().catch(() => {});
   await tearDown();
 });
@@ -96,4 +103,50 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
   await presenter.setViewportSize(FULL_HD);
   await presenter.getByTestId('view-stage').click();
   await presenter.screenshot({ path: path.join(shots, 'room-stage.png') });
+});
+
+/** `oversold --private-redis serve`: a server that starts its own Redis, so chaos is allowed. */
+function startOwningServer() {
+  const args = ['--private-redis', 'serve', '--addr', '127.0.0.1:0', '--assets', path.join(root, 'dist')];
+  const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  ownRedisServer = child;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no listening line in 30 s')), 30_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/^oversold listening on (http:\/\/\S+)$/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+}
+
+test('on a server that owns its Redis, a chaos button lands on the timeline and in the audit trail', async () => {
+  const url = await startOwningServer();
+  const page = lab.page;
+  await page.setViewportSize(WIDE);
+  await page.goto(url);
+  await page.getByTestId('create-room').click();
+  await page.getByTestId('room-code').waitFor();
+  await page.getByTestId('sale-strategy').selectOption('lua');
+  for (const [id, value] of [['sale-stock', '100'], ['sale-bots', '400'], ['sale-seconds', '3']]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  await page.getByTestId('open-sale').click();
+  await page.getByTestId('close-sale').and(page.locator(':not([disabled])')).waitFor();
+  await page.waitForTimeout(300);
+  await page.getByTestId('chaos-pause_redis').click();
+  const log = page.getByTestId('chaos-log');
+  await log.filter({ hasText: 'CLIENT PAUSE 1000 ms' }).waitFor({ timeout: 15_000 });
+  await page.getByTestId('sale-ended').filter({ hasText: 'Last sale: 0 oversold' }).waitFor({ timeout: 30_000 });
+  // The audit trail names it with its moment on the sale's clock.
+  const note = (await page.getByTestId('audit-chaos').textContent()).trim();
+  assert.match(note, /^chaos at \d[\d.]* (ms|s): CLIENT PAUSE 1000 ms/);
+  // Nobody failed: the pause was only latency.
+  assert.equal(await num('units-sold'), 100);
+  assert.equal(await page.getByTestId('errors').count(), 0, 'no errors counter: nobody failed');
+  await page.getByTestId('timeline').scrollIntoViewIfNeeded();
+  await page.getByTestId('timeline').screenshot({ path: path.join(shots, 'room-chaos-timeline.png') });
 });
