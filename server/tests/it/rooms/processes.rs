@@ -52,6 +52,10 @@ async fn a_phone_on_one_process_buys_in_a_sale_run_by_another() {
     let room = create(&mut presenter).await;
     let mut phone = client(&addr_b).await;
     join(&mut phone, &room.code, "phone").await;
+    let mut watch_a = client(&addr_a).await;
+    join(&mut watch_a, &room.code, "spectator").await;
+    let mut watch_b = client(&addr_b).await;
+    join(&mut watch_b, &room.code, "spectator").await;
     presenter
         .send_json(open_sale(
             &room,
@@ -86,6 +90,15 @@ async fn a_phone_on_one_process_buys_in_a_sale_run_by_another() {
         unreachable!()
     };
     assert_eq!(c.summary.as_ref().unwrap().units_sold, 1);
+    // Both processes' screens saw the same frames, once each, in the same order.
+    let on_a = until_closed(&mut watch_a, 30).await;
+    let on_b = until_closed(&mut watch_b, 30).await;
+    assert_eq!(on_a, on_b);
+    let opened = on_a
+        .iter()
+        .filter(|m| matches!(m, ServerMessage::SaleOpened(_)))
+        .count();
+    assert_eq!(opened, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
