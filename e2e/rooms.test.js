@@ -93,6 +93,11 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
   }
   assert.deepEqual(verdicts, ['you got unit #2', 'you got unit #1', 'refused: sold out']);
 
+  // A reload is the same phone: its result comes back, and it cannot buy again.
+  await phones[0].reload();
+  await phones[0].getByTestId('buy-verdict').filter({ hasText: 'you got unit #2' }).waitFor();
+  assert.ok(await phones[0].getByTestId('buy').isDisabled(), 'still one buy per phone after a reload');
+
   // The big screen shows the same race: two sold, none left.
   await presenter.getByTestId('room-presence').filter({ hasText: '3 clicks' }).waitFor();
   await presenter.getByTestId('close-sale').click();

@@ -159,6 +159,12 @@ pub enum ClientMessage {
         /// Required for `"as":"presenter"`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         presenter_token: Option<String>,
+        /// A phone coming back (a reload, a new socket): its earlier `participant_id`…
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        participant_id: Option<u32>,
+        /// …and the `seat_token` that came with it, so it keeps its id (and what it bought).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat_token: Option<String>,
     },
     /// Presenter: open a sale. Everyone gets `sale_opened`.
     OpenSale {
@@ -294,6 +300,10 @@ pub enum ServerMessage {
         participant_id: u32,
         /// As whom it joined.
         role: room::RoomRole,
+        /// A phone's proof of its id: send it back with `participant_id` when joining again
+        /// (after a reload), and the phone is the same buyer (one buy per sale still holds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat_token: Option<String>,
     },
     /// People in the room and clicks so far.
     RoomPresence {

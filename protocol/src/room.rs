@@ -281,7 +281,9 @@ mod tests {
             ClientMessage::JoinRoom {
                 room: "AB3CD".into(),
                 role: Some(RoomRole::Spectator),
-                presenter_token: None
+                presenter_token: None,
+                participant_id: None,
+                seat_token: None,
             }
         );
         let chaos: ClientMessage = serde_json::from_str(

@@ -38,6 +38,8 @@ pub struct RoomState {
     pub join_url: Option<String>,
     /// This socket's id in the room.
     pub participant_id: Option<u32>,
+    /// A phone's proof of its id, kept so a reload joins as the same buyer.
+    pub seat_token: Option<String>,
     /// Head count and clicks.
     pub presence: Presence,
     /// The current (or last) sale.
@@ -75,10 +77,12 @@ impl RoomState {
                 room,
                 participant_id,
                 role,
+                seat_token,
             } => {
                 self.code = Some(room.clone());
                 self.role = Some(*role);
                 self.participant_id = Some(*participant_id);
+                self.seat_token = seat_token.clone();
                 self.waiting = false;
             }
             ServerMessage::RoomPresence { presence, .. } => self.presence = *presence,
@@ -160,6 +164,15 @@ impl RoomState {
             .collect()
     }
 
+    /// What a phone keeps in the browser to come back as itself: `"<id> <token>"`.
+    pub fn seat(&self) -> Option<String> {
+        Some(format!(
+            "{} {}",
+            self.participant_id?,
+            self.seat_token.as_ref()?
+        ))
+    }
+
     /// This phone's latest result, in words.
     pub fn verdict(&self) -> Option<String> {
         let r = self.results.last()?;
@@ -201,6 +214,14 @@ fn is_room_refusal(code: ErrorCode) -> bool {
             | ErrorCode::NotPresenter
             | ErrorCode::ChaosNotAllowed
     )
+}
+
+/// A kept seat (see [`RoomState::seat`]) read back; `None` for anything malformed.
+pub fn parse_seat(kept: &str) -> Option<(u32, String)> {
+    let (id, token) = kept.split_once(' ')?;
+    let token_ok =
+        !token.is_empty() && token.len() <= 64 && token.bytes().all(|b| b.is_ascii_hexdigit());
+    Some((id.parse().ok()?, token.to_string())).filter(|_| token_ok)
 }
 
 /// The room code in a join path (`/r/CODE`), if the page was opened through one.
@@ -250,7 +271,12 @@ mod tests {
             room: "AB3CD".into(),
             participant_id: 4,
             role: RoomRole::Phone,
+            seat_token: Some("ab12".into()),
         });
+        assert_eq!(room.seat().as_deref(), Some("4 ab12"));
+        assert_eq!(parse_seat("4 ab12"), Some((4, "ab12".to_string())));
+        assert_eq!(parse_seat("4 <script>"), None);
+        assert_eq!(parse_seat("x ab12"), None);
         assert!(!room.can_buy(), "no sale yet");
         let config: SaleConfig = serde_json::from_str(r#"{"strategy":"naive","stock":3}"#).unwrap();
         let run: RunConfig = serde_json::from_value(serde_json::json!({

@@ -102,12 +102,16 @@ pub async fn handle(
             room,
             role,
             presenter_token,
+            participant_id,
+            seat_token,
         } => {
+            let back = participant_id.zip(seat_token);
             join(
                 state,
                 &room,
                 role.unwrap_or_default(),
                 presenter_token,
+                back,
                 frames,
                 seat,
             )
@@ -183,7 +187,7 @@ async fn create(
                 join_url,
             };
             leave(state, seat).await;
-            let taken = take_seat(state, &code, RoomRole::Presenter, frames).await?;
+            let taken = take_seat(state, &code, RoomRole::Presenter, frames, None).await?;
             let _ = frames.send(created).await;
             *seat = Some(taken);
             return Ok(());
@@ -200,6 +204,7 @@ async fn join(
     code: &str,
     role: RoomRole,
     token: Option<String>,
+    back: Option<(u32, String)>,
     frames: &mpsc::Sender<ServerMessage>,
     seat: &mut Option<Seat>,
 ) -> Result<(), WireError> {
@@ -223,13 +228,37 @@ async fn join(
             format!("the room is full ({} people)", state.rooms.max_participants),
         ));
     }
+    // A phone that proves its earlier id keeps it: a reload is not a second buyer.
+    let back = match back {
+        Some((id, token)) if role == RoomRole::Phone => {
+            let stored = store::seat_hash(&mut conn, &keys, id)
+                .await
+                .map_err(unavailable)?;
+            stored
+                .is_some_and(|h| secret::matches(&token, &h))
+                .then_some((id, token))
+        }
+        _ => None,
+    };
     leave(state, seat).await;
-    let taken = take_seat(state, code, role, frames).await?;
+    let taken = take_seat(state, code, role, frames, back.as_ref().map(|b| b.0)).await?;
+    let seat_token = match (role, back) {
+        (RoomRole::Phone, Some((_, token))) => Some(token),
+        (RoomRole::Phone, None) => {
+            let token = secret::new_token();
+            store::remember_seat(&mut conn, &keys, taken.participant, &secret::hash(&token))
+                .await
+                .map_err(unavailable)?;
+            Some(token)
+        }
+        _ => None,
+    };
     let _ = frames
         .send(ServerMessage::RoomJoined {
             room: code.to_string(),
             participant_id: taken.participant,
             role,
+            seat_token,
         })
         .await;
     *seat = Some(taken);
@@ -242,12 +271,25 @@ async fn take_seat(
     code: &str,
     role: RoomRole,
     frames: &mpsc::Sender<ServerMessage>,
+    back: Option<u32>,
 ) -> Result<Seat, WireError> {
     let hub = state.rooms.hub(code, &state.backends.redis).await?;
     let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    let (participant, _) = store::join(&mut conn, &hub.keys, field(role), state.rooms.ttl_s())
-        .await
-        .map_err(unavailable)?;
+    let ttl = state.rooms.ttl_s();
+    let participant = match back {
+        Some(id) => {
+            store::count_in(&mut conn, &hub.keys, field(role), ttl)
+                .await
+                .map_err(unavailable)?;
+            id
+        }
+        None => {
+            store::join(&mut conn, &hub.keys, field(role), ttl)
+                .await
+                .map_err(unavailable)?
+                .0
+        }
+    };
     announce_presence(state, &mut conn, &hub).await;
     let replay_from = store::sale_start(&mut conn, &hub.keys)
         .await

@@ -119,6 +119,54 @@ pub async fn join(
     Ok((clamp(id), clamp(count)))
 }
 
+/// Count `field` up by one for a participant coming back with its id (no new id).
+pub async fn count_in(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    field: &str,
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.cmd("HINCRBY")
+        .arg(&keys.meta)
+        .arg(field)
+        .arg(1)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore();
+    conn.pipeline("count in", &pipe).await
+}
+
+/// Keep the hash of phone `id`'s seat token, so it can come back as itself.
+pub async fn remember_seat(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: u32,
+    token_hash: &str,
+) -> Result<(), StoreError> {
+    let cmd = redis::cmd("HSET")
+        .arg(&keys.meta)
+        .arg(format!("seat:{id}"))
+        .arg(token_hash)
+        .to_owned();
+    conn.query("HSET seat", &cmd).await
+}
+
+/// The hash of phone `id`'s seat token, if it has one.
+pub async fn seat_hash(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: u32,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(&keys.meta)
+        .arg(format!("seat:{id}"))
+        .to_owned();
+    conn.query("HGET seat", &cmd).await
+}
+
 /// Count `field` down by one (a socket left). Returns the new count.
 pub async fn leave(conn: &mut RedisConn, keys: &RoomKeys, field: &str) -> Result<u32, StoreError> {
     let cmd = redis::cmd("HINCRBY")

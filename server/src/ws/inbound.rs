@@ -20,7 +20,16 @@ const KNOWN_TYPES: [(&str, &[&str]); 14] = [
     ("step_close", &[]),
     ("reconcile", &[]),
     ("create_room", &[]),
-    ("join_room", &["room", "as", "presenter_token"]),
+    (
+        "join_room",
+        &[
+            "room",
+            "as",
+            "presenter_token",
+            "participant_id",
+            "seat_token",
+        ],
+    ),
     ("open_sale", &["room", "presenter_token", "config"]),
     ("buy", &["room", "request_id"]),
     ("close_sale", &["room", "presenter_token"]),

@@ -8,8 +8,10 @@ use oversold_protocol::room::RoomRole;
 
 use super::send;
 use crate::components::{counters::Counters, inventory::Inventory, notices::Notices};
+use crate::model::room::{RoomState, parse_seat};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
+use crate::web;
 
 /// The phone (or spectator) page for room `code`.
 #[component]
@@ -23,10 +25,19 @@ pub fn RoomPage(
     let socket = expect_context::<Socket>();
     // An Effect because joining is talking to the outside world: on every (re)connect the
     // server has forgotten this socket, so the page joins again.
+    // The phone's seat is kept in the browser (per room) so a reload is the same buyer.
+    let kept = format!("oversold-seat-{code}");
     let join_code = code.clone();
+    let key = kept.clone();
     Effect::new(move |_| {
         if session.link.get() == Link::Open {
-            send::join(&socket, session, &join_code, role, None);
+            let back = web::recall(&key).as_deref().and_then(parse_seat);
+            send::join(&socket, session, &join_code, role, None, back);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(seat) = session.room.with(RoomState::seat) {
+            web::remember(&kept, &seat);
         }
     });
     let room = session.room;

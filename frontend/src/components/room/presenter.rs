@@ -32,7 +32,14 @@ pub fn RoomPanel() -> impl IntoView {
         if session.link.get() == Link::Open {
             let back = room.with_untracked(|r| Some((r.code.clone()?, r.token.clone()?)));
             if let Some((code, token)) = back {
-                send::join(&socket, session, &code, RoomRole::Presenter, Some(token));
+                send::join(
+                    &socket,
+                    session,
+                    &code,
+                    RoomRole::Presenter,
+                    Some(token),
+                    None,
+                );
             }
         }
     });

@@ -17,12 +17,23 @@ fn send(socket: &Socket, session: Session, msg: &ClientMessage) {
     }
 }
 
-/// Join `code` as `role` (the presenter's token with it, when coming back as the presenter).
-pub fn join(socket: &Socket, session: Session, code: &str, role: RoomRole, token: Option<String>) {
+/// Join `code` as `role`: with the presenter's token when coming back as the presenter, with
+/// a kept seat (id and token) when a phone comes back.
+pub fn join(
+    socket: &Socket,
+    session: Session,
+    code: &str,
+    role: RoomRole,
+    token: Option<String>,
+    back: Option<(u32, String)>,
+) {
+    let (participant_id, seat_token) = back.unzip();
     let msg = ClientMessage::JoinRoom {
         room: code.to_string(),
         role: Some(role),
         presenter_token: token,
+        participant_id,
+        seat_token,
     };
     send(socket, session, &msg);
 }

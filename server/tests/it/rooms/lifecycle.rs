@@ -212,3 +212,79 @@ async fn a_room_nobody_uses_expires() {
         .unwrap();
     assert!(keys.is_empty(), "every key of the room expired: {keys:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_that_comes_back_is_the_same_buyer() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 4).await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    let mut phone = server.client().await;
+    phone.hello().await;
+    phone
+        .send_json(json!({"type": "join_room", "room": room.code}))
+        .await;
+    let (id, token) = match next_room_frame(&mut phone, 5).await {
+        ServerMessage::RoomJoined {
+            participant_id,
+            seat_token: Some(token),
+            ..
+        } => (participant_id, token),
+        other => panic!("expected room_joined with a seat token, got {other:?}"),
+    };
+    presenter
+        .send_json(open_sale(&room, json!({"strategy": "lua", "stock": 5})))
+        .await;
+    wait_opened(&mut phone).await;
+    phone
+        .send_json(json!({"type": "buy", "room": room.code, "request_id": "first"}))
+        .await;
+    assert_eq!(
+        wait_result(&mut phone).await.result,
+        OutcomeResult::Reserved
+    );
+    drop(phone);
+
+    // A reload: a new socket, the same id and token. Still one buy per sale.
+    let mut again = server.client().await;
+    again.hello().await;
+    again
+        .send_json(json!({"type": "join_room", "room": room.code, "participant_id": id, "seat_token": token}))
+        .await;
+    assert!(matches!(
+        next_room_frame(&mut again, 5).await,
+        ServerMessage::RoomJoined { participant_id, .. } if participant_id == id
+    ));
+    again
+        .send_json(json!({"type": "buy", "room": room.code, "request_id": "second"}))
+        .await;
+    // The sale is replayed to the new socket first (it joined late); then the refusal.
+    // The replay includes this phone's own earlier result: after a reload it still shows.
+    let mut replayed_mine = false;
+    let refused = wait_for(&mut again, 10, |m| match m {
+        ServerMessage::Error(e) => Some(e.code),
+        ServerMessage::BuyResult(r) if r.request_id == "first" => {
+            replayed_mine = true;
+            None
+        }
+        ServerMessage::BuyResult(r) => panic!("bought twice: {r:?}"),
+        _ => None,
+    })
+    .await;
+    assert_eq!(refused, ErrorCode::AlreadyBought);
+    assert!(
+        replayed_mine,
+        "the phone's own result came back with the replay"
+    );
+
+    // Someone else's id without its token is not that phone.
+    let mut other = server.client().await;
+    other.hello().await;
+    other
+        .send_json(json!({"type": "join_room", "room": room.code, "participant_id": id, "seat_token": "0".repeat(32)}))
+        .await;
+    assert!(matches!(
+        next_room_frame(&mut other, 5).await,
+        ServerMessage::RoomJoined { participant_id, .. } if participant_id != id
+    ));
+}
