@@ -214,20 +214,7 @@ impl Sale {
         let stop_bots = self.state.shutdown.child_token();
         let (done, mut finished) = mpsc::unbounded_channel::<Finished>();
         let mut buyers = JoinSet::new();
-        for p in plan(&self.run.race) {
-            let line = self.line(p.qty, p.ticket);
-            let arrives = self.opened + p.arrival;
-            buyers.spawn(bot(
-                self.arena.clone(),
-                p.buyer,
-                p.app_server,
-                line,
-                self.opened,
-                arrives,
-                stop_bots.clone(),
-                done.clone(),
-            ));
-        }
+        self.spawn_bots(&mut buyers, &stop_bots, &done);
         let timer = tokio::time::sleep_until(
             (self.opened + Duration::from_millis(u64::from(self.config.duration_ms))).into(),
         );
@@ -276,6 +263,27 @@ impl Sale {
         }
         self.flush(&mut t).await;
         self.finish(t).await;
+    }
+
+    /// The seeded bots, each waiting for its arrival time (or the sale's end).
+    fn spawn_bots(
+        &self,
+        buyers: &mut JoinSet<()>,
+        stop: &CancellationToken,
+        done: &mpsc::UnboundedSender<Finished>,
+    ) {
+        for p in plan(&self.run.race) {
+            buyers.spawn(bot(
+                self.arena.clone(),
+                p.buyer,
+                p.app_server,
+                self.line(p.qty, p.ticket),
+                self.opened,
+                self.opened + p.arrival,
+                stop.clone(),
+                done.clone(),
+            ));
+        }
     }
 
     fn line(&self, qty: u32, ticket: u64) -> Line {

@@ -210,34 +210,9 @@ async fn join(
 ) -> Result<(), WireError> {
     let keys = room_keys(code)?;
     let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    if role == RoomRole::Presenter {
-        check_presenter(&mut conn, &keys, token.as_deref().unwrap_or("")).await?;
-    } else if store::token_hash(&mut conn, &keys)
-        .await
-        .map_err(unavailable)?
-        .is_none()
-    {
-        return Err(no_such_room());
-    }
-    let (phones, watchers) = store::presence(&mut conn, &keys)
-        .await
-        .map_err(unavailable)?;
-    if phones.saturating_add(watchers) >= state.rooms.max_participants {
-        return Err(wire_error(
-            ErrorCode::ResourceExhausted,
-            format!("the room is full ({} people)", state.rooms.max_participants),
-        ));
-    }
-    // A phone that proves its earlier id keeps it: a reload is not a second buyer.
+    admit_to_room(state, &mut conn, &keys, role, token.as_deref()).await?;
     let back = match back {
-        Some((id, token)) if role == RoomRole::Phone => {
-            let stored = store::seat_hash(&mut conn, &keys, id)
-                .await
-                .map_err(unavailable)?;
-            stored
-                .is_some_and(|h| secret::matches(&token, &h))
-                .then_some((id, token))
-        }
+        Some(back) if role == RoomRole::Phone => resume(&mut conn, &keys, back).await?,
         _ => None,
     };
     leave(state, seat).await;
@@ -263,6 +238,49 @@ async fn join(
         .await;
     *seat = Some(taken);
     Ok(())
+}
+
+/// May this socket join as `role`: the room exists (and the token is right, for the
+/// presenter), and it is not full.
+async fn admit_to_room(
+    state: &AppState,
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+    role: RoomRole,
+    token: Option<&str>,
+) -> Result<(), WireError> {
+    if role == RoomRole::Presenter {
+        check_presenter(conn, keys, token.unwrap_or("")).await?;
+    } else if store::token_hash(conn, keys)
+        .await
+        .map_err(unavailable)?
+        .is_none()
+    {
+        return Err(no_such_room());
+    }
+    let (phones, watchers) = store::presence(conn, keys).await.map_err(unavailable)?;
+    if phones.saturating_add(watchers) >= state.rooms.max_participants {
+        return Err(wire_error(
+            ErrorCode::ResourceExhausted,
+            format!("the room is full ({} people)", state.rooms.max_participants),
+        ));
+    }
+    Ok(())
+}
+
+/// A phone that proves its earlier id keeps it: a reload is not a second buyer. `None`
+/// (a fresh seat) when the token does not match.
+async fn resume(
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+    (id, token): (u32, String),
+) -> Result<Option<(u32, String)>, WireError> {
+    let stored = store::seat_hash(conn, keys, id)
+        .await
+        .map_err(unavailable)?;
+    Ok(stored
+        .is_some_and(|h| secret::matches(&token, &h))
+        .then_some((id, token)))
 }
 
 /// Count the socket in, announce the new head count, start forwarding.
