@@ -97,6 +97,8 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
   await phones[0].reload();
   await phones[0].getByTestId('buy-verdict').filter({ hasText: 'you got unit #2' }).waitFor();
   assert.ok(await phones[0].getByTestId('buy').isDisabled(), 'still one buy per phone after a reload');
+  assert.equal(phones[0].url(), joinUrl, 'the join URL stays the room\'s (a sale is no shareable run link)');
+  assert.equal(await phones[0].getByTestId('error-notice').count(), 0);
 
   // The big screen shows the same race: two sold, none left.
   await presenter.getByTestId('room-presence').filter({ hasText: '3 clicks' }).waitFor();
