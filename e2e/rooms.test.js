@@ -102,6 +102,10 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
 
   // The big screen shows the same race: two sold, none left.
   await presenter.getByTestId('room-presence').filter({ hasText: '3 clicks' }).waitFor();
+  // The presenter's reload takes the room back: same code, and the open sale can be closed.
+  await presenter.reload();
+  await presenter.getByTestId('room-code').filter({ hasText: code }).waitFor();
+  await presenter.locator('[data-testid="close-sale"]:not([disabled])').waitFor();
   await presenter.getByTestId('close-sale').click();
   await presenter.getByTestId('sale-ended').filter({ hasText: 'Last sale: 0 oversold' }).waitFor();
   for (const p of phones) await p.getByTestId('room-sale').filter({ hasText: 'Sale over' }).waitFor();

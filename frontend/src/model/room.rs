@@ -107,6 +107,12 @@ impl RoomState {
                     self.chaos.remove(0);
                 }
             }
+            // The room this page presented is gone (it expired): start over.
+            ServerMessage::Error(e)
+                if e.code == ErrorCode::NoSuchRoom && self.role == Some(RoomRole::Presenter) =>
+            {
+                *self = RoomState::default();
+            }
             ServerMessage::Error(e) if self.code.is_some() && is_room_refusal(e.code) => {
                 self.waiting = false;
                 self.refusal = Some(e.message.clone());
@@ -162,6 +168,32 @@ impl RoomState {
             .filter(|c| c.sale_id.as_deref().is_some_and(|id| Some(id) == run_id))
             .filter_map(|c| Some((c.at_us?, c.action.as_str().replace('_', " "))))
             .collect()
+    }
+
+    /// The presenter's room, kept in the browser as `"<code> <token>"` so a reload of the
+    /// presenter's page takes the room back.
+    pub fn presenting(&self) -> Option<String> {
+        (self.role == Some(RoomRole::Presenter))
+            .then(|| Some(format!("{} {}", self.code.as_ref()?, self.token.as_ref()?)))
+            .flatten()
+    }
+
+    /// Take back the room a kept `"<code> <token>"` names (the socket then joins as its
+    /// presenter); false when the text is not one.
+    pub fn resume_presenting(&mut self, kept: &str) -> bool {
+        let Some((code, token)) = kept.split_once(' ') else {
+            return false;
+        };
+        let token_ok =
+            !token.is_empty() && token.len() <= 64 && token.bytes().all(|b| b.is_ascii_hexdigit());
+        if !token_ok || !oversold_protocol::room::is_room_code(code) {
+            return false;
+        }
+        self.code = Some(code.to_string());
+        self.token = Some(token.to_string());
+        self.role = Some(RoomRole::Presenter);
+        self.join_url = None;
+        true
     }
 
     /// What a phone keeps in the browser to come back as itself: `"<id> <token>"`.
@@ -332,6 +364,20 @@ mod tests {
             vec![(800_000, "pause redis".to_string())]
         );
         assert!(room.chaos_marks(None).is_empty());
+    }
+
+    #[test]
+    fn a_presenter_takes_a_kept_room_back_and_drops_an_expired_one() {
+        let mut room = RoomState::default();
+        assert!(!room.resume_presenting("AB3CD <script>"));
+        assert!(room.resume_presenting("AB3CD 0123abcd"));
+        assert_eq!(room.presenting().as_deref(), Some("AB3CD 0123abcd"));
+        room.apply(&ServerMessage::Error(WireError {
+            code: ErrorCode::NoSuchRoom,
+            message: "gone".into(),
+            run_id: None,
+        }));
+        assert_eq!(room, RoomState::default());
     }
 
     #[test]

@@ -8,9 +8,14 @@ use oversold_protocol::Scenario;
 use oversold_protocol::room::{ChaosAction, RoomRole, SaleConfig};
 
 use super::send;
+use crate::model::room::RoomState;
 use crate::model::text::{count, micros};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
+use crate::web;
+
+/// Where the browser keeps the room it presents.
+const PRESENTING_KEY: &str = "oversold-presenting";
 
 const CHAOS: [(ChaosAction, &str); 5] = [
     (ChaosAction::ScriptFlush, "Flush scripts"),
@@ -26,6 +31,17 @@ pub fn RoomPanel() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
     let room = session.room;
+    // The room this browser presented, kept so a reload takes it back (the socket joins as
+    // its presenter below; an expired one is dropped when the server says so).
+    if let Some(kept) = web::recall(PRESENTING_KEY) {
+        room.update(|r| {
+            r.resume_presenting(&kept);
+        });
+    }
+    Effect::new(move |_| {
+        let kept = room.with(RoomState::presenting).unwrap_or_default();
+        web::remember(PRESENTING_KEY, &kept);
+    });
     // An Effect because it talks to the server: after a reconnect the presenter's new
     // socket joins again with the token, so sales can be opened and closed as before.
     Effect::new(move |_| {
@@ -67,7 +83,15 @@ pub fn RoomPanel() -> impl IntoView {
 fn RoomHead() -> impl IntoView {
     let room = expect_context::<Session>().room;
     let code = move || room.with(|r| r.code.clone().unwrap_or_default());
-    let url = move || room.with(|r| r.join_url.clone().unwrap_or_default());
+    // After a reload the join URL is this page's origin and the code (what the server builds).
+    let url = move || {
+        room.with(|r| {
+            r.join_url.clone().unwrap_or_else(|| {
+                let origin = window().location().origin().unwrap_or_default();
+                format!("{origin}/r/{}", r.code.clone().unwrap_or_default())
+            })
+        })
+    };
     let presence = move || {
         room.with(|r| {
             let p = r.presence;
