@@ -4,8 +4,9 @@
 //! # Layout
 //! - this file: [`Rooms`], the per-process part (caps, the shared connection, the task
 //!   tracker, the Redis this process may restart) and the helpers every handler uses.
-//! - [`seat`]: one socket's place in a room, and the handlers of `create_room`,
-//!   `join_room`, `buy`, `open_sale`, `close_sale` and `chaos`.
+//! - [`seat`]: one socket's place in a room, and the handlers of `create_room`, `join_room`
+//!   and `buy`; [`control`]: `open_sale` and `close_sale`; [`forward`]: a seat's task that
+//!   turns the room's events into its socket's frames.
 //! - [`hub`]: one reader of a room's Redis stream per process, handing events to the
 //!   process's sockets; [`event`]: what the stream carries.
 //! - [`sale`]: a sale, run by the process that opened it (clicks reach it through the stream).
@@ -19,7 +20,9 @@
 //! it runs. Any process can serve any participant.
 
 pub mod chaos;
+pub mod control;
 pub mod event;
+pub mod forward;
 pub mod hub;
 pub mod qr;
 pub mod sale;

@@ -1,31 +1,27 @@
-//! One socket's place in a room, and the room messages' handlers.
+//! One socket's place in a room, and the room messages' handlers: `create_room`,
+//! `join_room` and `buy` here, the sale controls in [`super::control`], chaos in
+//! [`super::chaos`].
 //!
-//! A seat owns a forwarding task that turns the room's events into this socket's frames:
-//! first the current sale replayed from the stream (a late joiner sees what happened), then
-//! the live feed, skipping anything already sent (ids only grow), and a coalesced
-//! `room_presence` at most every [`PRESENCE_EVERY`]. Dropping the seat stops it.
+//! A seat owns a forwarding task ([`super::forward`]) that turns the room's events into this
+//! socket's frames. Dropping the seat stops it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use oversold_protocol::room::{self, Presence, RoomRole};
+use oversold_protocol::room::{self, RoomRole};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::event::{Event, Stamped, StreamId};
+use super::event::{Event, StreamId};
 use super::hub::Hub;
-use super::sale::{self, Admitted, SaleRecord};
+use super::sale::SaleRecord;
 use super::{check_presenter, no_such_room, secret, unavailable};
 use crate::app::AppState;
 use crate::store::rooms as store;
-use crate::strategy;
 use crate::ws::Caller;
 use crate::ws::inbound::wire_error;
 
-/// Head counts go out at most this often (500 phones joining is one frame, not 500).
-const PRESENCE_EVERY: Duration = Duration::from_millis(250);
 /// A phone's Buy button: a burst of this many clicks…
 const BUY_BURST: f64 = 3.0;
 /// …refilled at this many a second.
@@ -33,7 +29,7 @@ const BUYS_PER_SEC: f64 = 2.0;
 
 /// A socket in a room.
 pub struct Seat {
-    hub: Arc<Hub>,
+    pub(super) hub: Arc<Hub>,
     role: RoomRole,
     participant: u32,
     forwarder: JoinHandle<()>,
@@ -122,11 +118,11 @@ pub async fn handle(
             room,
             presenter_token,
             config,
-        } => open_sale(state, &room, &presenter_token, config, seat).await,
+        } => super::control::open_sale(state, &room, &presenter_token, config, seat).await,
         ClientMessage::CloseSale {
             room,
             presenter_token,
-        } => close_sale(state, &room, &presenter_token).await,
+        } => super::control::close_sale(state, &room, &presenter_token).await,
         ClientMessage::Chaos {
             room,
             presenter_token,
@@ -314,7 +310,7 @@ async fn take_seat(
         .ok()
         .flatten()
         .and_then(|id| StreamId::parse(&id));
-    let forwarder = state.rooms.tracker.spawn(forward(
+    let forwarder = state.rooms.tracker.spawn(super::forward::forward(
         hub.clone(),
         hub.subscribe(),
         participant,
@@ -350,84 +346,6 @@ async fn announce_presence(state: &AppState, conn: &mut crate::store::RedisConn,
             .publish(conn, &hub.keys, &Event::Presence { phones, watchers })
             .await;
     }
-}
-
-/// The frame `s` is for this participant, if any.
-fn frame_for(s: &Stamped, participant: u32) -> Option<ServerMessage> {
-    match &s.event {
-        Event::All { msg } => Some(msg.clone()),
-        Event::One { to, msg } if *to == participant => Some(msg.clone()),
-        _ => None,
-    }
-}
-
-/// The seat's forwarding task (see the module doc).
-async fn forward(
-    hub: Arc<Hub>,
-    mut live: broadcast::Receiver<Arc<Stamped>>,
-    participant: u32,
-    replay_from: Option<StreamId>,
-    frames: mpsc::Sender<ServerMessage>,
-) {
-    let mut last: Option<StreamId> = None;
-    if let Some(start) = replay_from {
-        let replay = hub.since(Some(start), true).await.unwrap_or_default();
-        if !deliver(&replay, participant, &mut last, &frames).await {
-            return;
-        }
-    }
-    let mut presence = hub.presence();
-    presence.mark_changed();
-    let mut dirty = false;
-    let mut tick = tokio::time::interval(PRESENCE_EVERY);
-    loop {
-        tokio::select! {
-            got = live.recv() => {
-                let batch = match got {
-                    Ok(s) => vec![Stamped::clone(&s)],
-                    // Fell behind the local feed: read what was missed from the stream.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        hub.since(last, false).await.unwrap_or_default()
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                };
-                if !deliver(&batch, participant, &mut last, &frames).await {
-                    return;
-                }
-            }
-            Ok(()) = presence.changed() => dirty = true,
-            _ = tick.tick(), if dirty => {
-                dirty = false;
-                let p: Presence = *presence.borrow_and_update();
-                let msg = ServerMessage::RoomPresence { room: hub.code.clone(), presence: p };
-                if frames.send(msg).await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Send what in `batch` is newer than `last` and meant for this participant. False once the
-/// socket is gone.
-async fn deliver(
-    batch: &[Stamped],
-    participant: u32,
-    last: &mut Option<StreamId>,
-    frames: &mpsc::Sender<ServerMessage>,
-) -> bool {
-    for s in batch {
-        if last.is_some_and(|l| s.id <= l) {
-            continue;
-        }
-        *last = Some(s.id);
-        if let Some(msg) = frame_for(s, participant)
-            && frames.send(msg).await.is_err()
-        {
-            return false;
-        }
-    }
-    true
 }
 
 async fn buy(
@@ -492,85 +410,5 @@ async fn buy(
         request_id: request_id.to_string(),
     };
     state.rooms.publish(&mut conn, keys, &click).await?;
-    Ok(())
-}
-
-async fn open_sale(
-    state: &Arc<AppState>,
-    code: &str,
-    token: &str,
-    config: room::SaleConfig,
-    seat: &Option<Seat>,
-) -> Result<(), WireError> {
-    let keys = room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    check_presenter(&mut conn, &keys, token).await?;
-    config
-        .check()
-        .map_err(|why| wire_error(ErrorCode::OutOfRange, why))?;
-    let strategy = strategy::find(&config.strategy).ok_or_else(|| {
-        wire_error(
-            ErrorCode::UnknownStrategy,
-            format!("no strategy is called {:?}", config.strategy),
-        )
-    })?;
-    if !strategy.uses_redis() {
-        return Err(wire_error(
-            ErrorCode::StrategyUnavailable,
-            "a room's sale runs on Redis; pick a Redis strategy",
-        ));
-    }
-    if let Some(why) = strategy.unavailable_reason(&state.backends) {
-        return Err(wire_error(ErrorCode::StrategyUnavailable, why));
-    }
-    let admitted = admit(state, config.app_servers)?;
-    let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
-        Some(s) => s.hub.clone(),
-        None => state.rooms.hub(code, &state.backends.redis).await?,
-    };
-    let _ = store::touch(&mut conn, &keys, state.rooms.ttl_s()).await;
-    sale::open(state, hub, config, strategy, admitted).await
-}
-
-/// A run slot and the sale's connections, or `busy`/`resource_exhausted` now.
-fn admit(state: &AppState, app_servers: u32) -> Result<Admitted, WireError> {
-    let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
-        wire_error(
-            ErrorCode::Busy,
-            "the server is running its maximum of races; try again in a moment",
-        )
-    })?;
-    let wanted = (app_servers as usize + 2) * state.backends.redis.sockets_per_connection();
-    let connections = state.connections.try_reserve(wanted).map_err(|short| {
-        wire_error(
-            ErrorCode::ResourceExhausted,
-            format!(
-                "this sale needs {} connections and {} are free",
-                short.wanted, short.free
-            ),
-        )
-    })?;
-    Ok(Admitted { run, connections })
-}
-
-async fn close_sale(state: &Arc<AppState>, code: &str, token: &str) -> Result<(), WireError> {
-    let keys = room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    check_presenter(&mut conn, &keys, token).await?;
-    let Some(json) = store::sale(&mut conn, &keys).await.map_err(unavailable)? else {
-        return Err(wire_error(ErrorCode::SaleState, "no sale is open"));
-    };
-    let record: SaleRecord = serde_json::from_str(&json)
-        .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?;
-    state
-        .rooms
-        .publish(
-            &mut conn,
-            &keys,
-            &Event::Close {
-                sale_id: record.sale_id,
-            },
-        )
-        .await?;
     Ok(())
 }
