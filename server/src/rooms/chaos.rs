@@ -57,13 +57,17 @@ pub async fn press(
         .ok()
         .flatten()
         .and_then(|json| serde_json::from_str::<SaleRecord>(&json).ok());
+    // The sale's clock (its outcomes' times count from it), so the press lands on the
+    // timeline where it happened.
+    let clock = match &record {
+        Some(_) => store::sale_clock(&mut conn, &keys).await.ok().flatten(),
+        None => None,
+    };
     let state = state.clone();
     let code = code.to_string();
     state.rooms.tracker.clone().spawn(async move {
         let started = Instant::now();
-        let at_us = record
-            .as_ref()
-            .map(|r| unix_us().saturating_sub(r.opened_unix_us));
+        let at_us = clock.map(|c| unix_us().saturating_sub(c));
         let detail = match apply(&state, &keys, action, record.as_ref()).await {
             Ok(detail) => detail,
             Err(e) => format!("{} failed: {}", action.as_str(), e.message),

@@ -53,7 +53,8 @@ pub struct SaleRecord {
     pub sale_id: String,
     /// May a phone buy twice.
     pub allow_repeat: bool,
-    /// When it opened, µs since the Unix epoch (chaos events are placed relative to it).
+    /// When it was asked for, µs since the Unix epoch (before its set-up; the sale's clock
+    /// starts after, see `store::rooms::sale_clock`).
     pub opened_unix_us: u64,
 }
 
@@ -121,18 +122,19 @@ pub async fn open(
     // Subscribe before announcing, so no click can come before this task listens.
     let events = hub.subscribe();
     let opened = Instant::now();
+    let opened_unix_us = unix_us();
     let announce = ServerMessage::SaleOpened(SaleOpened {
         room: hub.code.clone(),
         sale_id: sale_id.clone(),
         config: config.clone(),
         run: run.clone(),
-        opened_unix_us: unix_us(),
+        opened_unix_us,
     });
     let id = state
         .rooms
         .publish(&mut conn, &hub.keys, &Event::All { msg: announce })
         .await?;
-    let _ = store::set_sale_start(&mut conn, &hub.keys, &id).await;
+    let _ = store::set_sale_start(&mut conn, &hub.keys, &id, opened_unix_us).await;
     let sale = Sale {
         state: state.clone(),
         hub,

@@ -358,18 +358,31 @@ pub async fn end_sale(
     Ok(called.reply == 1)
 }
 
-/// Note where the current sale's events start, for late joiners.
+/// Note where the current sale's events start (for late joiners) and when its clock
+/// started, µs since the Unix epoch (chaos is placed on that clock).
 pub async fn set_sale_start(
     conn: &mut RedisConn,
     keys: &RoomKeys,
     id: &str,
+    opened_unix_us: u64,
 ) -> Result<(), StoreError> {
     let cmd = redis::cmd("HSET")
         .arg(&keys.meta)
         .arg("sale_start")
         .arg(id)
+        .arg("sale_clock")
+        .arg(opened_unix_us)
         .to_owned();
     conn.query("HSET sale_start", &cmd).await
+}
+
+/// When the current (or last) sale's clock started, µs since the Unix epoch.
+pub async fn sale_clock(conn: &mut RedisConn, keys: &RoomKeys) -> Result<Option<u64>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(&keys.meta)
+        .arg("sale_clock")
+        .to_owned();
+    conn.query("HGET sale_clock", &cmd).await
 }
 
 /// Where the current (or last) sale's events start.
