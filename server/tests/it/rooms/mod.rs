@@ -4,6 +4,7 @@
 mod chaos;
 mod lifecycle;
 mod processes;
+mod qr;
 mod two_servers;
 
 use std::time::Duration;
