@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use oversold_protocol::room::{self, RoomRole};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::event::{Event, StreamId};
+use super::event::{Event, Stamped, StreamId};
 use super::hub::Hub;
 use super::sale::SaleRecord;
 use super::{check_presenter, no_such_room, secret, unavailable};
@@ -32,18 +32,37 @@ pub struct Seat {
     pub(super) hub: Arc<Hub>,
     role: RoomRole,
     participant: u32,
-    forwarder: JoinHandle<()>,
+    forwarder: Option<JoinHandle<()>>,
+    /// The live feed and where the replay starts, until forwarding starts.
+    pending: Option<(broadcast::Receiver<Arc<Stamped>>, Option<StreamId>)>,
     tokens: f64,
     refilled: Instant,
 }
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        self.forwarder.abort();
+        if let Some(task) = &self.forwarder {
+            task.abort();
+        }
     }
 }
 
 impl Seat {
+    /// Start turning the room's events into this socket's frames: called once the socket
+    /// has been told it is in, so its first room frame is always `room_created` or
+    /// `room_joined`, then the replay.
+    fn start_forwarding(&mut self, state: &AppState, frames: &mpsc::Sender<ServerMessage>) {
+        if let Some((live, replay_from)) = self.pending.take() {
+            self.forwarder = Some(state.rooms.tracker.spawn(super::forward::forward(
+                self.hub.clone(),
+                live,
+                self.participant,
+                replay_from,
+                frames.clone(),
+            )));
+        }
+    }
+
     /// The head-count field this seat counts in.
     fn field(&self) -> &'static str {
         field(self.role)
@@ -183,8 +202,9 @@ async fn create(
                 join_url,
             };
             leave(state, seat).await;
-            let taken = take_seat(state, &code, RoomRole::Presenter, frames, None).await?;
+            let mut taken = take_seat(state, &code, RoomRole::Presenter, None).await?;
             let _ = frames.send(created).await;
+            taken.start_forwarding(state, frames);
             *seat = Some(taken);
             return Ok(());
         }
@@ -212,7 +232,7 @@ async fn join(
         _ => None,
     };
     leave(state, seat).await;
-    let taken = take_seat(state, code, role, frames, back.as_ref().map(|b| b.0)).await?;
+    let mut taken = take_seat(state, code, role, back.as_ref().map(|b| b.0)).await?;
     let seat_token = match (role, back) {
         (RoomRole::Phone, Some((_, token))) => Some(token),
         (RoomRole::Phone, None) => {
@@ -232,6 +252,7 @@ async fn join(
             seat_token,
         })
         .await;
+    taken.start_forwarding(state, frames);
     *seat = Some(taken);
     Ok(())
 }
@@ -284,7 +305,6 @@ async fn take_seat(
     state: &Arc<AppState>,
     code: &str,
     role: RoomRole,
-    frames: &mpsc::Sender<ServerMessage>,
     back: Option<u32>,
 ) -> Result<Seat, WireError> {
     let hub = state.rooms.hub(code, &state.backends.redis).await?;
@@ -310,18 +330,15 @@ async fn take_seat(
         .ok()
         .flatten()
         .and_then(|id| StreamId::parse(&id));
-    let forwarder = state.rooms.tracker.spawn(super::forward::forward(
-        hub.clone(),
-        hub.subscribe(),
-        participant,
-        replay_from,
-        frames.clone(),
-    ));
+    // Subscribed now, so nothing published from here on is missed; forwarding starts once
+    // the socket has had its `room_created`/`room_joined` (see `Seat::start_forwarding`).
+    let live = hub.subscribe();
     Ok(Seat {
         hub,
         role,
         participant,
-        forwarder,
+        forwarder: None,
+        pending: Some((live, replay_from)),
         tokens: BUY_BURST,
         refilled: Instant::now(),
     })

@@ -78,10 +78,18 @@ pub async fn join(c: &mut Client, room: &str, role: &str) -> u32 {
     }
 }
 
+/// The next error frame. The room's broadcasts (outcomes, a sale opening or closing, chaos)
+/// may come first, at any time, and are skipped; anything else first is a failure.
 pub async fn expect_error(c: &mut Client) -> WireError {
-    match next_room_frame(c, 5).await {
-        ServerMessage::Error(e) => e,
-        other => panic!("expected an error, got {other:?}"),
+    loop {
+        match next_room_frame(c, 5).await {
+            ServerMessage::Error(e) => return e,
+            ServerMessage::Outcomes { .. }
+            | ServerMessage::SaleOpened(_)
+            | ServerMessage::SaleClosed(_)
+            | ServerMessage::ChaosApplied(_) => continue,
+            other => panic!("expected an error, got {other:?}"),
+        }
     }
 }
 
