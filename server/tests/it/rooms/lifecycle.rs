@@ -283,3 +283,26 @@ async fn a_phone_that_comes_back_is_the_same_buyer() {
         ServerMessage::RoomJoined { participant_id, .. } if participant_id != id
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_bots_a_naive_sale_oversells_and_a_lua_sale_does_not() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 4).await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    let mut oversold = Vec::new();
+    for strategy in ["naive", "lua"] {
+        let config = json!({"strategy": strategy, "stock": 10, "bots": 200,
+            "duration_ms": 1500, "race_window_ms": 5});
+        presenter.send_json(open_sale(&room, config)).await;
+        let seen = until_closed(&mut presenter, 30).await;
+        let Some(ServerMessage::SaleClosed(closed)) = seen.last() else {
+            unreachable!()
+        };
+        let summary = closed.summary.as_ref().expect("a summary");
+        assert_eq!(summary.buyers, 200);
+        oversold.push(summary.oversold_units);
+    }
+    assert!(oversold[0] > 0, "naive oversells: {oversold:?}");
+    assert_eq!(oversold[1], 0, "lua never does");
+}
