@@ -11,6 +11,7 @@ use oversold_protocol::{RunConfig, ServerMessage};
 
 use crate::model::controls::Knobs;
 use crate::model::page::{PageState, Pending};
+use crate::model::room::RoomState;
 use crate::model::run::RunModel;
 use crate::model::theme::Theme;
 use crate::model::url;
@@ -53,6 +54,9 @@ pub struct Session {
     /// The address's query, read at start and checked against the first `hello` (which holds
     /// the limits and strategies it must be checked against).
     pub link_query: StoredValue<Option<String>>,
+    /// What a room adds (code, role, head count, this phone's results, chaos); the sale's
+    /// outcomes themselves go to [`PageState`] like any run's.
+    pub room: RwSignal<RoomState>,
 }
 
 impl Session {
@@ -67,6 +71,7 @@ impl Session {
             help: RwSignal::new(false),
             from_link: RwSignal::new(None),
             link_query: StoredValue::new(None),
+            room: RwSignal::new(RoomState::default()),
         }
     }
 
@@ -94,6 +99,9 @@ impl Session {
                 self.from_link.set(restored.replay);
                 problems = restored.problems;
             }
+        }
+        if is_room_frame(&msg) {
+            self.room.update(|r| r.apply(&msg));
         }
         self.page.update(|p| p.apply(msg));
         if !problems.is_empty() {
@@ -126,6 +134,21 @@ impl Session {
     pub fn dismiss(&self, id: u64) {
         self.page.update(|p| p.dismiss(id));
     }
+}
+
+/// Frames the room state reads (an error may answer a room action).
+fn is_room_frame(msg: &ServerMessage) -> bool {
+    matches!(
+        msg,
+        ServerMessage::RoomCreated { .. }
+            | ServerMessage::RoomJoined { .. }
+            | ServerMessage::RoomPresence { .. }
+            | ServerMessage::SaleOpened(_)
+            | ServerMessage::SaleClosed(_)
+            | ServerMessage::BuyResult(_)
+            | ServerMessage::ChaosApplied(_)
+            | ServerMessage::Error(_)
+    )
 }
 
 impl Default for Session {

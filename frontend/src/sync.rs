@@ -38,9 +38,19 @@ pub fn start(session: Session) {
     // opened: it may be the link being restored. Outcome frames wake this too (they change the
     // page, not the config), so the address is only written when its text changes.
     Effect::new(move |_| {
-        let Some(query) = session.with_run(|r| r.map(|r| url::encode(&r.config))) else {
+        let Some((run_id, query)) =
+            session.with_run(|r| r.map(|r| (r.run_id.clone(), url::encode(&r.config))))
+        else {
             return;
         };
+        // A room's sale is no link to share (its crowd is the room's phones, and a join URL
+        // must stay the room's): the address is left alone.
+        if session
+            .room
+            .with(|r| r.sale.as_ref().is_some_and(|s| s.sale_id == run_id))
+        {
+            return;
+        }
         if web::query().strip_prefix('?') != Some(query.as_str()) {
             web::set_query(&query);
         }

@@ -16,6 +16,9 @@
 //! - [`cart`]: the `cart` and `warehouses` scenarios: several counters per run (one per SKU,
 //!   or per warehouse), each buyer's [`CartStory`] line by line, the [`CartTally`] flat in the
 //!   summary with one [`ShelfLedger`] per counter.
+//! - [`room`]: rooms, where the audience's phones are the buyers: `create_room`,
+//!   `join_room`, `open_sale`, `buy`, `close_sale`, `chaos` and their answers (drawn frame
+//!   by frame there).
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
 //!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
@@ -88,6 +91,7 @@ pub mod checkout;
 mod config;
 pub mod limits;
 mod outcome;
+pub mod room;
 mod strategy;
 pub mod tape;
 mod validate;
@@ -168,6 +172,58 @@ pub enum ClientMessage {
     /// During a checkout run: recompute the available count from the ledger and the active
     /// holds, atomically, and put right whatever drifted. Answered by `reconciled`.
     Reconcile,
+    /// Create a room; this socket becomes its presenter. Answered by `room_created`.
+    CreateRoom,
+    /// Join a room as a phone (default), a spectator (`"as":"spectator"`), or, with the
+    /// token, as its presenter again. Answered by `room_joined`, then the current sale.
+    JoinRoom {
+        /// The room code.
+        room: String,
+        /// Who joins.
+        #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+        role: Option<room::RoomRole>,
+        /// Required for `"as":"presenter"`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        presenter_token: Option<String>,
+        /// A phone coming back (a reload, a new socket): its earlier `participant_id`…
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        participant_id: Option<u32>,
+        /// …and the `seat_token` that came with it, so it keeps its id (and what it bought).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat_token: Option<String>,
+    },
+    /// Presenter: open a sale. Everyone gets `sale_opened`.
+    OpenSale {
+        /// The room code.
+        room: String,
+        /// From `room_created`.
+        presenter_token: String,
+        /// The sale's knobs.
+        config: room::SaleConfig,
+    },
+    /// Phone: one click of the Buy button. Answered by `buy_result` to this phone.
+    Buy {
+        /// The room code.
+        room: String,
+        /// The phone's own id for this click (1 to 64 of `[A-Za-z0-9_-]`).
+        request_id: String,
+    },
+    /// Presenter: close the open sale now. Everyone gets `sale_closed`.
+    CloseSale {
+        /// The room code.
+        room: String,
+        /// From `room_created`.
+        presenter_token: String,
+    },
+    /// Presenter: press a chaos button. Everyone gets `chaos_applied`.
+    Chaos {
+        /// The room code.
+        room: String,
+        /// From `room_created`.
+        presenter_token: String,
+        /// Which button.
+        action: room::ChaosAction,
+    },
 }
 
 /// Every frame the server sends. Tagged by `type`, fields in `snake_case`.
@@ -252,6 +308,44 @@ pub enum ServerMessage {
         /// Before, after, and what was fixed.
         report: ReconcileReport,
     },
+    /// A room exists and this socket presents it. The token is the only way to act as the
+    /// presenter: keep it secret.
+    RoomCreated {
+        /// The room code.
+        room: String,
+        /// The presenter's secret.
+        presenter_token: String,
+        /// What the QR code says (`GET /qr/ROOM.svg`): opens the phone view.
+        join_url: String,
+    },
+    /// This socket is in the room.
+    RoomJoined {
+        /// The room code.
+        room: String,
+        /// This socket's id in the room (phones buy under it).
+        participant_id: u32,
+        /// As whom it joined.
+        role: room::RoomRole,
+        /// A phone's proof of its id: send it back with `participant_id` when joining again
+        /// (after a reload), and the phone is the same buyer (one buy per sale still holds).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat_token: Option<String>,
+    },
+    /// People in the room and clicks so far.
+    RoomPresence {
+        /// The room code.
+        room: String,
+        /// The counts.
+        presence: room::Presence,
+    },
+    /// A sale opened: phones show the Buy button.
+    SaleOpened(room::SaleOpened),
+    /// A phone's own click, answered (to that phone only).
+    BuyResult(room::BuyResult),
+    /// The sale is over; no more `outcomes` for it follow.
+    SaleClosed(room::SaleClosed),
+    /// A chaos button was pressed, and what it did.
+    ChaosApplied(room::ChaosApplied),
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
 }
@@ -400,6 +494,19 @@ pub enum ErrorCode {
     /// `outage_ms` asks the server to pause a Redis it did not start: it only ever pauses
     /// its own private `redis-server`, never one other clients share.
     OutageNotAllowed,
+    /// A presenter action without the room's presenter token. Nothing changed.
+    NotPresenter,
+    /// No room has that code (never made, or expired).
+    NoSuchRoom,
+    /// A room action from a socket that has not joined that room (or joined it as a
+    /// spectator and tried to buy).
+    NotInRoom,
+    /// `buy` or `close_sale` while no sale is open; `open_sale` while one is.
+    SaleState,
+    /// A second `buy` from one phone in one sale that does not allow repeats.
+    AlreadyBought,
+    /// A chaos button on a server whose Redis it did not start itself.
+    ChaosNotAllowed,
 }
 
 impl ErrorCode {
@@ -421,6 +528,12 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ResourceExhausted => "resource_exhausted",
             ErrorCode::OutageNotAllowed => "outage_not_allowed",
+            ErrorCode::NotPresenter => "not_presenter",
+            ErrorCode::NoSuchRoom => "no_such_room",
+            ErrorCode::NotInRoom => "not_in_room",
+            ErrorCode::SaleState => "sale_state",
+            ErrorCode::AlreadyBought => "already_bought",
+            ErrorCode::ChaosNotAllowed => "chaos_not_allowed",
         }
     }
 }

@@ -100,6 +100,12 @@ fn error_code_as_str_matches_serde() {
         ErrorCode::RateLimited,
         ErrorCode::ResourceExhausted,
         ErrorCode::OutageNotAllowed,
+        ErrorCode::NotPresenter,
+        ErrorCode::NoSuchRoom,
+        ErrorCode::NotInRoom,
+        ErrorCode::SaleState,
+        ErrorCode::AlreadyBought,
+        ErrorCode::ChaosNotAllowed,
     ] {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
     }

@@ -66,6 +66,8 @@ pub struct AppState {
     pub allowed_origins: Vec<String>,
     /// Cancelled on shutdown: open sockets cancel their runs and close.
     pub shutdown: CancellationToken,
+    /// Rooms: caps, readers and sales of this process (their state lives in Redis).
+    pub rooms: crate::rooms::Rooms,
 }
 
 /// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
@@ -99,7 +101,14 @@ impl AppState {
             assets,
             allowed_origins: Vec::new(),
             shutdown: CancellationToken::new(),
+            rooms: crate::rooms::Rooms::default(),
         }
+    }
+
+    /// The same state with these rooms settings.
+    pub fn with_rooms(mut self, rooms: crate::rooms::Rooms) -> Self {
+        self.rooms = rooms;
+        self
     }
 
     /// The same state with a different cap on open WebSockets.
@@ -180,6 +189,9 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/index.html", get(index))
+        // A room's join URL opens the same page, which shows the phone view.
+        .route("/r/{room}", get(index))
+        .route("/qr/{file}", get(crate::rooms::qr::svg))
         .route("/healthz", get(healthz))
         .route("/ws", get(crate::ws::upgrade))
         .fallback_service(assets)

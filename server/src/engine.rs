@@ -531,50 +531,75 @@ impl Buyer {
             _ = self.stop.cancelled() => return None,
             _ = tokio::time::sleep_until((opened + self.plan.arrival).into()) => {}
         }
-        let started = Instant::now();
         let line = Line {
             qty: self.plan.qty,
             race_window: self.race_window,
             ticket: self.plan.ticket,
             by_hand: false,
         };
-        let deadline = BUYER_DEADLINE + self.race_window;
-        let attempt = tokio::time::timeout(deadline, self.arena.buy(self.plan.app_server, line))
-            .await
-            .unwrap_or_else(|_| {
-                Attempt::timed_out(format!("no answer within {} s", deadline.as_secs()))
-            });
-        if attempt.outage {
-            let _ = self.outage.send(attempt.error.clone().unwrap_or_default());
+        let (outcome, outage) = buy_once(
+            &self.arena,
+            self.plan.buyer,
+            self.plan.app_server,
+            line,
+            opened,
+        )
+        .await;
+        if let Some(why) = outage {
+            let _ = self.outage.send(why);
         }
-        let ended = Instant::now();
-        let outcome = BuyerOutcome {
-            buyer: self.plan.buyer,
-            app_server: self.plan.app_server,
-            qty: self.plan.qty,
-            observed_stock: attempt.observed_stock,
-            result: attempt.result,
-            error: attempt.error,
-            stock_after: attempt.stock_after,
-            latency_us: micros(ended - started),
-            start_us: micros(started - opened),
-            end_us: micros(ended - opened),
-            read_us: attempt
-                .read_at
-                .map(|t| micros(t.saturating_duration_since(opened))),
-            round_trips: attempt.round_trips,
-            retries: attempt.retries,
-            node: self.arena.node_for(attempt.bucket),
-            bucket: attempt.bucket,
-            checkout: None,
-            cart: None,
-        };
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.
             let _ = sink.send(outcome.clone());
         }
         Some(outcome)
     }
+}
+
+/// One order, now, on app server `app_server`, bounded by the buyer deadline: the outcome
+/// (times measured from `opened`), and the error when the buyer found the store unreachable
+/// (the caller decides whether the run can go on). The race's buyers and a room's phones
+/// both buy through here.
+pub async fn buy_once(
+    arena: &Arena,
+    buyer: u32,
+    app_server: u32,
+    line: Line,
+    opened: Instant,
+) -> (BuyerOutcome, Option<String>) {
+    let started = Instant::now();
+    let deadline = BUYER_DEADLINE + line.race_window;
+    let attempt = tokio::time::timeout(deadline, arena.buy(app_server, line))
+        .await
+        .unwrap_or_else(|_| {
+            Attempt::timed_out(format!("no answer within {} s", deadline.as_secs()))
+        });
+    let outage = attempt
+        .outage
+        .then(|| attempt.error.clone().unwrap_or_default());
+    let ended = Instant::now();
+    let outcome = BuyerOutcome {
+        buyer,
+        app_server: app_server % arena.app_servers,
+        qty: line.qty,
+        observed_stock: attempt.observed_stock,
+        result: attempt.result,
+        error: attempt.error,
+        stock_after: attempt.stock_after,
+        latency_us: micros(ended - started),
+        start_us: micros(started.saturating_duration_since(opened)),
+        end_us: micros(ended.saturating_duration_since(opened)),
+        read_us: attempt
+            .read_at
+            .map(|t| micros(t.saturating_duration_since(opened))),
+        round_trips: attempt.round_trips,
+        retries: attempt.retries,
+        node: arena.node_for(attempt.bucket),
+        bucket: attempt.bucket,
+        checkout: None,
+        cart: None,
+    };
+    (outcome, outage)
 }
 
 fn micros(d: Duration) -> u64 {

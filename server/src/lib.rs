@@ -20,6 +20,8 @@
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
+//! - [`rooms`]: rooms, where the audience's phones are the buyers: a sale per room, events
+//!   fanned out over a Redis stream to every server process, chaos buttons, the QR code.
 //! - [`stepper`]: step-through mode, one real command per click, behind turnstiles.
 //! - [`client`]: who a client is (its address) and the per-address caps; [`budget`]: the
 //!   open-file and PostgreSQL budgets a run reserves from before it opens anything;
@@ -47,6 +49,7 @@ pub mod plan;
 pub mod private_cluster;
 pub mod private_redis;
 pub mod redis_source;
+pub mod rooms;
 pub mod serve;
 pub mod shelf;
 pub mod stepper;

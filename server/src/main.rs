@@ -1,6 +1,7 @@
 //! The `oversold` binary: parse flags, pick a Redis, then serve or run once.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
@@ -157,10 +158,23 @@ async fn postgres(url: Option<&str>) -> Result<PgDb, String> {
 }
 
 async fn serve(
-    source: redis_source::RedisSource,
+    mut source: redis_source::RedisSource,
     backends: Backends,
     args: ServeArgs,
 ) -> anyhow::Result<()> {
+    // A room's `restart_redis` button restarts the redis-server this process started (and
+    // no other): the rooms hold it from here on, and it is stopped at the end as before.
+    let private = match source.private.take() {
+        Some(redis_source::Private::Redis(redis)) => Some(Arc::new(std::sync::Mutex::new(redis))),
+        other => {
+            source.private = other;
+            None
+        }
+    };
+    let mut rooms = oversold::rooms::Rooms::default();
+    if let Some(redis) = &private {
+        rooms = rooms.with_private_redis(redis.clone());
+    }
     let first = health::check_once(&source.store).await;
     if let Some(why) = &first.reason {
         tracing::warn!(
@@ -184,7 +198,8 @@ async fn serve(
             .with_client_caps(limits.per_client, args.client_ip_header.clone())
             .with_connection_budget(plan.connection_budget)
             .with_pg_max_connections(pg_pool)
-            .with_allowed_origins(args.allow_origins.clone()),
+            .with_allowed_origins(args.allow_origins.clone())
+            .with_rooms(rooms),
     );
     if !args.assets.join("index.html").exists() {
         tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");
@@ -201,9 +216,15 @@ async fn serve(
     let addr = listener.local_addr()?;
     // The one line scripts and tests read to find the port.
     println!("oversold listening on http://{addr}");
-    oversold::serve::serve(listener, state, wait_for_signal()).await?;
+    oversold::serve::serve(listener, state.clone(), wait_for_signal()).await?;
     let _ = monitor.await;
+    // Sales end on shutdown and send their summary; give them (bounded) time to.
+    state.rooms.tracker.close();
+    let _ = tokio::time::timeout(Duration::from_secs(10), state.rooms.tracker.wait()).await;
     drop(source); // stops a private redis-server, if we started one
+    if let Some(redis) = private {
+        redis.lock().map(|mut r| r.stop()).ok();
+    }
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 use leptos::html::Div;
 use leptos::prelude::*;
 
+use crate::components::room::presenter::ChaosNotes;
 use crate::model::audit::{self, AuditFilter};
 use crate::model::checkout::story::{self, StoryFilter};
 use crate::model::run::{AuditRow, Mark};
@@ -173,6 +174,7 @@ pub fn AuditTrail() -> impl IntoView {
                         }
                     })}
             </div>
+            <ChaosNotes/>
             <div class="audit-row audit-headings" aria-hidden="true">
                 <span>"buyer"</span>
                 <span class="c-app">{move || if checkout() { "cust." } else { "via" }}</span>

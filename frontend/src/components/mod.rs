@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod notices;
 pub mod replay;
 pub mod result;
+pub mod room;
 pub mod run_buttons;
 pub mod scoreboard;
 pub mod script;

@@ -69,7 +69,12 @@ pub fn Timeline() -> impl IntoView {
         if width <= 0.0 {
             return; // not laid out (hidden): nothing to measure against
         }
-        let picture = layout.with_value(|t| timeline::scene(t, width, order));
+        // A room's chaos presses, where they happened on this sale's clock.
+        let marks = session.page.with_untracked(|p| {
+            let run = p.run.as_ref().map(|r| r.run_id.as_str());
+            session.room.with_untracked(|r| r.chaos_marks(run))
+        });
+        let picture = layout.with_value(|t| timeline::scene_marked(t, width, order, &marks));
         let palette = session.theme.get_untracked().palette();
         paint_timeline(&el, &picture, palette);
         if picture.height != height.get_untracked() {
@@ -96,6 +101,7 @@ pub fn Timeline() -> impl IntoView {
     // sources yet, so tracking it alone never wakes the Effect (the canvas stayed blank).
     Effect::new(move |_| {
         let _ = run_key.get();
+        session.room.with(|r| r.chaos.len());
         order.track();
         zoom.track();
         session.theme.track();

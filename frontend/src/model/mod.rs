@@ -8,6 +8,7 @@
 //! - [`page`]: the page's state and [`page::PageState::apply`], the one place a server frame
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
+//! - [`room`]: what a room adds (role, head count, this phone's results, chaos).
 //! - [`checkout`]: the checkout scenario: its knobs, the books, unit states, stories, and
 //!   what happened in words. [`carts`]: the cart and warehouse scenarios: a row of tiles
 //!   and a ledger per shelf, partial carts, the CROSSSLOT lesson.
@@ -36,6 +37,7 @@ pub mod controls;
 pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
+pub mod room;
 pub mod run;
 pub mod saved;
 pub mod scoreboard;

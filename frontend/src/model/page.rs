@@ -178,6 +178,26 @@ impl PageState {
                     run.checkout.reconciled(report);
                 }
             }
+            // A room's sale is a run on every screen: its outcomes fill the same grid,
+            // timeline and counters (`room.rs` keeps what only a room has).
+            ServerMessage::SaleOpened(sale) => self.run_started(sale.sale_id, sale.run),
+            ServerMessage::SaleClosed(closed) => {
+                let Some(run) = self.running(&closed.sale_id) else {
+                    return;
+                };
+                match closed.summary {
+                    Some(summary) => {
+                        run.finish(summary.clone());
+                        self.record(closed.sale_id, summary);
+                    }
+                    None => run.cancel(None),
+                }
+            }
+            ServerMessage::RoomCreated { .. }
+            | ServerMessage::RoomJoined { .. }
+            | ServerMessage::RoomPresence { .. }
+            | ServerMessage::BuyResult(_)
+            | ServerMessage::ChaosApplied(_) => {}
         }
     }
 

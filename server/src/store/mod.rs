@@ -26,6 +26,8 @@
 //! - [`ledger`]: the Redis-side settlement ledger, when PostgreSQL is not available.
 //! - [`shelves`]: the `cart` and `warehouses` scenarios: one counter per SKU or warehouse,
 //!   the cart and warehouse scripts, and the saga's once-only compensation.
+//! - [`rooms`]: a room's record, its event stream, its open sale's lease, who bought, and
+//!   the chaos buttons' commands.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,6 +47,7 @@ pub mod holds;
 pub mod keys;
 pub mod ledger;
 pub mod lock;
+pub mod rooms;
 pub mod scripts;
 pub mod shelves;
 pub mod stock;

@@ -127,6 +127,12 @@ pub static RESERVE_WAREHOUSE: LuaFile = LuaFile::new(
     "reserve_warehouse.lua",
     include_str!("../../../lua/reserve_warehouse.lua"),
 );
+/// `lua/slow_script.lua`: the rooms' "slow script" chaos button. Not in [`all`]: no
+/// strategy runs it, and only a presenter on a server that owns its Redis can.
+pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
+    "slow_script.lua",
+    include_str!("../../../lua/slow_script.lua"),
+);
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
 pub fn all() -> [&'static LuaFile; 17] {

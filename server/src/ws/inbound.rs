@@ -10,7 +10,7 @@ use oversold_protocol::{
 use serde_json::{Map, Value};
 
 /// The `type`s a client may send, and the fields each one takes besides `type`.
-const KNOWN_TYPES: [(&str, &[&str]); 8] = [
+const KNOWN_TYPES: [(&str, &[&str]); 14] = [
     ("start_run", &["config"]),
     ("start_compare", &["config"]),
     ("cancel_run", &[]),
@@ -19,6 +19,21 @@ const KNOWN_TYPES: [(&str, &[&str]); 8] = [
     ("step_reset", &[]),
     ("step_close", &[]),
     ("reconcile", &[]),
+    ("create_room", &[]),
+    (
+        "join_room",
+        &[
+            "room",
+            "as",
+            "presenter_token",
+            "participant_id",
+            "seat_token",
+        ],
+    ),
+    ("open_sale", &["room", "presenter_token", "config"]),
+    ("buy", &["room", "request_id"]),
+    ("close_sale", &["room", "presenter_token"]),
+    ("chaos", &["room", "presenter_token", "action"]),
 ];
 
 /// Build an error frame body.
@@ -89,7 +104,9 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
             }
         }
     }
-    if fields.contains(&"config") {
+    // A sale's config is not a run's: serde checks it (unknown fields refused), and the
+    // room handler checks its ranges.
+    if fields.contains(&"config") && kind != "open_sale" {
         match object.get("config") {
             None => {
                 return Err(wire_error(

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::app::AppState;
 use crate::checkout::Control;
 use crate::client::ClientAddr;
+use crate::rooms::{self, seat::Seat};
 use inbound::wire_error;
 use job::Job;
 
@@ -87,7 +88,11 @@ pub async fn upgrade(
     ws.max_message_size(MAX_FRAME_BYTES)
         .max_frame_size(MAX_FRAME_BYTES)
         .on_upgrade(move |socket| async move {
-            session(socket, state, client).await;
+            let caller = Caller {
+                addr: client,
+                base_url: crate::rooms::qr::base_url(&headers),
+            };
+            session(socket, state, caller).await;
             drop((slot, mine));
         })
 }
@@ -110,15 +115,16 @@ const PENDING_RECONCILES: usize = 2;
 pub struct Caller {
     /// The address its per-address caps count against.
     pub addr: ClientAddr,
+    /// `scheme://host` the client reached us at (a room's join URL starts with it).
+    pub base_url: String,
 }
 
-async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
+async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
     let (close, close_requested) = oneshot::channel();
     let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
     let mut close = Some(close);
-    let caller = Caller { addr };
 
     let _ = frames.send(ServerMessage::Hello(state.hello())).await;
     let mut health = state.health.clone();
@@ -127,6 +133,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     let mut jobs: JoinSet<()> = JoinSet::new();
     let mut in_flight: Option<InFlight> = None;
     let mut stepping: Option<step::StepSlot> = None;
+    let mut seat: Option<Seat> = None;
     let mut last_heard = Instant::now();
     let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
 
@@ -162,7 +169,12 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
                     }
                     _ => continue, // ping (answered by the library) or pong
                 };
-                handle(&state, &caller, &text, &frames, &mut jobs, &mut in_flight, &mut stepping).await;
+                match inbound::parse(&text) {
+                    Ok(msg) if rooms::seat::is_room_message(&msg) => {
+                        rooms::seat::handle(&state, &caller, msg, &frames, &mut seat).await;
+                    }
+                    _ => handle(&state, &caller, &text, &frames, &mut jobs, &mut in_flight, &mut stepping).await,
+                }
             }
             Some(_) = jobs.join_next() => in_flight = None,
             Ok(()) = health.changed() => {
@@ -177,7 +189,9 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
                     let _ = frames.send(closed).await;
                 }
                 let silent = last_heard.elapsed();
-                if silent >= 2 * PING_EVERY || (in_flight.is_none() && silent >= IDLE_TIMEOUT) {
+                // A phone or projector in a room listens without talking: not idle.
+                let idle = in_flight.is_none() && seat.is_none() && silent >= IDLE_TIMEOUT;
+                if silent >= 2 * PING_EVERY || idle {
                     tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
                     break;
                 }
@@ -198,6 +212,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>, addr: ClientAddr) {
     // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
     while jobs.join_next().await.is_some() {}
     step::close_quietly(&state, &mut stepping).await;
+    rooms::seat::leave(&state, &mut seat).await;
     drop(frames);
     if !writer.is_finished() {
         let _ = writer.await;

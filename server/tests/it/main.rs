@@ -32,6 +32,7 @@ mod hostile;
 mod http;
 mod invariants;
 mod lua_contract;
+mod rooms;
 mod stalls;
 mod step;
 mod strategies;

@@ -26,5 +26,5 @@ mod fixtures;
 pub use caption::caption;
 pub use race::{Race, TapeCounts, race};
 pub use rows::{Bar, Group, RowOrder, Timeline, mark};
-pub use scene::{Scene, scene};
+pub use scene::{Scene, scene, scene_marked};
 pub use zoom::{Hidden, hidden, zoom_note};

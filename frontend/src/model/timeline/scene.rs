@@ -222,5 +222,36 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     s
 }
 
+/// [`scene`], with moments marked on its axis: a thin line and a short label each (a room's
+/// chaos buttons, placed when they were pressed, in µs after the gate). A mark past the
+/// axis' right edge is left out: it happened after what the picture shows.
+pub fn scene_marked(t: &Timeline, width: f64, order: RowOrder, marks: &[(u64, String)]) -> Scene {
+    let mut s = scene(t, width, order);
+    if t.bars.is_empty() || marks.is_empty() {
+        return s;
+    }
+    let g = Geometry::new(width, t.rows(), order == RowOrder::AppServer);
+    let axis = time_axis(t, g.max_ticks);
+    let (top, plot) = (g.top, g.bottom() - g.top);
+    for (us, text) in marks {
+        let x = g.x(&axis, *us);
+        if !(g.left..=g.right).contains(&x) {
+            continue;
+        }
+        s.rects(Paint::Marker, vec![rect(x - 1.0, top, 2.0, plot)]);
+        s.text(Label {
+            text: text.clone(),
+            x: x + 4.0,
+            y: top + 10.0,
+            anchor: Anchor::Start,
+            baseline: Baseline::Middle,
+            size: 12.0,
+            bold: true,
+            paint: Paint::Marker,
+        });
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests;

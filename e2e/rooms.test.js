@@ -1,0 +1,163 @@
+// Rooms in a real browser: a presenter page and three phones (three browser contexts) run a
+// naive sale against the real server and a Redis of the test's own; each phone shows its own
+// result, and the QR code the presenter shows decodes to the join URL.
+//
+//   cargo build -p oversold && (cd e2e && node --test rooms.test.js)
+//
+// Screenshots land in e2e/screenshots/ (gitignored); the README's room shots are copies.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import jsQR from 'jsqr';
+import { NARROW, WIDE, fresh, lab, num, setUp, shots, tearDown } from './harness.js';
+
+const FULL_HD = { width: 1920, height: 1080 };
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const serverBin = path.resolve(root, process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
+let phonesBrowser = null;
+let ownRedisServer = null;
+
+before(setUp);
+after(async () => {
+  ownRedisServer?.kill('SIGTERM');
+  await phonesBrowser?.close().catch(() => {});
+  await tearDown();
+});
+
+/** The QR image on `page`, drawn onto a canvas and read back as RGBA, decoded with jsQR. */
+async function decodeQr(page) {
+  const { data, width, height } = await page.evaluate(async () => {
+    const img = document.querySelector('[data-testid="room-qr"]');
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = 400;
+    canvas.height = 400;
+    const g = canvas.getContext('2d');
+    g.imageSmoothingEnabled = false;
+    g.drawImage(img, 0, 0, 400, 400);
+    const pixels = g.getImageData(0, 0, 400, 400);
+    return { data: Array.from(pixels.data), width: 400, height: 400 };
+  });
+  const code = jsQR(Uint8ClampedArray.from(data), width, height);
+  assert.ok(code, 'the QR code decodes');
+  return code.data;
+}
+
+/** A phone: its own browser context (its own cookies, storage and socket), 390 px wide. */
+async function phone(joinUrl) {
+  const context = await phonesBrowser.newContext({ viewport: NARROW });
+  const page = await context.newPage();
+  page.on('pageerror', (err) => console.error('phone page error:', err.message));
+  await page.goto(joinUrl);
+  await page.getByTestId('room-phone').waitFor();
+  return page;
+}
+
+test('a presenter and three phones run a naive sale; each phone shows its own result', async () => {
+  phonesBrowser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  await fresh(WIDE);
+  const presenter = lab.page;
+  await presenter.getByTestId('create-room').click();
+  const code = (await presenter.getByTestId('room-code').textContent()).trim();
+  assert.match(code, /^[A-Z2-9]{5}$/);
+  const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
+  assert.equal(joinUrl, `${lab.server.url}/r/${code}`);
+  assert.equal(await decodeQr(presenter), joinUrl, 'the QR code is the join URL');
+
+  const phones = [];
+  for (let i = 0; i < 3; i += 1) phones.push(await phone(joinUrl));
+  await presenter.getByTestId('room-presence').filter({ hasText: '3 phones' }).waitFor();
+
+  await presenter.getByTestId('sale-stock').fill('2');
+  await presenter.getByTestId('sale-stock').dispatchEvent('change');
+  await presenter.getByTestId('open-sale').click();
+  for (const p of phones) await p.locator('[data-testid="buy"]:not([disabled])').waitFor();
+
+  // One phone at a time, so the outcome is certain: units #2 and #1, then sold out.
+  const verdicts = [];
+  for (const p of phones) {
+    await p.getByTestId('buy').click();
+    const verdict = p.getByTestId('buy-verdict');
+    await verdict.filter({ hasText: /\S/ }).waitFor();
+    verdicts.push((await verdict.textContent()).trim());
+    assert.ok(await p.getByTestId('buy').isDisabled(), 'one buy per phone');
+  }
+  assert.deepEqual(verdicts, ['you got unit #2', 'you got unit #1', 'refused: sold out']);
+
+  // A reload is the same phone: its result comes back, and it cannot buy again.
+  await phones[0].reload();
+  await phones[0].getByTestId('buy-verdict').filter({ hasText: 'you got unit #2' }).waitFor();
+  assert.ok(await phones[0].getByTestId('buy').isDisabled(), 'still one buy per phone after a reload');
+  assert.equal(phones[0].url(), joinUrl, 'the join URL stays the room\'s (a sale is no shareable run link)');
+  assert.equal(await phones[0].getByTestId('error-notice').count(), 0);
+
+  // The big screen shows the same race: two sold, none left.
+  await presenter.getByTestId('room-presence').filter({ hasText: '3 clicks' }).waitFor();
+  // The presenter's reload takes the room back: same code, and the open sale can be closed.
+  await presenter.reload();
+  await presenter.getByTestId('room-code').filter({ hasText: code }).waitFor();
+  await presenter.locator('[data-testid="close-sale"]:not([disabled])').waitFor();
+  await presenter.getByTestId('close-sale').click();
+  await presenter.getByTestId('sale-ended').filter({ hasText: 'Last sale: 0 oversold' }).waitFor();
+  for (const p of phones) await p.getByTestId('room-sale').filter({ hasText: 'Sale over' }).waitFor();
+  await phones[0].screenshot({ path: path.join(shots, 'room-phone.png'), fullPage: true });
+  await presenter.screenshot({ path: path.join(shots, 'room-presenter.png') });
+  await presenter.setViewportSize(FULL_HD);
+  await presenter.getByTestId('view-stage').click();
+  await presenter.screenshot({ path: path.join(shots, 'room-stage.png') });
+});
+
+/** `oversold --private-redis serve`: a server that starts its own Redis, so chaos is allowed. */
+function startOwningServer() {
+  const args = ['--private-redis', 'serve', '--addr', '127.0.0.1:0', '--assets', path.join(root, 'dist')];
+  const child = spawn(serverBin, args, { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  ownRedisServer = child;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no listening line in 30 s')), 30_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/^oversold listening on (http:\/\/\S+)$/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+}
+
+test('on a server that owns its Redis, a chaos button lands on the timeline and in the audit trail', async () => {
+  const url = await startOwningServer();
+  const page = lab.page;
+  await page.setViewportSize(WIDE);
+  await page.goto(url);
+  await page.getByTestId('create-room').click();
+  await page.getByTestId('room-code').waitFor();
+  await page.getByTestId('sale-strategy').selectOption('lua');
+  for (const [id, value] of [['sale-stock', '100'], ['sale-bots', '400'], ['sale-seconds', '3']]) {
+    await page.getByTestId(id).fill(value);
+    await page.getByTestId(id).dispatchEvent('change');
+  }
+  await page.getByTestId('open-sale').click();
+  await page.getByTestId('close-sale').and(page.locator(':not([disabled])')).waitFor();
+  await page.waitForTimeout(300);
+  await page.getByTestId('chaos-pause_redis').click();
+  const log = page.getByTestId('chaos-log');
+  await log.filter({ hasText: 'CLIENT PAUSE 1000 ms' }).waitFor({ timeout: 15_000 });
+  await page.getByTestId('sale-ended').filter({ hasText: 'Last sale: 0 oversold' }).waitFor({ timeout: 30_000 });
+  // The audit trail names it with its moment on the sale's clock.
+  const note = (await page.getByTestId('audit-chaos').textContent()).trim();
+  assert.match(note, /^chaos at \d[\d.]* (ms|s): CLIENT PAUSE 1000 ms/);
+  // Nobody failed: the pause was only latency.
+  assert.equal(await num('units-sold'), 100);
+  assert.equal(await page.getByTestId('errors').count(), 0, 'no errors counter: nobody failed');
+  await page.getByTestId('timeline').scrollIntoViewIfNeeded();
+  await page.getByTestId('timeline').screenshot({ path: path.join(shots, 'room-chaos-timeline.png') });
+});

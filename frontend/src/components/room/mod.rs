@@ -1,0 +1,23 @@
+//! Rooms on the page: the phone and spectator view a join URL opens ([`phone`]), and the
+//! presenter's panel on the normal page ([`presenter`]). Both send through [`send`], typed.
+
+pub mod phone;
+pub mod presenter;
+pub mod send;
+
+use leptos::prelude::*;
+use oversold_protocol::room::RoomRole;
+
+/// The room a join URL names (`/r/CODE`), and as whom to join (`?as=spectator` for a second
+/// projector; a phone otherwise). Read once, at start.
+pub fn joined_by_url() -> Option<(String, RoomRole)> {
+    let location = window().location();
+    let code = crate::model::room::code_in_path(&location.pathname().ok()?)?;
+    let spectator = location.search().is_ok_and(|q| q.contains("as=spectator"));
+    let role = if spectator {
+        RoomRole::Spectator
+    } else {
+        RoomRole::Phone
+    };
+    Some((code, role))
+}

@@ -1,0 +1,112 @@
+//! What a join URL opens: the room's race on a phone (counters, grid, a big Buy button while
+//! a sale is open, this phone's own result), or read-only for a spectator. Light on purpose:
+//! only the counters and the grid of the full page, nothing else mounted.
+
+use leptos::prelude::*;
+use oversold_protocol::RedisState;
+use oversold_protocol::room::RoomRole;
+
+use super::send;
+use crate::components::{counters::Counters, inventory::Inventory, notices::Notices};
+use crate::model::room::{RoomState, parse_seat};
+use crate::session::{Link, Session};
+use crate::socket::Socket;
+use crate::web;
+
+/// The phone (or spectator) page for room `code`.
+#[component]
+pub fn RoomPage(
+    /// The room code from the join URL.
+    code: String,
+    /// Phone or spectator.
+    role: RoomRole,
+) -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    // An Effect because joining is talking to the outside world: on every (re)connect the
+    // server has forgotten this socket, so the page joins again.
+    // The phone's seat is kept in the browser (per room) so a reload is the same buyer.
+    let kept = format!("oversold-seat-{code}");
+    let join_code = code.clone();
+    let key = kept.clone();
+    Effect::new(move |_| {
+        if session.link.get() == Link::Open {
+            let back = web::recall(&key).as_deref().and_then(parse_seat);
+            send::join(&socket, session, &join_code, role, None, back);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(seat) = session.room.with(RoomState::seat) {
+            web::remember(&kept, &seat);
+        }
+    });
+    let room = session.room;
+    let presence = move || {
+        room.with(|r| {
+            let p = r.presence;
+            format!("{} phones here · {} clicks", p.phones, p.clicks)
+        })
+    };
+    let sale_line = move || {
+        room.with(|r| match &r.sale {
+            None => "Waiting for the presenter to open a sale…".to_string(),
+            Some(s) if s.open => format!(
+                "Sale open: {} units, strategy {}",
+                s.config.stock, s.config.strategy
+            ),
+            Some(s) => match &s.error {
+                Some(why) => format!("Sale over, without a summary: {why}"),
+                None => "Sale over.".to_string(),
+            },
+        })
+    };
+    let linked = move || session.link.get() == Link::Open;
+    let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
+    view! {
+        <main class="room-phone" data-testid="room-phone">
+            <header class="room-phone-head">
+                <strong>"oversold"</strong>
+                <span class="room-code" data-testid="room-code">{code}</span>
+                <span class="muted" class:bad=move || !linked()>
+                    {move || if linked() { "live" } else { "reconnecting…" }}
+                </span>
+            </header>
+            <Notices/>
+            <p class="muted" data-testid="room-presence">{presence}</p>
+            <p data-testid="room-sale">{sale_line}</p>
+            <Show when=redis_down>
+                <p class="bad" data-testid="room-redis-down">
+                    "Redis is down: the shop refuses orders (fails closed) until it is back."
+                </p>
+            </Show>
+            <Show when=move || role == RoomRole::Phone>
+                <BuyButton/>
+            </Show>
+            <Counters/>
+            <Inventory/>
+        </main>
+    }
+}
+
+/// The Buy button and, under it, what happened to this phone's click.
+#[component]
+fn BuyButton() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    let room = session.room;
+    let can_buy = move || room.with(|r| r.can_buy());
+    let waiting = move || room.with(|r| r.waiting);
+    let verdict = move || room.with(|r| r.verdict());
+    let refusal = move || room.with(|r| r.refusal.clone());
+    let bad = move || verdict().is_some_and(|v| !v.starts_with("you got"));
+    view! {
+        <button class="buy-button" data-testid="buy" disabled=move || !can_buy()
+            on:click=move |_| send::buy(&socket, session)>
+            {move || if waiting() { "Buying…" } else { "Buy" }}
+        </button>
+        <p class="buy-verdict" class:bad=bad data-testid="buy-verdict">
+            {move || verdict().unwrap_or_default()}
+        </p>
+        <p class="muted" data-testid="buy-refusal">{move || refusal().unwrap_or_default()}</p>
+    }
+}

@@ -1,0 +1,390 @@
+//! A room as this page sees it: who we are in it, who else is there, the sale, this phone's
+//! own results and the chaos pressed so far. The sale's outcomes themselves fill the normal
+//! run model (`page.rs` treats a sale as a run); this holds only what a room adds.
+
+use oversold_protocol::room::{BuyResult, ChaosApplied, Presence, RoomRole, SaleConfig};
+use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
+
+/// Chaos events kept for the log (the newest; older ones drop off).
+const CHAOS_KEPT: usize = 20;
+
+/// The sale on screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaleView {
+    /// Its id (the run id of its outcomes).
+    pub sale_id: String,
+    /// The presenter's knobs.
+    pub config: SaleConfig,
+    /// False once `sale_closed` arrived.
+    pub open: bool,
+    /// Oversold units, from the summary once closed.
+    pub oversold: Option<u64>,
+    /// Why it ended without a summary.
+    pub error: Option<String>,
+    /// Scripts reloaded during the sale.
+    pub reloads: u64,
+}
+
+/// Everything a room adds to the page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoomState {
+    /// The room code, once created or joined.
+    pub code: Option<String>,
+    /// As whom this page is in the room.
+    pub role: Option<RoomRole>,
+    /// Presenter only: the secret (kept in memory, never in the address or storage).
+    pub token: Option<String>,
+    /// Presenter only: what the QR code says.
+    pub join_url: Option<String>,
+    /// This socket's id in the room.
+    pub participant_id: Option<u32>,
+    /// A phone's proof of its id, kept so a reload joins as the same buyer.
+    pub seat_token: Option<String>,
+    /// Head count and clicks.
+    pub presence: Presence,
+    /// The current (or last) sale.
+    pub sale: Option<SaleView>,
+    /// This phone's results in the current sale, newest last.
+    pub results: Vec<BuyResult>,
+    /// A click is on its way (the Buy button waits).
+    pub waiting: bool,
+    /// The last refusal the server sent this phone (already bought, no sale open, …).
+    pub refusal: Option<String>,
+    /// Chaos pressed, newest last.
+    pub chaos: Vec<ChaosApplied>,
+    /// Clicks sent so far, for unique request ids.
+    pub clicks_sent: u32,
+}
+
+impl RoomState {
+    /// Fold one server frame in.
+    pub fn apply(&mut self, msg: &ServerMessage) {
+        match msg {
+            ServerMessage::RoomCreated {
+                room,
+                presenter_token,
+                join_url,
+            } => {
+                *self = RoomState {
+                    code: Some(room.clone()),
+                    role: Some(RoomRole::Presenter),
+                    token: Some(presenter_token.clone()),
+                    join_url: Some(join_url.clone()),
+                    ..RoomState::default()
+                };
+            }
+            ServerMessage::RoomJoined {
+                room,
+                participant_id,
+                role,
+                seat_token,
+            } => {
+                self.code = Some(room.clone());
+                self.role = Some(*role);
+                self.participant_id = Some(*participant_id);
+                self.seat_token = seat_token.clone();
+                self.waiting = false;
+            }
+            ServerMessage::RoomPresence { presence, .. } => self.presence = *presence,
+            ServerMessage::SaleOpened(s) => self.sale_opened(&s.sale_id, &s.config),
+            ServerMessage::SaleClosed(c) => {
+                if let Some(sale) = self.sale.as_mut().filter(|s| s.sale_id == c.sale_id) {
+                    sale.open = false;
+                    sale.oversold = c.summary.as_ref().map(|s| s.oversold_units);
+                    sale.error = c.error.clone();
+                    sale.reloads = c.reloads;
+                }
+                self.waiting = false;
+            }
+            ServerMessage::BuyResult(r) => {
+                self.waiting = false;
+                self.refusal = None;
+                self.results.push(r.clone());
+            }
+            ServerMessage::ChaosApplied(c) => {
+                self.chaos.push(c.clone());
+                if self.chaos.len() > CHAOS_KEPT {
+                    self.chaos.remove(0);
+                }
+            }
+            // The room this page presented is gone (it expired): start over.
+            ServerMessage::Error(e)
+                if e.code == ErrorCode::NoSuchRoom && self.role == Some(RoomRole::Presenter) =>
+            {
+                *self = RoomState::default();
+            }
+            ServerMessage::Error(e) if self.code.is_some() && is_room_refusal(e.code) => {
+                self.waiting = false;
+                self.refusal = Some(e.message.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn sale_opened(&mut self, sale_id: &str, config: &SaleConfig) {
+        if self.sale.as_ref().is_some_and(|s| s.sale_id == sale_id) {
+            return; // replayed after a reconnect
+        }
+        self.sale = Some(SaleView {
+            sale_id: sale_id.to_string(),
+            config: config.clone(),
+            open: true,
+            oversold: None,
+            error: None,
+            reloads: 0,
+        });
+        self.results.clear();
+        self.refusal = None;
+        self.presence.clicks = 0;
+    }
+
+    /// Is the Buy button live? A sale is open, no click is on its way, and this phone has
+    /// not bought yet (unless the presenter allows more).
+    pub fn can_buy(&self) -> bool {
+        let Some(sale) = self.sale.as_ref().filter(|s| s.open) else {
+            return false;
+        };
+        self.role == Some(RoomRole::Phone)
+            && !self.waiting
+            && (sale.config.allow_repeat || self.results.is_empty())
+    }
+
+    /// The next click's request id: unique per page (participant and count).
+    pub fn next_request_id(&mut self) -> String {
+        self.clicks_sent += 1;
+        self.waiting = true;
+        format!(
+            "p{}-c{}",
+            self.participant_id.unwrap_or(0),
+            self.clicks_sent
+        )
+    }
+
+    /// Chaos pressed during run `run_id`, as timeline marks: µs after its gate, and the
+    /// button's name.
+    pub fn chaos_marks(&self, run_id: Option<&str>) -> Vec<(u64, String)> {
+        self.chaos
+            .iter()
+            .filter(|c| c.sale_id.as_deref().is_some_and(|id| Some(id) == run_id))
+            .filter_map(|c| Some((c.at_us?, c.action.as_str().replace('_', " "))))
+            .collect()
+    }
+
+    /// The presenter's room, kept in the browser as `"<code> <token>"` so a reload of the
+    /// presenter's page takes the room back.
+    pub fn presenting(&self) -> Option<String> {
+        (self.role == Some(RoomRole::Presenter))
+            .then(|| Some(format!("{} {}", self.code.as_ref()?, self.token.as_ref()?)))
+            .flatten()
+    }
+
+    /// Take back the room a kept `"<code> <token>"` names (the socket then joins as its
+    /// presenter); false when the text is not one.
+    pub fn resume_presenting(&mut self, kept: &str) -> bool {
+        let Some((code, token)) = kept.split_once(' ') else {
+            return false;
+        };
+        let token_ok =
+            !token.is_empty() && token.len() <= 64 && token.bytes().all(|b| b.is_ascii_hexdigit());
+        if !token_ok || !oversold_protocol::room::is_room_code(code) {
+            return false;
+        }
+        self.code = Some(code.to_string());
+        self.token = Some(token.to_string());
+        self.role = Some(RoomRole::Presenter);
+        self.join_url = None;
+        true
+    }
+
+    /// What a phone keeps in the browser to come back as itself: `"<id> <token>"`.
+    pub fn seat(&self) -> Option<String> {
+        Some(format!(
+            "{} {}",
+            self.participant_id?,
+            self.seat_token.as_ref()?
+        ))
+    }
+
+    /// This phone's latest result, in words.
+    pub fn verdict(&self) -> Option<String> {
+        let r = self.results.last()?;
+        let oversold = self.sale.as_ref().and_then(|s| s.oversold);
+        Some(verdict(r, oversold))
+    }
+}
+
+/// One result in words. `oversold`: the sale's oversold units, once it is closed.
+pub fn verdict(r: &BuyResult, oversold: Option<u64>) -> String {
+    match (r.result, r.unit) {
+        (OutcomeResult::Reserved, Some(unit)) if unit <= 0 => match oversold {
+            Some(n) => {
+                format!("you were sold a unit that does not exist: you are one of the {n} oversold")
+            }
+            None => "you were sold a unit that does not exist (the stock went below zero)".into(),
+        },
+        (OutcomeResult::Reserved, Some(unit)) => format!("you got unit #{unit}"),
+        (OutcomeResult::Reserved, None) => "you got a unit".into(),
+        (OutcomeResult::SoldOut, _) => "refused: sold out".into(),
+        (OutcomeResult::Unknown, _) => "no answer in time: the unit may or may not be yours".into(),
+        (OutcomeResult::GaveUp, _) => "gave up after too many retries".into(),
+        (OutcomeResult::Error, _) => match &r.message {
+            Some(why) => format!("failed: {why}"),
+            None => "failed".into(),
+        },
+    }
+}
+
+/// Errors that answer a room action (shown on the phone rather than as a page notice).
+fn is_room_refusal(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::AlreadyBought
+            | ErrorCode::SaleState
+            | ErrorCode::NotInRoom
+            | ErrorCode::RateLimited
+            | ErrorCode::NoSuchRoom
+            | ErrorCode::NotPresenter
+            | ErrorCode::ChaosNotAllowed
+    )
+}
+
+/// A kept seat (see [`RoomState::seat`]) read back; `None` for anything malformed.
+pub fn parse_seat(kept: &str) -> Option<(u32, String)> {
+    let (id, token) = kept.split_once(' ')?;
+    let token_ok =
+        !token.is_empty() && token.len() <= 64 && token.bytes().all(|b| b.is_ascii_hexdigit());
+    Some((id.parse().ok()?, token.to_string())).filter(|_| token_ok)
+}
+
+/// The room code in a join path (`/r/CODE`), if the page was opened through one.
+pub fn code_in_path(path: &str) -> Option<String> {
+    let code = path.strip_prefix("/r/")?.trim_end_matches('/');
+    oversold_protocol::room::is_room_code(code).then(|| code.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oversold_protocol::room::SaleOpened;
+    use oversold_protocol::{RunConfig, WireError};
+
+    fn result(result: OutcomeResult, unit: Option<i64>) -> BuyResult {
+        BuyResult {
+            room: "AB3CD".into(),
+            request_id: "p1-c1".into(),
+            sale_id: "s-1".into(),
+            result,
+            unit,
+            outcome: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn verdicts_say_what_happened_to_this_phone() {
+        assert_eq!(
+            verdict(&result(OutcomeResult::Reserved, Some(7)), None),
+            "you got unit #7"
+        );
+        assert_eq!(
+            verdict(&result(OutcomeResult::SoldOut, None), None),
+            "refused: sold out"
+        );
+        assert_eq!(
+            verdict(&result(OutcomeResult::Reserved, Some(-3)), Some(14)),
+            "you were sold a unit that does not exist: you are one of the 14 oversold"
+        );
+    }
+
+    #[test]
+    fn a_phone_buys_once_unless_repeats_are_allowed() {
+        let mut room = RoomState::default();
+        room.apply(&ServerMessage::RoomJoined {
+            room: "AB3CD".into(),
+            participant_id: 4,
+            role: RoomRole::Phone,
+            seat_token: Some("ab12".into()),
+        });
+        assert_eq!(room.seat().as_deref(), Some("4 ab12"));
+        assert_eq!(parse_seat("4 ab12"), Some((4, "ab12".to_string())));
+        assert_eq!(parse_seat("4 <script>"), None);
+        assert_eq!(parse_seat("x ab12"), None);
+        assert!(!room.can_buy(), "no sale yet");
+        let config: SaleConfig = serde_json::from_str(r#"{"strategy":"naive","stock":3}"#).unwrap();
+        let run: RunConfig = serde_json::from_value(serde_json::json!({
+            "strategy":"naive","stock":3,"buyers":0,"qty":1,"app_servers":4,
+            "arrival_spread_ms":0,"race_window_ms":0,"seed":1
+        }))
+        .unwrap();
+        room.apply(&ServerMessage::SaleOpened(SaleOpened {
+            room: "AB3CD".into(),
+            sale_id: "s-1".into(),
+            config,
+            run,
+            opened_unix_us: 0,
+        }));
+        assert!(room.can_buy());
+        assert_eq!(room.next_request_id(), "p4-c1");
+        assert!(!room.can_buy(), "waiting for the answer");
+        room.apply(&ServerMessage::BuyResult(result(
+            OutcomeResult::Reserved,
+            Some(3),
+        )));
+        assert!(!room.can_buy(), "bought already");
+        assert_eq!(room.verdict().unwrap(), "you got unit #3");
+        room.apply(&ServerMessage::Error(WireError {
+            code: ErrorCode::AlreadyBought,
+            message: "you have already bought in this sale".into(),
+            run_id: None,
+        }));
+        assert_eq!(
+            room.refusal.as_deref(),
+            Some("you have already bought in this sale")
+        );
+    }
+
+    #[test]
+    fn chaos_marks_belong_to_their_sale() {
+        let mut room = RoomState::default();
+        let pressed = |sale: Option<&str>, at_us| {
+            ServerMessage::ChaosApplied(ChaosApplied {
+                room: "AB3CD".into(),
+                action: oversold_protocol::room::ChaosAction::PauseRedis,
+                sale_id: sale.map(str::to_string),
+                at_us,
+                took_us: 1,
+                detail: "CLIENT PAUSE".into(),
+            })
+        };
+        room.apply(&pressed(Some("s-1"), Some(800_000)));
+        room.apply(&pressed(Some("s-2"), Some(5)));
+        room.apply(&pressed(None, None));
+        assert_eq!(
+            room.chaos_marks(Some("s-1")),
+            vec![(800_000, "pause redis".to_string())]
+        );
+        assert!(room.chaos_marks(None).is_empty());
+    }
+
+    #[test]
+    fn a_presenter_takes_a_kept_room_back_and_drops_an_expired_one() {
+        let mut room = RoomState::default();
+        assert!(!room.resume_presenting("AB3CD <script>"));
+        assert!(room.resume_presenting("AB3CD 0123abcd"));
+        assert_eq!(room.presenting().as_deref(), Some("AB3CD 0123abcd"));
+        room.apply(&ServerMessage::Error(WireError {
+            code: ErrorCode::NoSuchRoom,
+            message: "gone".into(),
+            run_id: None,
+        }));
+        assert_eq!(room, RoomState::default());
+    }
+
+    #[test]
+    fn join_paths_name_a_room() {
+        assert_eq!(code_in_path("/r/AB3CD").as_deref(), Some("AB3CD"));
+        assert_eq!(code_in_path("/r/AB3CD/").as_deref(), Some("AB3CD"));
+        assert_eq!(code_in_path("/r/nope!"), None);
+        assert_eq!(code_in_path("/"), None);
+    }
+}

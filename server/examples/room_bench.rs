@@ -1,0 +1,345 @@
+//! The rooms load benchmark: N participants (default 500) in one room across two
+//! `oversold serve` processes on loopback sharing one private Redis, everyone pressing Buy
+//! within one second. Checks that every click gets exactly one `buy_result`, delivered to the
+//! phone that made it, and prints: click → own result latency, fan-out latency (an outcome's
+//! end on the sale's server → its arrival on every screen), and each server's peak memory
+//! and CPU time.
+//!
+//! ```text
+//! cargo build --release -p oversold --bin oversold --example room_bench
+//! target/release/examples/room_bench [--participants 500] [--strategy naive] [--stock 100]
+//! ```
+//! Loopback only (it binds 127.0.0.1 and starts its own redis-server); Linux only (it reads
+//! `/proc` for memory and CPU). The servers are `oversold` next to this example's binary,
+//! or `--server PATH`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures_util::{SinkExt, StreamExt};
+use oversold::private_redis::PrivateRedis;
+use oversold::rooms::sale::unix_us;
+use oversold_protocol::ServerMessage;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::Mutex;
+use tokio_tungstenite::tungstenite::Message;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Longest the whole run may take before it is declared stuck.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+/// Most participants this benchmark will open (each is a socket).
+const MAX_PARTICIPANTS: usize = 2_000;
+
+struct Args {
+    participants: usize,
+    strategy: String,
+    stock: u32,
+    server: PathBuf,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut a = Args {
+        participants: 500,
+        strategy: "naive".into(),
+        stock: 100,
+        server: std::env::current_exe()?
+            .parent()
+            .and_then(|p| p.parent())
+            .context("no parent directory")?
+            .join("oversold"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--participants" => a.participants = value.parse()?,
+            "--strategy" => a.strategy = value,
+            "--stock" => a.stock = value.parse()?,
+            "--server" => a.server = value.into(),
+            other => bail!("unknown flag {other}"),
+        }
+    }
+    if !(1..=MAX_PARTICIPANTS).contains(&a.participants) {
+        bail!("--participants must be 1 to {MAX_PARTICIPANTS}");
+    }
+    Ok(a)
+}
+
+/// One `oversold serve` child, and the address it printed.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+async fn start_server(bin: &PathBuf, redis_url: &str, sockets: usize) -> anyhow::Result<Server> {
+    let mut child = Command::new(bin)
+        .args(["--redis-url", redis_url, "serve", "--addr", "127.0.0.1:0"])
+        .args(["--max-sockets", &sockets.to_string()])
+        .args(["--max-sockets-per-address", &sockets.to_string()])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .context("the server did not start in 20 s")??
+        .context("the server exited")?;
+    let addr = line
+        .strip_prefix("oversold listening on http://")
+        .context("unexpected first line")?
+        .to_string();
+    Ok(Server { child, addr })
+}
+
+async fn connect(addr: &str) -> anyhow::Result<Ws> {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await?;
+    Ok(ws)
+}
+
+async fn send(ws: &mut Ws, v: serde_json::Value) -> anyhow::Result<()> {
+    ws.send(Message::Text(v.to_string().into())).await?;
+    Ok(())
+}
+
+/// The next protocol frame, or an error after `limit`.
+async fn next(ws: &mut Ws, limit: Duration) -> anyhow::Result<ServerMessage> {
+    loop {
+        let frame = tokio::time::timeout(limit, ws.next())
+            .await
+            .context("no frame in time")?
+            .context("socket closed")??;
+        if let Message::Text(t) = frame {
+            return Ok(serde_json::from_str(&t)?);
+        }
+    }
+}
+
+/// What one screen saw: each buyer's outcome arrival (µs since the epoch), its own results.
+#[derive(Default)]
+struct Seen {
+    arrivals: HashMap<u32, u64>,
+    results: Vec<(String, u64)>,
+    opened_unix_us: u64,
+    outcome_end_us: HashMap<u32, u64>,
+}
+
+/// Follow one screen until `sale_closed`, pressing Buy once at `click_at` if it is a phone.
+async fn screen(
+    mut ws: Ws,
+    room: String,
+    click: Option<(String, Instant)>,
+) -> anyhow::Result<(Seen, Option<u64>)> {
+    let mut seen = Seen::default();
+    let mut sent_at = None;
+    let mut click = click;
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        let wait = match &click {
+            Some((_, at)) => at.saturating_duration_since(Instant::now()),
+            None => deadline.saturating_duration_since(Instant::now()),
+        };
+        let frame = tokio::select! {
+            f = next(&mut ws, deadline.saturating_duration_since(Instant::now())) => f?,
+            _ = tokio::time::sleep(wait), if click.is_some() => {
+                let (request_id, _) = click.take().expect("checked");
+                sent_at = Some(unix_us());
+                send(&mut ws, json!({"type":"buy","room":room,"request_id":request_id})).await?;
+                continue;
+            }
+        };
+        let now = unix_us();
+        match frame {
+            ServerMessage::SaleOpened(s) => seen.opened_unix_us = s.opened_unix_us,
+            ServerMessage::Outcomes { outcomes, .. } => {
+                for o in outcomes {
+                    seen.arrivals.insert(o.buyer, now);
+                    seen.outcome_end_us.insert(o.buyer, o.end_us);
+                }
+            }
+            ServerMessage::BuyResult(r) => seen.results.push((r.request_id, now)),
+            ServerMessage::SaleClosed(_) => return Ok((seen, sent_at)),
+            ServerMessage::Error(e) => bail!("error frame: {e:?}"),
+            _ => {}
+        }
+    }
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// `(peak RSS KiB, CPU seconds)` of a process, from `/proc`.
+fn usage(pid: u32) -> (u64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    (hwm, ticks as f64 / 100.0)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let a = args()?;
+    let redis = tokio::task::spawn_blocking(PrivateRedis::start).await??;
+    let per_server = a.participants / 2 + 8;
+    let mut servers = Vec::new();
+    for _ in 0..2 {
+        servers.push(start_server(&a.server, &redis.url(), per_server + 16).await?);
+    }
+    let (sa, sb) = (servers[0].addr.clone(), servers[1].addr.clone());
+    println!("servers: {sa} and {sb}; redis: {}", redis.url());
+
+    let mut presenter = connect(&sa).await?;
+    send(&mut presenter, json!({"type":"create_room"})).await?;
+    let (room, token) = loop {
+        if let ServerMessage::RoomCreated {
+            room,
+            presenter_token,
+            ..
+        } = next(&mut presenter, Duration::from_secs(5)).await?
+        {
+            break (room, presenter_token);
+        }
+    };
+
+    // Phones alternate between the two servers; one spectator on the second.
+    let joined = Instant::now();
+    let mut phones = Vec::new();
+    for i in 0..a.participants {
+        let mut ws = connect(if i % 2 == 0 { &sa } else { &sb }).await?;
+        send(&mut ws, json!({"type":"join_room","room":room})).await?;
+        loop {
+            if let ServerMessage::RoomJoined { .. } = next(&mut ws, Duration::from_secs(10)).await?
+            {
+                break;
+            }
+        }
+        phones.push(ws);
+    }
+    let mut spectator = connect(&sb).await?;
+    send(
+        &mut spectator,
+        json!({"type":"join_room","room":room,"as":"spectator"}),
+    )
+    .await?;
+    println!("{} phones joined in {:?}", a.participants, joined.elapsed());
+
+    let before: Vec<(u64, f64)> = servers
+        .iter()
+        .map(|s| usage(s.child.id().unwrap_or(0)))
+        .collect();
+    send(
+        &mut presenter,
+        json!({"type":"open_sale","room":room,"presenter_token":token,
+        "config":{"strategy":a.strategy,"stock":a.stock,"duration_ms":8000,"app_servers":8}}),
+    )
+    .await?;
+    // Everyone presses Buy within one second of the sale opening (spread evenly, seeded).
+    let start = Instant::now() + Duration::from_millis(500);
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, ws) in phones.into_iter().enumerate() {
+        let at = start + Duration::from_micros((i as u64 * 1_000_000) / a.participants as u64);
+        tasks.spawn(screen(ws, room.clone(), Some((format!("p{i}"), at))));
+    }
+    tasks.spawn(screen(presenter, room.clone(), None));
+    tasks.spawn(screen(spectator, room.clone(), None));
+    let screens = Arc::new(Mutex::new(Vec::new()));
+    while let Some(done) = tokio::time::timeout(RUN_LIMIT, tasks.join_next())
+        .await
+        .context("stuck")?
+    {
+        screens.lock().await.push(done??);
+    }
+    let after: Vec<(u64, f64)> = servers
+        .iter()
+        .map(|s| usage(s.child.id().unwrap_or(0)))
+        .collect();
+    report(&a, &screens.lock().await, &before, &after)
+}
+
+fn report(
+    a: &Args,
+    screens: &[(Seen, Option<u64>)],
+    before: &[(u64, f64)],
+    after: &[(u64, f64)],
+) -> anyhow::Result<()> {
+    let mut lost = 0;
+    let mut own = Vec::new();
+    for (seen, sent) in screens.iter().filter(|(_, sent)| sent.is_some()) {
+        match (seen.results.as_slice(), sent) {
+            ([(_, got)], Some(sent)) => own.push(got.saturating_sub(*sent)),
+            _ => lost += 1,
+        }
+    }
+    let mut fanout = Vec::new();
+    let mut buyers = 0;
+    for (seen, _) in screens {
+        buyers = buyers.max(seen.arrivals.len());
+        for (buyer, arrived) in &seen.arrivals {
+            let ended = seen.opened_unix_us + seen.outcome_end_us[buyer];
+            fanout.push(arrived.saturating_sub(ended));
+        }
+    }
+    own.sort_unstable();
+    fanout.sort_unstable();
+    let ms = |us: u64| us as f64 / 1000.0;
+    println!(
+        "participants {} · strategy {} · stock {}",
+        a.participants, a.strategy, a.stock
+    );
+    println!(
+        "clicks {} · answered exactly once {} · lost {lost}",
+        own.len() + lost,
+        own.len()
+    );
+    println!("outcomes per screen {buyers} · screens {}", screens.len());
+    println!(
+        "click → own result  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+        ms(percentile(&own, 0.5)),
+        ms(percentile(&own, 0.99)),
+        ms(percentile(&own, 1.0))
+    );
+    println!(
+        "fan-out (outcome → every screen, {} deliveries)  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+        fanout.len(),
+        ms(percentile(&fanout, 0.5)),
+        ms(percentile(&fanout, 0.99)),
+        ms(percentile(&fanout, 1.0))
+    );
+    for (i, ((_, cpu0), (hwm, cpu1))) in before.iter().zip(after).enumerate() {
+        println!(
+            "server {} · peak RSS {:.1} MiB · CPU {:.2} s during the sale",
+            i + 1,
+            *hwm as f64 / 1024.0,
+            cpu1 - cpu0
+        );
+    }
+    if lost > 0 {
+        bail!("{lost} clicks were not answered exactly once");
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! The presenter's chaos buttons. Each one is refused unless this server started its Redis
+//! itself (`--private-redis`): nobody else's Redis is ever flushed, paused or restarted.
+//!
+//! An action runs on the process that received the button (it needs no state of the
+//! sale's process: the app servers' connections are found by name), and ends with a
+//! `chaos_applied` event placed on the sale's timeline.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use oversold_protocol::room::{ChaosAction, ChaosApplied};
+use oversold_protocol::{ErrorCode, ServerMessage, WireError};
+
+use super::event::Event;
+use super::sale::{SaleRecord, unix_us};
+use super::{check_presenter, unavailable};
+use crate::app::AppState;
+use crate::store::rooms::{self as store, RoomKeys};
+use crate::store::{self as redis_store, RedisConn};
+use crate::ws::inbound::wire_error;
+
+/// `pause_redis` pauses every client this long.
+pub const PAUSE_MS: u64 = 1_000;
+/// `slow_script` spins this long: well under Redis's 5 s busy-script threshold.
+pub const SLOW_SCRIPT_MS: u64 = 500;
+/// How long after the slow script starts the health-style `PING` is sent.
+const PING_AFTER: Duration = Duration::from_millis(20);
+
+/// `chaos`: check the presenter and the Redis, then run the action in the background (it
+/// can take a second) and announce what it did.
+pub async fn press(
+    state: &Arc<AppState>,
+    code: &str,
+    token: &str,
+    action: ChaosAction,
+) -> Result<(), WireError> {
+    let keys = super::seat::room_keys(code)?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    check_presenter(&mut conn, &keys, token).await?;
+    if !state.backends.owns_redis
+        || (action == ChaosAction::RestartRedis && state.rooms.private.is_none())
+    {
+        return Err(wire_error(
+            ErrorCode::ChaosNotAllowed,
+            "chaos buttons only act on a Redis this server started itself (--private-redis)",
+        ));
+    }
+    if state.rooms.chaos_running.swap(true, Ordering::AcqRel) {
+        return Err(wire_error(
+            ErrorCode::RateLimited,
+            "a chaos action is still running; wait for it to finish",
+        ));
+    }
+    let record = store::sale(&mut conn, &keys)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|json| serde_json::from_str::<SaleRecord>(&json).ok());
+    // The sale's clock (its outcomes' times count from it), so the press lands on the
+    // timeline where it happened.
+    let clock = match &record {
+        Some(_) => store::sale_clock(&mut conn, &keys).await.ok().flatten(),
+        None => None,
+    };
+    let state = state.clone();
+    let code = code.to_string();
+    state.rooms.tracker.clone().spawn(async move {
+        let started = Instant::now();
+        let at_us = clock.map(|c| unix_us().saturating_sub(c));
+        let detail = match apply(&state, &keys, action, record.as_ref()).await {
+            Ok(detail) => detail,
+            Err(e) => format!("{} failed: {}", action.as_str(), e.message),
+        };
+        let took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        tracing::info!(room = %code, action = action.as_str(), %detail, "chaos");
+        let msg = ServerMessage::ChaosApplied(ChaosApplied {
+            room: code,
+            action,
+            sale_id: record.map(|r| r.sale_id),
+            at_us,
+            took_us,
+            detail,
+        });
+        if let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await {
+            let _ = state
+                .rooms
+                .publish(&mut conn, &keys, &Event::All { msg })
+                .await;
+        }
+        state.rooms.chaos_running.store(false, Ordering::Release);
+    });
+    Ok(())
+}
+
+async fn apply(
+    state: &Arc<AppState>,
+    keys: &RoomKeys,
+    action: ChaosAction,
+    sale: Option<&SaleRecord>,
+) -> Result<String, WireError> {
+    let store = &state.backends.redis;
+    let mut conn = store.connect().await.map_err(unavailable)?;
+    match action {
+        ChaosAction::ScriptFlush => {
+            store::flush_scripts(&mut conn).await.map_err(unavailable)?;
+            Ok(
+                "SCRIPT FLUSH and FUNCTION FLUSH: every cached script and function is gone; \
+                the atomic strategies load theirs again on their next call"
+                    .into(),
+            )
+        }
+        ChaosAction::KillAppServer => {
+            let Some(sale) = sale else {
+                return Ok("no sale is open: there is no app server to kill".into());
+            };
+            let name = redis_store::app_server_name(&sale.sale_id, 0);
+            let killed = store::kill_client_named(&mut conn, &name)
+                .await
+                .map_err(unavailable)?;
+            Ok(if killed {
+                "CLIENT KILL: app server 0's connection is gone; its buyers fail, the others go on"
+                    .into()
+            } else {
+                "app server 0 had no connection to kill".into()
+            })
+        }
+        ChaosAction::PauseRedis => {
+            store::pause(&mut conn, PAUSE_MS)
+                .await
+                .map_err(unavailable)?;
+            let waited = ping_time(store).await;
+            Ok(format!(
+                "CLIENT PAUSE {PAUSE_MS} ms: every command waits; a PING sent right after \
+                 waited {waited}"
+            ))
+        }
+        ChaosAction::SlowScript => slow_script(store, conn).await,
+        ChaosAction::RestartRedis => restart(state, keys, conn).await,
+    }
+}
+
+/// How long a `PING` on a fresh connection takes, in words.
+async fn ping_time(store: &redis_store::Store) -> String {
+    let t = Instant::now();
+    match store.ping().await {
+        Ok(()) => format!("{} ms", t.elapsed().as_millis()),
+        Err(e) => format!("{} ms and failed ({})", t.elapsed().as_millis(), e.short()),
+    }
+}
+
+/// Run the slow script and, while it runs, time a `PING` (what the health check sends).
+async fn slow_script(store: &redis_store::Store, mut conn: RedisConn) -> Result<String, WireError> {
+    let spin = tokio::spawn(async move { store::slow_script(&mut conn, SLOW_SCRIPT_MS).await });
+    tokio::time::sleep(PING_AFTER).await;
+    let waited = ping_time(store).await;
+    let spent = spin
+        .await
+        .map_err(|e| wire_error(ErrorCode::RunFailed, e.to_string()))?
+        .map_err(unavailable)?;
+    Ok(format!(
+        "a Lua script spun {} ms inside Redis; a PING sent {} ms in waited {waited} behind it",
+        spent / 1_000,
+        PING_AFTER.as_millis()
+    ))
+}
+
+/// Stop the server's own Redis and start it again, empty; put the room's record back so
+/// the room goes on (the sale in flight is lost, and says so).
+async fn restart(
+    state: &Arc<AppState>,
+    keys: &RoomKeys,
+    mut conn: RedisConn,
+) -> Result<String, WireError> {
+    let record = store::record(&mut conn, keys).await.map_err(unavailable)?;
+    let Some(private) = state.rooms.private.clone() else {
+        return Err(wire_error(
+            ErrorCode::ChaosNotAllowed,
+            "this server did not start its Redis",
+        ));
+    };
+    let t = Instant::now();
+    tokio::task::spawn_blocking(move || {
+        let mut redis = private.lock().expect("private redis poisoned");
+        redis.stop();
+        redis.restart()
+    })
+    .await
+    .map_err(|e| wire_error(ErrorCode::RunFailed, e.to_string()))?
+    .map_err(|e| wire_error(ErrorCode::RedisUnavailable, e.to_string()))?;
+    let down = t.elapsed();
+    let mut fresh = state.backends.redis.connect().await.map_err(unavailable)?;
+    store::restore(&mut fresh, keys, &record, state.rooms.ttl_s())
+        .await
+        .map_err(unavailable)?;
+    Ok(format!(
+        "redis-server stopped and started again, empty, in {} ms: the sale's stock is gone, \
+         so the sale fails closed; the room's record was put back",
+        down.as_millis()
+    ))
+}

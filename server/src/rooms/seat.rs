@@ -1,0 +1,431 @@
+//! One socket's place in a room, and the room messages' handlers: `create_room`,
+//! `join_room` and `buy` here, the sale controls in [`super::control`], chaos in
+//! [`super::chaos`].
+//!
+//! A seat owns a forwarding task ([`super::forward`]) that turns the room's events into this
+//! socket's frames. Dropping the seat stops it.
+
+use std::sync::Arc;
+
+use oversold_protocol::room::{self, RoomRole};
+use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::event::{Event, Stamped, StreamId};
+use super::hub::Hub;
+use super::sale::SaleRecord;
+use super::{check_presenter, no_such_room, secret, unavailable};
+use crate::app::AppState;
+use crate::store::rooms as store;
+use crate::ws::Caller;
+use crate::ws::inbound::wire_error;
+
+/// A phone's Buy button: a burst of this many clicks…
+const BUY_BURST: f64 = 3.0;
+/// …refilled at this many a second.
+const BUYS_PER_SEC: f64 = 2.0;
+
+/// A socket in a room.
+pub struct Seat {
+    pub(super) hub: Arc<Hub>,
+    role: RoomRole,
+    participant: u32,
+    forwarder: Option<JoinHandle<()>>,
+    /// The live feed and where the replay starts, until forwarding starts.
+    pending: Option<(broadcast::Receiver<Arc<Stamped>>, Option<StreamId>)>,
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        if let Some(task) = &self.forwarder {
+            task.abort();
+        }
+    }
+}
+
+impl Seat {
+    /// Start turning the room's events into this socket's frames: called once the socket
+    /// has been told it is in, so its first room frame is always `room_created` or
+    /// `room_joined`, then the replay.
+    fn start_forwarding(&mut self, state: &AppState, frames: &mpsc::Sender<ServerMessage>) {
+        if let Some((live, replay_from)) = self.pending.take() {
+            self.forwarder = Some(state.rooms.tracker.spawn(super::forward::forward(
+                self.hub.clone(),
+                live,
+                self.participant,
+                replay_from,
+                frames.clone(),
+            )));
+        }
+    }
+
+    /// The head-count field this seat counts in.
+    fn field(&self) -> &'static str {
+        field(self.role)
+    }
+
+    /// One click's worth of the per-phone token bucket.
+    fn allow_buy(&mut self) -> bool {
+        let now = Instant::now();
+        let refill = now.duration_since(self.refilled).as_secs_f64() * BUYS_PER_SEC;
+        self.tokens = (self.tokens + refill).min(BUY_BURST);
+        self.refilled = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+fn field(role: RoomRole) -> &'static str {
+    match role {
+        RoomRole::Phone => "phones",
+        RoomRole::Spectator | RoomRole::Presenter => "watchers",
+    }
+}
+
+/// True for the messages this module answers.
+pub fn is_room_message(msg: &ClientMessage) -> bool {
+    matches!(
+        msg,
+        ClientMessage::CreateRoom
+            | ClientMessage::JoinRoom { .. }
+            | ClientMessage::OpenSale { .. }
+            | ClientMessage::Buy { .. }
+            | ClientMessage::CloseSale { .. }
+            | ClientMessage::Chaos { .. }
+    )
+}
+
+/// Answer one room message. Errors go back as `error` frames; the socket stays open.
+pub async fn handle(
+    state: &Arc<AppState>,
+    caller: &Caller,
+    msg: ClientMessage,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) {
+    let answered = match msg {
+        ClientMessage::CreateRoom => create(state, caller, frames, seat).await,
+        ClientMessage::JoinRoom {
+            room,
+            role,
+            presenter_token,
+            participant_id,
+            seat_token,
+        } => {
+            let back = participant_id.zip(seat_token);
+            join(
+                state,
+                &room,
+                role.unwrap_or_default(),
+                presenter_token,
+                back,
+                frames,
+                seat,
+            )
+            .await
+        }
+        ClientMessage::Buy { room, request_id } => buy(state, &room, &request_id, seat).await,
+        ClientMessage::OpenSale {
+            room,
+            presenter_token,
+            config,
+        } => super::control::open_sale(state, &room, &presenter_token, config, seat).await,
+        ClientMessage::CloseSale {
+            room,
+            presenter_token,
+        } => super::control::close_sale(state, &room, &presenter_token).await,
+        ClientMessage::Chaos {
+            room,
+            presenter_token,
+            action,
+        } => super::chaos::press(state, &room, &presenter_token, action).await,
+        _ => Ok(()),
+    };
+    if let Err(e) = answered {
+        let _ = frames.send(ServerMessage::Error(e)).await;
+    }
+}
+
+/// The keys of room `code`, or `out_of_range` for a string that is no room code.
+pub(super) fn room_keys(code: &str) -> Result<store::RoomKeys, WireError> {
+    if room::is_room_code(code) {
+        Ok(store::RoomKeys::new(code))
+    } else {
+        Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!(
+                "a room code is {} letters of {}",
+                room::ROOM_CODE_LEN,
+                room::ROOM_ALPHABET
+            ),
+        ))
+    }
+}
+
+async fn create(
+    state: &Arc<AppState>,
+    caller: &Caller,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let rooms = &state.rooms;
+    if !rooms.allow_creation(caller.addr) {
+        return Err(wire_error(
+            ErrorCode::RateLimited,
+            "this address has created its share of rooms for now; try again in a few minutes",
+        ));
+    }
+    let mut conn = rooms.conn(&state.backends.redis).await?;
+    let token = secret::new_token();
+    let hash = secret::hash(&token);
+    // 31^5 codes: a clash is rare, eight in a row means something else is wrong.
+    for _ in 0..8 {
+        let code = secret::new_code();
+        let keys = store::RoomKeys::new(&code);
+        if store::create(&mut conn, &keys, &hash, rooms.ttl_s())
+            .await
+            .map_err(unavailable)?
+        {
+            tracing::info!(room = %code, "room created");
+            let join_url = format!("{}/r/{code}", caller.base_url);
+            let created = ServerMessage::RoomCreated {
+                room: code.clone(),
+                presenter_token: token,
+                join_url,
+            };
+            leave(state, seat).await;
+            let mut taken = take_seat(state, &code, RoomRole::Presenter, None).await?;
+            let _ = frames.send(created).await;
+            taken.start_forwarding(state, frames);
+            *seat = Some(taken);
+            return Ok(());
+        }
+    }
+    Err(wire_error(
+        ErrorCode::Busy,
+        "no free room code was found; try again",
+    ))
+}
+
+async fn join(
+    state: &Arc<AppState>,
+    code: &str,
+    role: RoomRole,
+    token: Option<String>,
+    back: Option<(u32, String)>,
+    frames: &mpsc::Sender<ServerMessage>,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let keys = room_keys(code)?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    admit_to_room(state, &mut conn, &keys, role, token.as_deref()).await?;
+    let back = match back {
+        Some(back) if role == RoomRole::Phone => resume(&mut conn, &keys, back).await?,
+        _ => None,
+    };
+    leave(state, seat).await;
+    let mut taken = take_seat(state, code, role, back.as_ref().map(|b| b.0)).await?;
+    let seat_token = match (role, back) {
+        (RoomRole::Phone, Some((_, token))) => Some(token),
+        (RoomRole::Phone, None) => {
+            let token = secret::new_token();
+            store::remember_seat(&mut conn, &keys, taken.participant, &secret::hash(&token))
+                .await
+                .map_err(unavailable)?;
+            Some(token)
+        }
+        _ => None,
+    };
+    let _ = frames
+        .send(ServerMessage::RoomJoined {
+            room: code.to_string(),
+            participant_id: taken.participant,
+            role,
+            seat_token,
+        })
+        .await;
+    taken.start_forwarding(state, frames);
+    *seat = Some(taken);
+    Ok(())
+}
+
+/// May this socket join as `role`: the room exists (and the token is right, for the
+/// presenter), and it is not full.
+async fn admit_to_room(
+    state: &AppState,
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+    role: RoomRole,
+    token: Option<&str>,
+) -> Result<(), WireError> {
+    if role == RoomRole::Presenter {
+        check_presenter(conn, keys, token.unwrap_or("")).await?;
+    } else if store::token_hash(conn, keys)
+        .await
+        .map_err(unavailable)?
+        .is_none()
+    {
+        return Err(no_such_room());
+    }
+    let (phones, watchers) = store::presence(conn, keys).await.map_err(unavailable)?;
+    if phones.saturating_add(watchers) >= state.rooms.max_participants {
+        return Err(wire_error(
+            ErrorCode::ResourceExhausted,
+            format!("the room is full ({} people)", state.rooms.max_participants),
+        ));
+    }
+    Ok(())
+}
+
+/// A phone that proves its earlier id keeps it: a reload is not a second buyer. `None`
+/// (a fresh seat) when the token does not match.
+async fn resume(
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+    (id, token): (u32, String),
+) -> Result<Option<(u32, String)>, WireError> {
+    let stored = store::seat_hash(conn, keys, id)
+        .await
+        .map_err(unavailable)?;
+    Ok(stored
+        .is_some_and(|h| secret::matches(&token, &h))
+        .then_some((id, token)))
+}
+
+/// Count the socket in, announce the new head count, start forwarding.
+async fn take_seat(
+    state: &Arc<AppState>,
+    code: &str,
+    role: RoomRole,
+    back: Option<u32>,
+) -> Result<Seat, WireError> {
+    let hub = state.rooms.hub(code, &state.backends.redis).await?;
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let ttl = state.rooms.ttl_s();
+    let participant = match back {
+        Some(id) => {
+            store::count_in(&mut conn, &hub.keys, field(role), ttl)
+                .await
+                .map_err(unavailable)?;
+            id
+        }
+        None => {
+            store::join(&mut conn, &hub.keys, field(role), ttl)
+                .await
+                .map_err(unavailable)?
+                .0
+        }
+    };
+    announce_presence(state, &mut conn, &hub).await;
+    let replay_from = store::sale_start(&mut conn, &hub.keys)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|id| StreamId::parse(&id));
+    // Subscribed now, so nothing published from here on is missed; forwarding starts once
+    // the socket has had its `room_created`/`room_joined` (see `Seat::start_forwarding`).
+    let live = hub.subscribe();
+    Ok(Seat {
+        hub,
+        role,
+        participant,
+        forwarder: None,
+        pending: Some((live, replay_from)),
+        tokens: BUY_BURST,
+        refilled: Instant::now(),
+    })
+}
+
+/// Leave the room this socket is in, if any (another room joined, or the socket closed).
+pub async fn leave(state: &Arc<AppState>, seat: &mut Option<Seat>) {
+    let Some(left) = seat.take() else {
+        return;
+    };
+    let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await else {
+        return; // the counts are off until the room expires; nothing else depends on them
+    };
+    let _ = store::leave(&mut conn, &left.hub.keys, left.field()).await;
+    announce_presence(state, &mut conn, &left.hub).await;
+}
+
+async fn announce_presence(state: &AppState, conn: &mut crate::store::RedisConn, hub: &Hub) {
+    if let Ok((phones, watchers)) = store::presence(conn, &hub.keys).await {
+        let _ = state
+            .rooms
+            .publish(conn, &hub.keys, &Event::Presence { phones, watchers })
+            .await;
+    }
+}
+
+async fn buy(
+    state: &Arc<AppState>,
+    code: &str,
+    request_id: &str,
+    seat: &mut Option<Seat>,
+) -> Result<(), WireError> {
+    let Some(me) = seat.as_mut().filter(|s| s.hub.code == code) else {
+        return Err(wire_error(
+            ErrorCode::NotInRoom,
+            "join the room before buying",
+        ));
+    };
+    if me.role != RoomRole::Phone {
+        return Err(wire_error(
+            ErrorCode::NotInRoom,
+            "only phones buy; this socket joined as a spectator or presenter",
+        ));
+    }
+    if !room::is_request_id(request_id) {
+        return Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!(
+                "request_id must be 1 to {} of A-Z a-z 0-9 - _",
+                room::MAX_REQUEST_ID_LEN
+            ),
+        ));
+    }
+    if !me.allow_buy() {
+        return Err(wire_error(
+            ErrorCode::RateLimited,
+            "too many clicks; slow down",
+        ));
+    }
+    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let keys = &me.hub.keys;
+    let record: SaleRecord = match store::sale(&mut conn, keys).await.map_err(unavailable)? {
+        Some(json) => serde_json::from_str(&json)
+            .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?,
+        None => {
+            return Err(wire_error(
+                ErrorCode::SaleState,
+                "no sale is open right now",
+            ));
+        }
+    };
+    let ttl = state.rooms.ttl_s();
+    if !record.allow_repeat
+        && !store::claim_buy(&mut conn, keys, &record.sale_id, me.participant, ttl)
+            .await
+            .map_err(unavailable)?
+    {
+        return Err(wire_error(
+            ErrorCode::AlreadyBought,
+            "you have already bought in this sale",
+        ));
+    }
+    let click = Event::Click {
+        sale_id: record.sale_id,
+        participant: me.participant,
+        request_id: request_id.to_string(),
+    };
+    state.rooms.publish(&mut conn, keys, &click).await?;
+    Ok(())
+}

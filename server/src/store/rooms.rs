@@ -1,0 +1,505 @@
+//! A room in Redis: its record, its event stream, its open sale's lease, who has bought, and
+//! the chaos buttons' commands.
+//!
+//! Every key of room `CODE` is `oversold:{room-CODE}:…`: one hash tag, so on a Redis Cluster
+//! the whole room (and any command that touches two of its keys) sits on one slot. Every
+//! key has a TTL that activity renews; a room nobody touches disappears on its own.
+//!
+//! Why a stream and not pub/sub for the events: a phone that joins late (or reconnects, or
+//! whose process restarted) reads the current sale back from the stream with `XRANGE`,
+//! and a process that missed entries while its connection was down resumes from the last
+//! id it saw. Pub/sub forgets a message the instant it is delivered, so neither is possible
+//! there. The stream also gives each event one id, the same on every process, so every
+//! screen sees the same events in the same order and a duplicate is recognisable.
+
+use redis::Value;
+
+use super::{RedisConn, StoreError, functions, holds, scripts};
+
+/// Entries a room's stream keeps (approximately: `MAXLEN ~`). A sale of 500 phones and
+/// 2,000 bots fits many times over; a late joiner is replayed at most this much.
+pub const STREAM_MAXLEN: usize = 20_000;
+
+/// The keys of one room.
+#[derive(Debug, Clone)]
+pub struct RoomKeys {
+    meta: String,
+    events: String,
+    sale: String,
+    tag: String,
+}
+
+impl RoomKeys {
+    /// Keys of room `code` (already checked to be a room code).
+    pub fn new(code: &str) -> Self {
+        let tag = format!("oversold:{{room-{code}}}");
+        RoomKeys {
+            meta: format!("{tag}:meta"),
+            events: format!("{tag}:events"),
+            sale: format!("{tag}:sale"),
+            tag,
+        }
+    }
+
+    fn buyers(&self, sale_id: &str) -> String {
+        format!("{}:buyers:{sale_id}", self.tag)
+    }
+}
+
+/// One stream entry: its id and its JSON body.
+pub type Entry = (String, String);
+
+/// Create the room's record with the presenter token's hash, unless the code is taken.
+/// Returns false when it was.
+pub async fn create(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    token_hash: &str,
+    ttl_s: u64,
+) -> Result<bool, StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.atomic()
+        .cmd("HSETNX")
+        .arg(&keys.meta)
+        .arg("token")
+        .arg(token_hash)
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s);
+    let (created, _): (i64, i64) = conn.pipeline("create room", &pipe).await?;
+    Ok(created == 1)
+}
+
+/// The presenter token's hash, or `None` when the room does not exist (or expired).
+pub async fn token_hash(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET").arg(&keys.meta).arg("token").to_owned();
+    conn.query("HGET room token", &cmd).await
+}
+
+/// Renew the TTL of the room's record and stream: the room was just used.
+pub async fn touch(conn: &mut RedisConn, keys: &RoomKeys, ttl_s: u64) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.events)
+        .arg(ttl_s)
+        .ignore();
+    conn.pipeline("touch room", &pipe).await
+}
+
+/// A fresh participant id, and `field` (`phones` or `watchers`) counted up by one. Returns
+/// the id and the new count.
+pub async fn join(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    field: &str,
+    ttl_s: u64,
+) -> Result<(u32, u32), StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.atomic()
+        .cmd("HINCRBY")
+        .arg(&keys.meta)
+        .arg("next_id")
+        .arg(1)
+        .cmd("HINCRBY")
+        .arg(&keys.meta)
+        .arg(field)
+        .arg(1)
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore();
+    let (id, count): (i64, i64) = conn.pipeline("join room", &pipe).await?;
+    Ok((clamp(id), clamp(count)))
+}
+
+/// Count `field` up by one for a participant coming back with its id (no new id).
+pub async fn count_in(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    field: &str,
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.cmd("HINCRBY")
+        .arg(&keys.meta)
+        .arg(field)
+        .arg(1)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore();
+    conn.pipeline("count in", &pipe).await
+}
+
+/// Keep the hash of phone `id`'s seat token, so it can come back as itself.
+pub async fn remember_seat(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: u32,
+    token_hash: &str,
+) -> Result<(), StoreError> {
+    let cmd = redis::cmd("HSET")
+        .arg(&keys.meta)
+        .arg(format!("seat:{id}"))
+        .arg(token_hash)
+        .to_owned();
+    conn.query("HSET seat", &cmd).await
+}
+
+/// The hash of phone `id`'s seat token, if it has one.
+pub async fn seat_hash(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: u32,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(&keys.meta)
+        .arg(format!("seat:{id}"))
+        .to_owned();
+    conn.query("HGET seat", &cmd).await
+}
+
+/// Count `field` down by one (a socket left). Returns the new count.
+pub async fn leave(conn: &mut RedisConn, keys: &RoomKeys, field: &str) -> Result<u32, StoreError> {
+    let cmd = redis::cmd("HINCRBY")
+        .arg(&keys.meta)
+        .arg(field)
+        .arg(-1)
+        .to_owned();
+    let n: i64 = conn.query("leave room", &cmd).await?;
+    Ok(clamp(n))
+}
+
+/// The room's `phones` and `watchers` counts.
+pub async fn presence(conn: &mut RedisConn, keys: &RoomKeys) -> Result<(u32, u32), StoreError> {
+    let cmd = redis::cmd("HMGET")
+        .arg(&keys.meta)
+        .arg("phones")
+        .arg("watchers")
+        .to_owned();
+    let (p, w): (Option<i64>, Option<i64>) = conn.query("HMGET presence", &cmd).await?;
+    Ok((clamp(p.unwrap_or(0)), clamp(w.unwrap_or(0))))
+}
+
+fn clamp(n: i64) -> u32 {
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
+}
+
+/// Append one event and renew the room's TTL (an event is activity); returns its id.
+pub async fn append(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    body: &str,
+    ttl_s: u64,
+) -> Result<String, StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.cmd("XADD")
+        .arg(&keys.events)
+        .arg("MAXLEN")
+        .arg("~")
+        .arg(STREAM_MAXLEN)
+        .arg("*")
+        .arg("e")
+        .arg(body)
+        .cmd("EXPIRE")
+        .arg(&keys.events)
+        .arg(ttl_s)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore();
+    let (id,): (String,) = conn.pipeline("XADD room event", &pipe).await?;
+    Ok(id)
+}
+
+/// Events after `after`, waiting up to `block_ms` for the first (at most `count`). An empty
+/// answer means nothing arrived in time. The connection is blocked meanwhile: use one that
+/// nothing else shares.
+pub async fn read_after(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    after: &str,
+    block_ms: u64,
+    count: usize,
+) -> Result<Vec<Entry>, StoreError> {
+    let cmd = redis::cmd("XREAD")
+        .arg("COUNT")
+        .arg(count)
+        .arg("BLOCK")
+        .arg(block_ms)
+        .arg("STREAMS")
+        .arg(&keys.events)
+        .arg(after)
+        .to_owned();
+    let reply: Value = conn.query("XREAD room events", &cmd).await?;
+    // [[key, [entry, ...]]], or nil when the block timed out.
+    let entries = match reply {
+        Value::Array(mut streams) if !streams.is_empty() => match streams.swap_remove(0) {
+            Value::Array(mut pair) if pair.len() == 2 => pair.swap_remove(1),
+            _ => Value::Nil,
+        },
+        _ => Value::Nil,
+    };
+    parse_entries(entries)
+}
+
+/// Events from `from` (inclusive) on, at most `count`.
+pub async fn range(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    from: &str,
+    count: usize,
+) -> Result<Vec<Entry>, StoreError> {
+    let cmd = redis::cmd("XRANGE")
+        .arg(&keys.events)
+        .arg(from)
+        .arg("+")
+        .arg("COUNT")
+        .arg(count)
+        .to_owned();
+    let reply: Value = conn.query("XRANGE room events", &cmd).await?;
+    parse_entries(reply)
+}
+
+/// The id of the stream's newest entry, if it has one.
+pub async fn last_id(conn: &mut RedisConn, keys: &RoomKeys) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("XREVRANGE")
+        .arg(&keys.events)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .to_owned();
+    let reply: Value = conn.query("XREVRANGE room events", &cmd).await?;
+    Ok(parse_entries(reply)?.into_iter().next().map(|(id, _)| id))
+}
+
+fn parse_entries(v: Value) -> Result<Vec<Entry>, StoreError> {
+    let bad = |what: &str| StoreError::Unexpected {
+        op: "room events",
+        detail: what.to_string(),
+    };
+    let list = match v {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Array(list) => list,
+        other => return Err(bad(&format!("expected entries, got {other:?}"))),
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for entry in list {
+        let Value::Array(mut parts) = entry else {
+            return Err(bad("an entry that is not [id, fields]"));
+        };
+        if parts.len() != 2 {
+            return Err(bad("an entry that is not [id, fields]"));
+        }
+        let fields: Vec<String> =
+            redis::from_redis_value(parts.swap_remove(1)).map_err(|e| bad(&e.to_string()))?;
+        let id: String =
+            redis::from_redis_value(parts.swap_remove(0)).map_err(|e| bad(&e.to_string()))?;
+        if let [name, body] = fields.as_slice()
+            && name == "e"
+        {
+            out.push((id, body.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// Take the room's sale lease: `SET sale <record> NX PX lease_ms`. False when a sale is
+/// already open (and its lease has not run out).
+pub async fn open_sale(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    record: &str,
+    lease_ms: u64,
+) -> Result<bool, StoreError> {
+    let cmd = redis::cmd("SET")
+        .arg(&keys.sale)
+        .arg(record)
+        .arg("NX")
+        .arg("PX")
+        .arg(lease_ms)
+        .to_owned();
+    let set: Option<String> = conn.query("SET room sale NX", &cmd).await?;
+    Ok(set.is_some())
+}
+
+/// The open sale's record, if one is open.
+pub async fn sale(conn: &mut RedisConn, keys: &RoomKeys) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("GET").arg(&keys.sale).to_owned();
+    conn.query("GET room sale", &cmd).await
+}
+
+/// End the sale whose record is `record`, and only that one (compare-and-delete: the same
+/// script that releases a lock, since a sale's record is its lease's token).
+pub async fn end_sale(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    record: &str,
+) -> Result<bool, StoreError> {
+    let called = scripts::call::<i64>(
+        conn,
+        "end room sale",
+        &scripts::RELEASE_LOCK,
+        &[keys.sale.as_str()],
+        record,
+    )
+    .await
+    .map_err(|f| f.error)?;
+    Ok(called.reply == 1)
+}
+
+/// Note where the current sale's events start (for late joiners) and when its clock
+/// started, µs since the Unix epoch (chaos is placed on that clock).
+pub async fn set_sale_start(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: &str,
+    opened_unix_us: u64,
+) -> Result<(), StoreError> {
+    let cmd = redis::cmd("HSET")
+        .arg(&keys.meta)
+        .arg("sale_start")
+        .arg(id)
+        .arg("sale_clock")
+        .arg(opened_unix_us)
+        .to_owned();
+    conn.query("HSET sale_start", &cmd).await
+}
+
+/// When the current (or last) sale's clock started, µs since the Unix epoch.
+pub async fn sale_clock(conn: &mut RedisConn, keys: &RoomKeys) -> Result<Option<u64>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(&keys.meta)
+        .arg("sale_clock")
+        .to_owned();
+    conn.query("HGET sale_clock", &cmd).await
+}
+
+/// Where the current (or last) sale's events start.
+pub async fn sale_start(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(&keys.meta)
+        .arg("sale_start")
+        .to_owned();
+    conn.query("HGET sale_start", &cmd).await
+}
+
+/// Record that `participant` bought in `sale_id`. False when it already had.
+pub async fn claim_buy(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    sale_id: &str,
+    participant: u32,
+    ttl_s: u64,
+) -> Result<bool, StoreError> {
+    let key = keys.buyers(sale_id);
+    let mut pipe = redis::pipe();
+    pipe.cmd("SADD")
+        .arg(&key)
+        .arg(participant)
+        .cmd("EXPIRE")
+        .arg(&key)
+        .arg(ttl_s)
+        .ignore();
+    let (added,): (i64,) = conn.pipeline("SADD room buyer", &pipe).await?;
+    Ok(added == 1)
+}
+
+/// The whole record, to put back after a restart wiped it.
+pub async fn record(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let cmd = redis::cmd("HGETALL").arg(&keys.meta).to_owned();
+    conn.query("HGETALL room", &cmd).await
+}
+
+/// Put a record read by [`record`] back (after `restart_redis`), with its TTL.
+pub async fn restore(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    fields: &[(String, String)],
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    pipe.atomic().cmd("HSET").arg(&keys.meta);
+    for (k, v) in fields {
+        pipe.arg(k).arg(v);
+    }
+    pipe.ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore();
+    conn.pipeline("restore room", &pipe).await
+}
+
+/// Scripts Redis had to be sent again (an `EVAL` after `NOSCRIPT`, a `FUNCTION LOAD`),
+/// server-wide so far: the difference across a sale is its reload count.
+pub async fn reload_calls(conn: &mut RedisConn) -> Result<u64, StoreError> {
+    let cmd = redis::cmd("INFO").arg("commandstats").to_owned();
+    let info: String = conn.query("INFO commandstats", &cmd).await?;
+    Ok(["cmdstat_eval:", "cmdstat_function|load:"]
+        .iter()
+        .filter_map(|stat| info.lines().find_map(|l| l.strip_prefix(stat)))
+        .filter_map(|rest| rest.split(',').find_map(|f| f.strip_prefix("calls=")))
+        .filter_map(|n| n.parse::<u64>().ok())
+        .sum())
+}
+
+/// Chaos: `SCRIPT FLUSH` and `FUNCTION FLUSH`.
+pub async fn flush_scripts(conn: &mut RedisConn) -> Result<(), StoreError> {
+    scripts::flush_cache(conn).await?;
+    functions::flush(conn).await
+}
+
+/// Chaos: `CLIENT KILL ID` the connection named `name`. False when none has that name.
+pub async fn kill_client_named(conn: &mut RedisConn, name: &str) -> Result<bool, StoreError> {
+    let list: String = conn
+        .query("CLIENT LIST", redis::cmd("CLIENT").arg("LIST"))
+        .await?;
+    let wanted = format!("name={name}");
+    let Some(id) = list
+        .lines()
+        .find(|l| l.split(' ').any(|field| field == wanted))
+        .and_then(|l| l.split(' ').find_map(|field| field.strip_prefix("id=")))
+    else {
+        return Ok(false);
+    };
+    let cmd = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .to_owned();
+    let killed: i64 = conn.query("CLIENT KILL", &cmd).await?;
+    Ok(killed == 1)
+}
+
+/// Chaos: `CLIENT PAUSE ms ALL`.
+pub async fn pause(conn: &mut RedisConn, ms: u64) -> Result<(), StoreError> {
+    holds::pause(conn, ms).await
+}
+
+/// Chaos: run `slow_script.lua` for `ms`; returns the µs Redis spent in it.
+pub async fn slow_script(conn: &mut RedisConn, ms: u64) -> Result<u64, StoreError> {
+    let called = scripts::call::<i64>(conn, "slow script", &scripts::SLOW_SCRIPT, &[], ms)
+        .await
+        .map_err(|f| f.error)?;
+    Ok(u64::try_from(called.reply).unwrap_or(0))
+}

@@ -1,0 +1,208 @@
+//! Every chaos button, against a private Redis the server owns; refused on one it does not.
+
+use std::sync::{Arc, Mutex};
+
+use oversold::app::AppState;
+use oversold::backends::Backends;
+use oversold::private_redis::PrivateRedis;
+use oversold::rooms::Rooms;
+use oversold::store::Store;
+use oversold_protocol::room::{ChaosAction, ChaosApplied, SaleClosed};
+use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
+use serde_json::json;
+
+use super::*;
+use crate::common::{Client, TestRedis, TestServer};
+
+/// A buyer that got a clear answer: a unit, or "sold out".
+fn answered(o: &oversold_protocol::BuyerOutcome) -> bool {
+    matches!(o.result, OutcomeResult::Reserved | OutcomeResult::SoldOut)
+}
+
+/// A server that started its own Redis (as `--private-redis` does).
+async fn owning_server() -> (TestServer, Arc<Mutex<PrivateRedis>>) {
+    let redis = Arc::new(Mutex::new(
+        PrivateRedis::start().expect("redis-server on PATH"),
+    ));
+    let url = redis.lock().unwrap().url();
+    let backends = Backends::redis_only(Store::open(&url).unwrap(), "not used").owning_redis();
+    let state = AppState::new(
+        backends,
+        tokio::sync::watch::channel(oversold::health::Health::up()).1,
+        "/nonexistent".into(),
+        4,
+    )
+    .with_rooms(Rooms::default().with_private_redis(redis.clone()));
+    (TestServer::serve(state).await, redis)
+}
+
+/// Open a sale of `strategy` with `bots` spread over its first second, press `action` once
+/// the sale runs, and return what the button said and how the sale ended.
+async fn press_during_sale(
+    presenter: &mut Client,
+    room: &Room,
+    strategy: &str,
+    bots: u32,
+    action: ChaosAction,
+) -> (
+    ChaosApplied,
+    SaleClosed,
+    Vec<oversold_protocol::BuyerOutcome>,
+) {
+    presenter
+        .send_json(open_sale(room, json!({"strategy": strategy, "stock": 100, "bots": bots, "duration_ms": 2000, "app_servers": 4})))
+        .await;
+    wait_opened(presenter).await;
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    presenter
+        .send_json(json!({"type": "chaos", "room": room.code, "presenter_token": room.token, "action": action.as_str()}))
+        .await;
+    let mut applied = None;
+    let mut outcomes = Vec::new();
+    loop {
+        match next_room_frame(presenter, 40).await {
+            ServerMessage::ChaosApplied(c) => applied = Some(c),
+            ServerMessage::Outcomes { outcomes: o, .. } => outcomes.extend(o),
+            ServerMessage::SaleClosed(s) => {
+                let applied = match applied {
+                    Some(a) => a,
+                    None => {
+                        wait_for(presenter, 10, |m| match m {
+                            ServerMessage::ChaosApplied(c) => Some(c.clone()),
+                            _ => None,
+                        })
+                        .await
+                    }
+                };
+                return (applied, s, outcomes);
+            }
+            ServerMessage::Error(e) => panic!("{action:?} refused: {e:?}"),
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn chaos_buttons_do_what_they_say() {
+    let (server, _redis) = owning_server().await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+
+    // Flushed scripts: lua reloads, nobody fails.
+    let (c, closed, outcomes) =
+        press_during_sale(&mut presenter, &room, "lua", 300, ChaosAction::ScriptFlush).await;
+    assert!(c.detail.contains("SCRIPT FLUSH"), "{}", c.detail);
+    assert!(
+        c.at_us.is_some_and(|t| t > 0),
+        "placed on the sale's timeline"
+    );
+    assert!(outcomes.iter().all(answered), "no buyer fails");
+    assert!(closed.reloads >= 1, "the reload is counted: {closed:?}");
+    assert_eq!(closed.summary.unwrap().units_sold, 100);
+
+    // One app server killed: its buyers fail, the others go on.
+    let (c, closed, outcomes) = press_during_sale(
+        &mut presenter,
+        &room,
+        "lua",
+        300,
+        ChaosAction::KillAppServer,
+    )
+    .await;
+    assert!(c.detail.contains("CLIENT KILL"), "{}", c.detail);
+    assert!(
+        outcomes.iter().any(|o| o.app_server == 0 && !answered(o)),
+        "app server 0's buyers fail"
+    );
+    assert!(outcomes.iter().filter(|o| o.app_server != 0).all(answered));
+    assert!(
+        closed.summary.is_some(),
+        "the sale still ends with a summary"
+    );
+
+    // A one-second pause: latency, no loss.
+    let (c, closed, outcomes) =
+        press_during_sale(&mut presenter, &room, "lua", 300, ChaosAction::PauseRedis).await;
+    assert!(c.detail.contains("CLIENT PAUSE"), "{}", c.detail);
+    assert!(outcomes.iter().all(answered));
+    let slowest = outcomes.iter().map(|o| o.latency_us).max().unwrap();
+    assert!(
+        slowest >= 500_000,
+        "the pause shows as latency: {slowest} µs"
+    );
+    assert!(closed.summary.is_some());
+
+    // A slow script: the health check's PING waits behind it.
+    let (c, _, _) =
+        press_during_sale(&mut presenter, &room, "lua", 100, ChaosAction::SlowScript).await;
+    let waited: u64 = c
+        .detail
+        .split("waited ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        waited >= 300,
+        "a PING waited {waited} ms behind the script: {}",
+        c.detail
+    );
+
+    // A restart: the sale fails closed with a reason, and the room goes on.
+    let (c, closed, _) =
+        press_during_sale(&mut presenter, &room, "lua", 300, ChaosAction::RestartRedis).await;
+    assert!(c.detail.contains("started again"), "{}", c.detail);
+    assert!(
+        closed.summary.is_none() && closed.error.is_some(),
+        "{closed:?}"
+    );
+    presenter
+        .send_json(open_sale(
+            &room,
+            json!({"strategy": "lua", "stock": 3, "duration_ms": 1000}),
+        ))
+        .await;
+    let seen = until_closed(&mut presenter, 20).await;
+    let Some(ServerMessage::SaleClosed(after)) = seen.last() else {
+        unreachable!()
+    };
+    assert!(after.summary.is_some(), "the room recovered: {after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_is_refused_on_a_redis_the_server_does_not_own() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 4).await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    presenter
+        .send_json(json!({"type": "chaos", "room": room.code, "presenter_token": room.token, "action": "pause_redis"}))
+        .await;
+    assert_eq!(
+        expect_error(&mut presenter).await.code,
+        ErrorCode::ChaosNotAllowed
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_slow_script_keeps_its_contract() {
+    let redis = TestRedis::start();
+    let mut conn = redis.conn().await;
+    let spent = oversold::store::rooms::slow_script(&mut conn, 50)
+        .await
+        .unwrap();
+    assert!((50_000..1_000_000).contains(&spent), "{spent} µs");
+    assert!(
+        oversold::store::rooms::slow_script(&mut conn, 1001)
+            .await
+            .is_err(),
+        "capped at 1000 ms"
+    );
+    let mut raw = redis.raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(keys.is_empty(), "it writes nothing");
+}
