@@ -131,12 +131,13 @@ for f in dist/*.wasm dist/*.js; do
   total=$((total + gz))
   printf '  %-48s %8d bytes, %7d gzipped\n' "$f" "$raw" "$gz"
 done
-# The budget: 450 KB gzipped. It was 300 KB while the page was a grid, an audit and a timeline;
+# The budget: 500 KB gzipped. It was 300 KB while the page was a grid, an audit and a timeline;
 # the tape (the protocol's reconstruction runs in the page), step-through, replays and saved
-# runs, the stage view and the checkout protocol brought it to about 370 KB. At 450 KB a phone
-# on a weak 5 Mbit/s conference link still loads it in under a second, once: the hashed files
-# are cached for good. Crossing it means something grew by accident; look before raising it.
-budget_kb=450
+# runs, the stage view and the checkout brought it to about 416 KB, and the cart/warehouse
+# shelves and the rooms (presenter, phone and spectator views) to about 470 KB. At 500 KB a
+# phone on a weak 5 Mbit/s conference link still loads it in under a second, once: the hashed
+# files are cached for good. Crossing it means something grew by accident; look before raising it.
+budget_kb=500
 printf '  wasm + js gzipped: %d bytes (%d KB; budget %d KB)\n' "$total" $(((total + 1023) / 1024)) "$budget_kb"
 if [ "$total" -gt $((budget_kb * 1024)) ]; then
   echo "frontend.sh: over the $budget_kb KB gzipped budget" >&2
