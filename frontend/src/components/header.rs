@@ -20,6 +20,10 @@ pub fn Header() -> impl IntoView {
             .with(|p| strategies::pitch(p.offered(scenario)))
     };
     let pitch = move || {
+        // A room's sale races its own stock and crowd, not the form's.
+        if let Some(room) = session.room.with(|r| r.pitch()) {
+            return room;
+        }
         let k = session.knobs.get();
         let what = match k.scenario {
             Scenario::Race => "one Redis counter.",

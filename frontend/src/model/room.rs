@@ -205,6 +205,23 @@ impl RoomState {
         ))
     }
 
+    /// The header's one line while this screen shows a room's sale: the sale's own numbers
+    /// (the form's knobs are not what the room is racing), or `None` outside a sale.
+    pub fn pitch(&self) -> Option<String> {
+        let sale = self.sale.as_ref()?;
+        let c = &sale.config;
+        let phones = super::text::count(self.presence.phones.into(), "phone");
+        let bots = match c.bots {
+            0 => String::new(),
+            n => format!(" and {}", super::text::count(n.into(), "bot")),
+        };
+        Some(format!(
+            "Room {}'s sale: {} in stock, {phones}{bots}, one Redis counter.",
+            self.code.as_deref().unwrap_or("?"),
+            super::text::thousands(c.stock.into()),
+        ))
+    }
+
     /// This phone's latest result, in words.
     pub fn verdict(&self) -> Option<String> {
         let r = self.results.last()?;
@@ -293,6 +310,21 @@ mod tests {
         assert_eq!(
             verdict(&result(OutcomeResult::Reserved, Some(-3)), Some(14)),
             "you were sold a unit that does not exist: you are one of the 14 oversold"
+        );
+    }
+
+    #[test]
+    fn the_header_names_the_sale_not_the_form() {
+        let mut room = RoomState::default();
+        assert_eq!(room.pitch(), None, "no room: the form's words");
+        room.code = Some("AB3CD".into());
+        room.presence.phones = 3;
+        let config: SaleConfig =
+            serde_json::from_str(r#"{"strategy":"naive","stock":2,"bots":50}"#).unwrap();
+        room.sale_opened("s-1", &config);
+        assert_eq!(
+            room.pitch().as_deref(),
+            Some("Room AB3CD's sale: 2 in stock, 3 phones and 50 bots, one Redis counter.")
         );
     }
 
