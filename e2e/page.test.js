@@ -165,7 +165,7 @@ test('the race timeline shows reads landing before the stock ran out, and no rac
   await run('run-lua');
   const lua = await timelinePixels();
   assert.equal(lua.red, 0, 'Lua oversells nothing, so no red bars');
-  // A read tick is a 2 px column down a whole row (hundreds of pixels for 50 buyers); once in
+  // A read tick is a 3 px wide mark a row high on each bar (hundreds of pixels for 50 buyers); once in
   // a busy CI run a handful of stray blue-ish pixels showed at an edge, so allow a few.
   assert.ok(lua.blue < 20, `Lua reads nothing in the app, so no read ticks: ${JSON.stringify(lua)}`);
   assert.ok(lua.green > 0);
