@@ -9,6 +9,9 @@
 #   scripts/demo.sh --cluster         # on a private three-master Redis Cluster the server
 #                                     # starts for itself (and stops on exit)
 #   REDIS_CLUSTER=host:7000,host:7001 scripts/demo.sh   # on a Redis Cluster of yours
+#   scripts/demo.sh --room            # a room for the audience's phones: serves on every
+#                                     # interface (0.0.0.0:3000) with a Redis of its own, so
+#                                     # the chaos buttons work; prints the addresses to open
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -16,7 +19,14 @@ export PATH="$HOME/.cargo/bin:$PATH"
 . scripts/lib.sh
 
 redis_flags=()
-if [ "${1:-}" = "--cluster" ]; then
+room=0
+if [ "${1:-}" = "--room" ]; then
+  room=1
+  redis_flags=(--private-redis) # chaos buttons act only on a Redis the server started
+  unset REDIS_URL REDIS_CLUSTER
+  ADDR=${ADDR:-0.0.0.0:3000}
+  ensure_redis_tools
+elif [ "${1:-}" = "--cluster" ]; then
   redis_flags=(--private-cluster)
   unset REDIS_URL REDIS_CLUSTER # the private cluster replaces them
   ensure_redis_tools # the server starts three cluster nodes from this binary
@@ -28,4 +38,13 @@ scripts/frontend.sh
 say "building the server (release)"
 cargo build --release -p oversold --locked
 say "serving on http://${ADDR:-127.0.0.1:3000} (Ctrl-C to stop)"
+if [ "$room" -eq 1 ]; then
+  # Phones join through the address the presenter's browser used: open one of these, not
+  # 127.0.0.1, so the join URL and its QR code point somewhere a phone on the Wi-Fi can reach.
+  port=${ADDR##*:}
+  for ip in $(hostname -I 2>/dev/null); do
+    case "$ip" in *:*) continue ;; esac # IPv6: skip, a QR code of one is rarely typed
+    say "presenter: open http://$ip:$port and press Start a room"
+  done
+fi
 exec target/release/oversold serve "${redis_flags[@]}" --addr "${ADDR:-127.0.0.1:3000}" --assets dist
