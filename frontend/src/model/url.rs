@@ -11,7 +11,7 @@
 //! form keeps its default for that knob, and the link is not offered for replay: a crowd with
 //! one knob changed is not the same crowd.
 
-use oversold_protocol::limits::{FractionRange, Limits, Range};
+use oversold_protocol::limits::{CheckoutLimits, FractionRange, Limits, Range};
 use oversold_protocol::{
     CartConfig, CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
     StrategyInfo, WarehouseConfig,
@@ -100,175 +100,34 @@ pub struct Restored {
 /// Read a query string (with or without its `?`) against the server's `limits` and
 /// `strategies`; `None` when it names no knob at all (a plain visit).
 pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<Restored> {
-    let pairs = pairs(query);
-    let get = |key: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+    let mut link = Link {
+        pairs: pairs(query),
+        problems: Vec::new(),
     };
-    if !oversold_protocol::RunRequest::FIELDS
-        .iter()
-        .any(|f| get(f).is_some())
-    {
+    if !RunRequest::FIELDS.iter().any(|f| link.get(f).is_some()) {
         return None;
     }
-    let mut problems = Vec::new();
-    // The race, unless the link asks for a checkout (then its knobs are read below).
-    let scenario = match get("scenario").map(str::trim) {
-        None | Some("race") => Scenario::Race,
-        Some("checkout") => Scenario::Checkout,
-        Some("cart") => Scenario::Cart,
-        Some("warehouses") => Scenario::Warehouses,
-        Some(other) => {
-            problems.push(format!(
-                "The link's scenario = {other:?} is none of race, checkout, cart or warehouses; the form keeps the race."
-            ));
-            Scenario::Race
-        }
-    };
-    let mut knob = |field: &'static str, range: Range| -> Option<u32> {
-        let text = get(field)?;
-        match text.trim().parse::<u64>() {
-            Ok(value) if value >= u64::from(range.min) && value <= u64::from(range.max) => {
-                Some(value as u32)
-            }
-            Ok(value) => {
-                problems.push(format!(
-                    "The link's {}; the form keeps {}.",
-                    ConfigError::OutOfRange {
-                        field,
-                        value,
-                        range
-                    },
-                    range.default
-                ));
-                None
-            }
-            Err(_) => {
-                problems.push(format!(
-                    "The link's {field} = {text:?} is not a whole number; the form keeps {}.",
-                    range.default
-                ));
-                None
-            }
-        }
-    };
-    let stock = knob("stock", limits.stock);
-    let buyers = knob("buyers", limits.buyers);
-    let qty = knob("qty", limits.qty);
-    let max_qty = knob("max_qty", limits.qty);
-    let app_servers = knob("app_servers", limits.app_servers);
-    let spread = knob("arrival_spread_ms", limits.arrival_spread_ms);
-    let window = knob("race_window_ms", limits.race_window_ms);
+    // Read in a fixed order (the race, then the scenario's own knobs, then seed and strategy),
+    // so a link's problems are always listed the same way.
+    let scenario = link.scenario();
+    let stock = link.knob("stock", limits.stock);
+    let buyers = link.knob("buyers", limits.buyers);
+    let qty = link.knob("qty", limits.qty);
+    let max_qty = link.knob("max_qty", limits.qty);
+    let app_servers = link.knob("app_servers", limits.app_servers);
+    let spread = link.knob("arrival_spread_ms", limits.arrival_spread_ms);
+    let window = link.knob("race_window_ms", limits.race_window_ms);
     let buyers_now = buyers.unwrap_or(limits.buyers.default);
-    let defaults = Knobs::defaults(limits).cart;
-    let cart = CartKnobs {
-        skus: knob("skus", limits.cart.skus).unwrap_or(defaults.skus),
-        max_lines: knob("max_lines", limits.cart.skus).unwrap_or(defaults.max_lines),
-        warehouses: knob("warehouses", limits.cart.warehouses).unwrap_or(defaults.warehouses),
-        split: get("split") == Some("true"),
-    };
-
+    let cart = link.cart(limits);
     // The checkout's knobs, read only when the link asks for a checkout.
-    let checkout = if scenario == Scenario::Checkout {
-        Some({
-            let l = &limits.checkout;
-            let d = CheckoutKnobs::defaults(l);
-            let hold_ttl_ms = knob("hold_ttl_ms", l.hold_ttl_ms);
-            let time_scale = knob("time_scale", l.time_scale);
-            let pay_ms = knob("pay_ms", l.pay_ms);
-            let customers = knob("customers", customers_range(l, buyers_now));
-            let per_customer_limit = knob("per_customer_limit", l.per_customer_limit);
-            let outage_at_ms = knob("outage_at_ms", l.outage_at_ms);
-            let outage_ms = knob("outage_ms", l.outage_ms);
-            let mut frac = |field: &'static str, range: FractionRange| -> Option<f64> {
-                let text = get(field)?;
-                // serde_json's number parser, which the page already carries, rather than
-                // `str::parse::<f64>`, which would add core's own to the wasm.
-                match serde_json::from_str::<f64>(text.trim()) {
-                    Ok(v) if v >= range.min && v <= range.max => Some(v),
-                    Ok(v) => {
-                        problems.push(format!(
-                            "The link's {}; the form keeps {}.",
-                            ConfigError::FractionOutOfRange { field, value: v },
-                            range.default
-                        ));
-                        None
-                    }
-                    Err(_) => {
-                        problems.push(format!(
-                            "The link's {field} = {text:?} is not a number; the form keeps {}.",
-                            range.default
-                        ));
-                        None
-                    }
-                }
-            };
-            let abandon = frac("abandon_fraction", l.abandon_fraction);
-            let pay_fail = frac("pay_fail_fraction", l.pay_fail_fraction);
-            let crash = frac("crash_fraction", l.crash_fraction);
-            let retry = frac("retry_fraction", l.retry_fraction);
-            let fail_mode =
-                get("fail_mode").and_then(|text| match text.trim().parse::<FailMode>() {
-                    Ok(mode) => Some(mode),
-                    Err(why) => {
-                        problems.push(format!("The link's {why}; the form keeps closed."));
-                        None
-                    }
-                });
-            let no_wait_expiry = get("no_wait_expiry").is_some_and(|v| v.trim() == "true");
-            CheckoutConfig {
-                hold_ttl_ms: hold_ttl_ms.unwrap_or(d.hold_ttl_ms),
-                time_scale: time_scale.unwrap_or(d.time_scale),
-                pay_ms: pay_ms.unwrap_or(d.pay_ms),
-                abandon_fraction: abandon.unwrap_or(l.abandon_fraction.default),
-                pay_fail_fraction: pay_fail.unwrap_or(l.pay_fail_fraction.default),
-                crash_fraction: crash.unwrap_or(l.crash_fraction.default),
-                retry_fraction: retry.unwrap_or(l.retry_fraction.default),
-                customers: customers.unwrap_or(customers_range(l, buyers_now).default),
-                per_customer_limit: per_customer_limit.unwrap_or(d.per_customer_limit),
-                fail_mode: fail_mode.unwrap_or_default(),
-                no_wait_expiry,
-                outage_at_ms: outage_at_ms.unwrap_or(0),
-                outage_ms: outage_ms.unwrap_or(0),
-            }
-        })
-    } else {
-        None
-    };
-
-    let seed = get("seed").and_then(|text| match text.trim().parse::<u64>() {
-        Ok(seed) => Some(seed),
-        Err(_) => {
-            problems.push(format!(
-                "The link's seed = {text:?} is not a whole number from 0 to {}; a run gets a fresh seed.",
-                u64::MAX
-            ));
-            None
-        }
-    });
-    let strategy = get("strategy").and_then(|name| match strategies::find(infos, name) {
-        Some(s) if s.about.scenario == scenario => Some(name.to_string()),
-        Some(s) => {
-            problems.push(format!(
-                "The link names the strategy {name:?}, which races in the {} scenario, not the {scenario}.",
-                s.about.scenario
-            ));
-            None
-        }
-        None => {
-            problems.push(format!(
-                "The link names the strategy {name:?}, which this server does not offer."
-            ));
-            None
-        }
-    });
-    // Every read has run by now, so `problems` is complete.
+    let checkout =
+        (scenario == Scenario::Checkout).then(|| link.checkout(&limits.checkout, buyers_now));
+    let seed = link.seed();
+    let strategy = link.strategy(infos, scenario);
     let knobs = Knobs {
         cart,
         stock: stock.unwrap_or(limits.stock.default),
-        buyers: buyers.unwrap_or(limits.buyers.default),
+        buyers: buyers_now,
         qty: max_qty.or(qty).unwrap_or(limits.qty.default),
         random_qty: max_qty.is_some(),
         app_servers: app_servers.unwrap_or(limits.app_servers.default),
@@ -280,26 +139,17 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
             .map_or(CheckoutKnobs::defaults(&limits.checkout), |c| {
                 CheckoutKnobs {
                     // Left to the server unless the link says: half the buyers.
-                    customers: get("customers").and(Some(c.customers)),
+                    customers: link.get("customers").and(Some(c.customers)),
                     ..CheckoutKnobs::from_config(c)
                 }
             }),
     };
-    // Knobs each in range can still break a rule between them (the fates add up to more than
-    // one, a hold too long for its time scale): the server's own check says which.
     if let Some(c) = &checkout {
-        let mut request = RunRequest {
-            buyers: Some(knobs.buyers),
-            scenario: Some(Scenario::Checkout),
-            ..Default::default()
-        };
-        super::checkout::knobs::replay_fields(c, &mut request);
-        if let Err(e) = request.validate_compare(0) {
-            problems.push(format!("The link's {e}."));
-        }
+        link.check_between(c, knobs.buyers);
     }
+    // Every read has run by now, so `problems` is complete.
     let replay = match (strategy, seed) {
-        (Some(strategy), Some(seed)) if problems.is_empty() => Some(
+        (Some(strategy), Some(seed)) if link.problems.is_empty() => Some(
             RaceConfig {
                 stock: knobs.stock,
                 buyers: knobs.buyers,
@@ -327,8 +177,196 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     Some(Restored {
         knobs,
         replay,
-        problems,
+        problems: link.problems,
     })
+}
+
+/// A link being read: its pairs, and one sentence per value it got wrong so far. Each read
+/// returns `None` for a value that is missing or wrong (the form keeps its default).
+struct Link {
+    pairs: Vec<(String, String)>,
+    problems: Vec<String>,
+}
+
+impl Link {
+    /// The value of `key`, as written (decoded).
+    fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The race, unless the link names another scenario.
+    fn scenario(&mut self) -> Scenario {
+        match self.get("scenario").map(str::trim) {
+            None | Some("race") => Scenario::Race,
+            Some("checkout") => Scenario::Checkout,
+            Some("cart") => Scenario::Cart,
+            Some("warehouses") => Scenario::Warehouses,
+            Some(other) => {
+                let why = format!(
+                    "The link's scenario = {other:?} is none of race, checkout, cart or warehouses; the form keeps the race."
+                );
+                self.problems.push(why);
+                Scenario::Race
+            }
+        }
+    }
+
+    /// A whole-number knob within `range`.
+    fn knob(&mut self, field: &'static str, range: Range) -> Option<u32> {
+        let text = self.get(field)?.trim().to_string();
+        let why = match text.parse::<u64>() {
+            Ok(value) if value >= u64::from(range.min) && value <= u64::from(range.max) => {
+                return Some(value as u32);
+            }
+            Ok(value) => format!(
+                "The link's {}; the form keeps {}.",
+                ConfigError::OutOfRange {
+                    field,
+                    value,
+                    range
+                },
+                range.default
+            ),
+            Err(_) => format!(
+                "The link's {field} = {text:?} is not a whole number; the form keeps {}.",
+                range.default
+            ),
+        };
+        self.problems.push(why);
+        None
+    }
+
+    /// A fraction knob within `range`.
+    fn fraction(&mut self, field: &'static str, range: FractionRange) -> Option<f64> {
+        let text = self.get(field)?.trim().to_string();
+        // serde_json's number parser, which the page already carries, rather than
+        // `str::parse::<f64>`, which would add core's own to the wasm.
+        let why = match serde_json::from_str::<f64>(&text) {
+            Ok(v) if v >= range.min && v <= range.max => return Some(v),
+            Ok(v) => format!(
+                "The link's {}; the form keeps {}.",
+                ConfigError::FractionOutOfRange { field, value: v },
+                range.default
+            ),
+            Err(_) => format!(
+                "The link's {field} = {text:?} is not a number; the form keeps {}.",
+                range.default
+            ),
+        };
+        self.problems.push(why);
+        None
+    }
+
+    /// The cart and warehouse knobs (kept in the form whatever the scenario).
+    fn cart(&mut self, limits: &Limits) -> CartKnobs {
+        let defaults = Knobs::defaults(limits).cart;
+        CartKnobs {
+            skus: self.knob("skus", limits.cart.skus).unwrap_or(defaults.skus),
+            max_lines: self
+                .knob("max_lines", limits.cart.skus)
+                .unwrap_or(defaults.max_lines),
+            warehouses: self
+                .knob("warehouses", limits.cart.warehouses)
+                .unwrap_or(defaults.warehouses),
+            split: self.get("split") == Some("true"),
+        }
+    }
+
+    /// The checkout's knobs, each from the link or its default.
+    fn checkout(&mut self, l: &CheckoutLimits, buyers: u32) -> CheckoutConfig {
+        let d = CheckoutKnobs::defaults(l);
+        let hold_ttl_ms = self.knob("hold_ttl_ms", l.hold_ttl_ms);
+        let time_scale = self.knob("time_scale", l.time_scale);
+        let pay_ms = self.knob("pay_ms", l.pay_ms);
+        let customers = self.knob("customers", customers_range(l, buyers));
+        let per_customer_limit = self.knob("per_customer_limit", l.per_customer_limit);
+        let outage_at_ms = self.knob("outage_at_ms", l.outage_at_ms);
+        let outage_ms = self.knob("outage_ms", l.outage_ms);
+        let abandon = self.fraction("abandon_fraction", l.abandon_fraction);
+        let pay_fail = self.fraction("pay_fail_fraction", l.pay_fail_fraction);
+        let crash = self.fraction("crash_fraction", l.crash_fraction);
+        let retry = self.fraction("retry_fraction", l.retry_fraction);
+        let fail_mode = self.fail_mode();
+        CheckoutConfig {
+            hold_ttl_ms: hold_ttl_ms.unwrap_or(d.hold_ttl_ms),
+            time_scale: time_scale.unwrap_or(d.time_scale),
+            pay_ms: pay_ms.unwrap_or(d.pay_ms),
+            abandon_fraction: abandon.unwrap_or(l.abandon_fraction.default),
+            pay_fail_fraction: pay_fail.unwrap_or(l.pay_fail_fraction.default),
+            crash_fraction: crash.unwrap_or(l.crash_fraction.default),
+            retry_fraction: retry.unwrap_or(l.retry_fraction.default),
+            customers: customers.unwrap_or(customers_range(l, buyers).default),
+            per_customer_limit: per_customer_limit.unwrap_or(d.per_customer_limit),
+            fail_mode: fail_mode.unwrap_or_default(),
+            no_wait_expiry: self
+                .get("no_wait_expiry")
+                .is_some_and(|v| v.trim() == "true"),
+            outage_at_ms: outage_at_ms.unwrap_or(0),
+            outage_ms: outage_ms.unwrap_or(0),
+        }
+    }
+
+    /// Closed or open, for a checkout's outage.
+    fn fail_mode(&mut self) -> Option<FailMode> {
+        match self.get("fail_mode")?.trim().parse::<FailMode>() {
+            Ok(mode) => Some(mode),
+            Err(why) => {
+                self.problems
+                    .push(format!("The link's {why}; the form keeps closed."));
+                None
+            }
+        }
+    }
+
+    /// The seed that makes the run the same run.
+    fn seed(&mut self) -> Option<u64> {
+        let text = self.get("seed")?.trim().to_string();
+        match text.parse::<u64>() {
+            Ok(seed) => Some(seed),
+            Err(_) => {
+                let why = format!(
+                    "The link's seed = {text:?} is not a whole number from 0 to {}; a run gets a fresh seed.",
+                    u64::MAX
+                );
+                self.problems.push(why);
+                None
+            }
+        }
+    }
+
+    /// The strategy, when this server offers it for the link's scenario.
+    fn strategy(&mut self, infos: &[StrategyInfo], scenario: Scenario) -> Option<String> {
+        let name = self.get("strategy")?.to_string();
+        let why = match strategies::find(infos, &name) {
+            Some(s) if s.about.scenario == scenario => return Some(name),
+            Some(s) => format!(
+                "The link names the strategy {name:?}, which races in the {} scenario, not the {scenario}.",
+                s.about.scenario
+            ),
+            None => {
+                format!("The link names the strategy {name:?}, which this server does not offer.")
+            }
+        };
+        self.problems.push(why);
+        None
+    }
+
+    /// Knobs each in range can still break a rule between them (the fates add up to more than
+    /// one, a hold too long for its time scale): the server's own check says which.
+    fn check_between(&mut self, c: &CheckoutConfig, buyers: u32) {
+        let mut request = RunRequest {
+            buyers: Some(buyers),
+            scenario: Some(Scenario::Checkout),
+            ..Default::default()
+        };
+        super::checkout::knobs::replay_fields(c, &mut request);
+        if let Err(e) = request.validate_compare(0) {
+            self.problems.push(format!("The link's {e}."));
+        }
+    }
 }
 
 /// `key=value` pairs of a query string, percent-decoded, in order.
