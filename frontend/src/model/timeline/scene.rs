@@ -6,6 +6,7 @@
 use super::geometry::Geometry;
 use super::rows::{RowOrder, Timeline};
 use super::time_axis::{tick_label, time_axis};
+use crate::model::axis::Axis;
 use crate::model::canvas::{self, rect};
 pub use crate::model::canvas::{Anchor, Arrow, Baseline, Rect};
 use crate::model::run::Mark;
@@ -68,7 +69,8 @@ pub type Shape = canvas::Shape<Paint>;
 /// A label of the timeline's picture.
 pub type Label = canvas::Label<Paint>;
 
-/// The picture of `t` on a canvas `width` CSS px wide, rows in `order`.
+/// The picture of `t` on a canvas `width` CSS px wide, rows in `order`: drawn in layers, back
+/// to front, each its own function below.
 pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     if t.bars.is_empty() {
         // No run yet (or no answers yet): no axis to draw; the caption says what will come.
@@ -79,22 +81,41 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     }
     let g = Geometry::new(width, t.rows(), order == RowOrder::AppServer);
     let axis = time_axis(t, g.max_ticks);
-    let (top, bottom) = (g.top, g.bottom());
-    let plot = bottom - top;
     let mut s = Scene::new(g.width, g.height);
+    let out_x = t.race.stock_out_us.map(|us| g.x(&axis, us));
+    ground(&mut s, &g, out_x);
+    grid(&mut s, &g, &axis);
+    if order == RowOrder::AppServer {
+        groups(&mut s, &g, t);
+    }
+    bars(&mut s, &g, &axis, t);
+    if t.window_end_us.is_some() {
+        zoomed_edge(&mut s, &g, &axis, t);
+    }
+    reads(&mut s, &g, &axis, t);
+    if let (Some(x), Some(us)) = (out_x, t.race.stock_out_us) {
+        stock_out(&mut s, &g, x, us);
+    }
+    s
+}
 
-    // Plot ground, then the part after the stock ran out, tinted.
+/// Plot ground, then the part after the stock ran out, tinted.
+fn ground(s: &mut Scene, g: &Geometry, out_x: Option<f64>) {
+    let (top, plot) = (g.top, g.bottom() - g.top);
     s.rects(
         Paint::Ground,
         vec![rect(g.left, top, g.right - g.left, plot)],
     );
-    let out_x = t.race.stock_out_us.map(|us| g.x(&axis, us));
     if let Some(x) = out_x {
         s.rects(Paint::AfterOut, vec![rect(x, top, g.right - x, plot)]);
     }
+}
 
-    // Grid lines and tick labels.
-    let ticks: Vec<(u64, f64)> = axis.ticks().map(|us| (us, g.x(&axis, us))).collect();
+/// Grid lines and tick labels.
+fn grid(s: &mut Scene, g: &Geometry, axis: &Axis) {
+    let (top, bottom) = (g.top, g.bottom());
+    let plot = bottom - top;
+    let ticks: Vec<(u64, f64)> = axis.ticks().map(|us| (us, g.x(axis, us))).collect();
     s.rects(
         Paint::Grid,
         ticks
@@ -104,7 +125,7 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     );
     for &(us, x) in &ticks {
         s.text(Label {
-            text: tick_label(&axis, us),
+            text: tick_label(axis, us),
             x,
             y: bottom + 6.0,
             anchor: Anchor::Middle,
@@ -114,80 +135,86 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
             paint: Paint::Muted,
         });
     }
+}
 
-    // App-server groups: a rule between them, and a label in the gutter where there is room.
-    if order == RowOrder::AppServer {
-        let rules = t.groups.iter().skip(1).map(|gr| {
-            let y = top + f64::from(gr.first_row) * g.pitch;
-            rect(0.0, y, g.right, 0.0)
-        });
-        s.rects(Paint::GroupRule, rules.collect());
-        for gr in &t.groups {
-            let h = f64::from(gr.rows) * g.pitch;
-            if h >= GROUP_LABEL_MIN {
-                s.text(Label {
-                    text: format!("app {}", gr.app_server + 1),
-                    x: 4.0,
-                    y: top + f64::from(gr.first_row) * g.pitch + h / 2.0,
-                    anchor: Anchor::Start,
-                    baseline: Baseline::Middle,
-                    size: 11.0,
-                    bold: false,
-                    paint: Paint::Muted,
-                });
-            }
+/// App-server groups: a rule between them, and a label in the gutter where there is room.
+fn groups(s: &mut Scene, g: &Geometry, t: &Timeline) {
+    let top = g.top;
+    let rules = t.groups.iter().skip(1).map(|gr| {
+        let y = top + f64::from(gr.first_row) * g.pitch;
+        rect(0.0, y, g.right, 0.0)
+    });
+    s.rects(Paint::GroupRule, rules.collect());
+    for gr in &t.groups {
+        let h = f64::from(gr.rows) * g.pitch;
+        if h >= GROUP_LABEL_MIN {
+            s.text(Label {
+                text: format!("app {}", gr.app_server + 1),
+                x: 4.0,
+                y: top + f64::from(gr.first_row) * g.pitch + h / 2.0,
+                anchor: Anchor::Start,
+                baseline: Baseline::Middle,
+                size: 11.0,
+                bold: false,
+                paint: Paint::Muted,
+            });
         }
     }
+}
 
-    // Bars, one fill per colour.
+/// Bars, one fill per colour.
+fn bars(s: &mut Scene, g: &Geometry, axis: &Axis, t: &Timeline) {
     for mark in BAR_ORDER {
         let bars = t.bars.iter().filter(|b| b.mark == mark).map(|b| {
-            let (x0, x1) = (g.x(&axis, b.start_us), g.x(&axis, b.end_us));
+            let (x0, x1) = (g.x(axis, b.start_us), g.x(axis, b.end_us));
             rect(x0, g.y(b.row) - g.thickness / 2.0, x1 - x0, g.thickness)
         });
         s.rects(Paint::Bar(mark), bars.collect());
     }
+}
 
-    // Zoomed: the plot fades out at its right edge, and bars that go on past it end in an arrow
-    // in their colour, in the gutter (a sliver per row when rows are too thin for a triangle).
-    if t.window_end_us.is_some() {
-        let strip = FADE / f64::from(FADE_STRIPS);
-        for i in 0..FADE_STRIPS {
-            let x = g.right - FADE + f64::from(i) * strip;
-            s.rects(Paint::Fade(i + 1), vec![rect(x, top, strip, plot)]);
-        }
-        let x = g.right + 2.0;
-        for mark in BAR_ORDER {
-            let clipped = t
-                .bars
-                .iter()
-                .filter(|b| b.mark == mark && b.end_us > axis.end);
-            if g.thickness >= ARROW_MIN_THICKNESS {
-                let half = g.thickness.min(9.0) / 2.0;
-                let arrows: Vec<Arrow> = clipped
-                    .map(|b| Arrow {
-                        x,
-                        y: g.y(b.row),
-                        half,
-                    })
-                    .collect();
-                s.arrows(Paint::Bar(mark), arrows);
-            } else {
-                let slivers =
-                    clipped.map(|b| rect(x, g.y(b.row) - g.thickness / 2.0, 5.0, g.thickness));
-                s.rects(Paint::Bar(mark), slivers.collect());
-            }
+/// Zoomed: the plot fades out at its right edge, and bars that go on past it end in an arrow
+/// in their colour, in the gutter (a sliver per row when rows are too thin for a triangle).
+fn zoomed_edge(s: &mut Scene, g: &Geometry, axis: &Axis, t: &Timeline) {
+    let (top, plot) = (g.top, g.bottom() - g.top);
+    let strip = FADE / f64::from(FADE_STRIPS);
+    for i in 0..FADE_STRIPS {
+        let x = g.right - FADE + f64::from(i) * strip;
+        s.rects(Paint::Fade(i + 1), vec![rect(x, top, strip, plot)]);
+    }
+    let x = g.right + 2.0;
+    for mark in BAR_ORDER {
+        let clipped = t
+            .bars
+            .iter()
+            .filter(|b| b.mark == mark && b.end_us > axis.end);
+        if g.thickness >= ARROW_MIN_THICKNESS {
+            let half = g.thickness.min(9.0) / 2.0;
+            let arrows: Vec<Arrow> = clipped
+                .map(|b| Arrow {
+                    x,
+                    y: g.y(b.row),
+                    half,
+                })
+                .collect();
+            s.arrows(Paint::Bar(mark), arrows);
+        } else {
+            let slivers =
+                clipped.map(|b| rect(x, g.y(b.row) - g.thickness / 2.0, 5.0, g.thickness));
+            s.rects(Paint::Bar(mark), slivers.collect());
         }
     }
+}
 
-    // Reads: an upright tick as tall as the row, cut out of its bar by a halo where rows allow.
+/// Reads: an upright tick as tall as the row, cut out of its bar by a halo where rows allow.
+fn reads(s: &mut Scene, g: &Geometry, axis: &Axis, t: &Timeline) {
     let tick_h = g.pitch.max(1.0);
     let reads: Vec<(f64, f64)> = t
         .bars
         .iter()
         .filter_map(|b| {
             let read = b.read_us.filter(|&us| us <= axis.end)?;
-            Some((g.x(&axis, read), g.y(b.row) - tick_h / 2.0))
+            Some((g.x(axis, read), g.y(b.row) - tick_h / 2.0))
         })
         .collect();
     if g.pitch >= HALO_MIN_PITCH {
@@ -196,30 +223,31 @@ pub fn scene(t: &Timeline, width: f64, order: RowOrder) -> Scene {
     }
     let ticks = reads.iter().map(|&(x, y)| rect(x - 1.5, y, 3.0, tick_h));
     s.rects(Paint::Read, ticks.collect());
+}
 
-    // The moment the real stock ran out, its label on whichever side has room.
-    if let (Some(x), Some(us)) = (out_x, t.race.stock_out_us) {
-        s.rects(
-            Paint::Marker,
-            vec![rect(x - 1.0, top - 6.0, 2.0, plot + 6.0)],
-        );
-        let (anchor, label_x) = if x < g.width * LABEL_RIGHT_OF_LINE_BELOW {
-            (Anchor::Start, x + 6.0)
-        } else {
-            (Anchor::End, x - 6.0)
-        };
-        s.text(Label {
-            text: format!("stock ran out · {}", micros(us)),
-            x: label_x,
-            y: top - 12.0,
-            anchor,
-            baseline: Baseline::Middle,
-            size: 13.0,
-            bold: true,
-            paint: Paint::Marker,
-        });
-    }
-    s
+/// The moment the real stock ran out (at `x`, `us` after the gate), its label on whichever
+/// side has room.
+fn stock_out(s: &mut Scene, g: &Geometry, x: f64, us: u64) {
+    let (top, plot) = (g.top, g.bottom() - g.top);
+    s.rects(
+        Paint::Marker,
+        vec![rect(x - 1.0, top - 6.0, 2.0, plot + 6.0)],
+    );
+    let (anchor, label_x) = if x < g.width * LABEL_RIGHT_OF_LINE_BELOW {
+        (Anchor::Start, x + 6.0)
+    } else {
+        (Anchor::End, x - 6.0)
+    };
+    s.text(Label {
+        text: format!("stock ran out · {}", micros(us)),
+        x: label_x,
+        y: top - 12.0,
+        anchor,
+        baseline: Baseline::Middle,
+        size: 13.0,
+        bold: true,
+        paint: Paint::Marker,
+    });
 }
 
 /// [`scene`], with moments marked on its axis: a thin line and a short label each (a room's
