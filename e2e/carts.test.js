@@ -153,7 +153,10 @@ test('a cart race and a warehouse race render their shelves, and every number is
   for (const s of finished.summaries) {
     const row = lab.page.locator(`[data-testid="scoreboard-row"][data-strategy="${s.strategy}"]`);
     assert.equal(Number(await row.getByTestId('scoreboard-oversold').textContent()), s.oversold_units, s.strategy);
+    // The cart columns replace the race's: partial carts (none for a warehouse order) and more.
+    assert.equal(Number(await row.getByTestId('scoreboard-partial').textContent()), s.partial_carts, s.strategy);
   }
+  await byTestId('scoreboard').screenshot({ path: path.join(shots, 'carts-warehouses-scoreboard.png') });
   await lab.page.setViewportSize(NARROW);
   await lab.page.screenshot({ path: path.join(shots, 'carts-warehouses-phone.png'), fullPage: true });
   await byTestId('cart-shelves').screenshot({ path: path.join(shots, 'carts-warehouses-shelves-phone.png') });

@@ -1,7 +1,8 @@
 //! The comparison scoreboard: a headline, two bar charts (units sold against the stock line;
 //! latency on a log axis) and the full table, filling in race by race as a comparison runs.
 //! A checkout comparison swaps the race's rarer columns for the checkout's: confirmed,
-//! leaked, reserved twice, customers past the limit, overbooked.
+//! leaked, reserved twice, customers past the limit, overbooked; a cart or warehouse
+//! comparison swaps them for partial carts, stranded units, undone lines and fallbacks.
 
 use leptos::prelude::*;
 
@@ -203,6 +204,7 @@ fn ScoreTable(
     board: BoardMemo,
 ) -> impl IntoView {
     let checkout = move || board.with(|b| b.as_ref().is_some_and(|(_, b)| b.checkout));
+    let cart = move || board.with(|b| b.as_ref().is_some_and(|(_, b)| b.cart));
     view! {
         <div class="table-wrap">
             <table class="score">
@@ -221,6 +223,14 @@ fn ScoreTable(
                                 <th class="n" title="Units reserved a second time by a resent request">"reserved twice"</th>
                                 <th class="n" title="Customers who got past the per-customer limit">"past limit"</th>
                                 <th class="n" title="Confirmed and backordered units beyond the stock">"overbooked"</th>
+                            }
+                                .into_any()
+                        } else if cart() {
+                            view! {
+                                <th class="n" title="Failed orders that still held some of their lines at the end">"partial carts"</th>
+                                <th class="n" title="Units held by failed orders: off the shelf, sold to no one">"stranded"</th>
+                                <th class="n" title="Lines a saga gave back after a later line was refused">"undone"</th>
+                                <th class="n" title="Orders served by a warehouse other than the buyer's preferred one">"fallbacks"</th>
                             }
                                 .into_any()
                         } else {
@@ -243,7 +253,7 @@ fn ScoreTable(
                 </thead>
                 <tbody>
                     <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
-                        <ScoreLine row=item.1 checkout=checkout()/>
+                        <ScoreLine row=item.1 checkout=checkout() cart=cart()/>
                     </For>
                 </tbody>
             </table>
@@ -258,6 +268,8 @@ fn ScoreLine(
     row: ScoreRow,
     /// A checkout comparison's row: the checkout's columns instead of the race's rarer ones.
     checkout: bool,
+    /// A cart or warehouse comparison's row: the cart's columns instead of the race's rarer ones.
+    cart: bool,
 ) -> impl IntoView {
     let s = &row.summary;
     // Computed here: a `>` inside an attribute would end the tag in `view!`.
@@ -311,6 +323,7 @@ fn ScoreLine(
                     }
                         .into_any()
                 }
+                None if cart => cart_cells(s).into_any(),
                 None => view! {
                     <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
                     <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
@@ -326,5 +339,20 @@ fn ScoreLine(
             })}
             <td class="n" data-label="throughput">{per_second(s.throughput_per_s)}</td>
         </tr>
+    }
+}
+
+/// A cart or warehouse row's own cells: what became of the orders beyond the counters.
+fn cart_cells(s: &oversold_protocol::RunSummary) -> impl IntoView + use<> {
+    let t = s.cart.as_deref();
+    let partial = t.map_or(0, |t| t.partial_carts);
+    let stranded = t.map_or(0, |t| t.stranded_units);
+    let undone = t.map_or(0, |t| t.compensations);
+    let fallbacks = t.map_or(0, |t| t.fallback_orders);
+    view! {
+        <td class="n" data-label="partial carts" class:neg={partial > 0} data-testid="scoreboard-partial">{thousands(partial.into())}</td>
+        <td class="n" data-label="stranded" class:neg={stranded > 0}>{thousands(stranded as i64)}</td>
+        <td class="n" data-label="undone">{thousands(undone.into())}</td>
+        <td class="n" data-label="fallbacks">{thousands(fallbacks.into())}</td>
     }
 }

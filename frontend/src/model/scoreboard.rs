@@ -49,6 +49,8 @@ pub struct Scoreboard {
     pub headline: String,
     /// True for a checkout comparison (its summaries carry the checkout's tally).
     pub checkout: bool,
+    /// True for a cart or warehouse comparison (its summaries carry the cart tally).
+    pub cart: bool,
 }
 
 /// Build the scoreboard from the summaries (in racing order) and the strategies `hello` listed.
@@ -88,6 +90,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
     let headline = headline(&rows);
     Scoreboard {
         checkout: summaries.iter().any(|s| s.checkout.is_some()),
+        cart: summaries.iter().any(|s| s.cart.is_some()),
         rows,
         units_max,
         latency,
@@ -301,6 +304,7 @@ mod tests {
              Sharded left 1 unit in doubt."
         );
         assert!(!sample().checkout);
+        assert!(!sample().cart);
         let only_lua = scoreboard(&[race("lua", 10, 0, 0, 1, 2)], &[]);
         assert_eq!(only_lua.headline, "Every strategy sold only what existed.");
         assert_eq!(only_lua.rows[0].label, "lua");
