@@ -161,6 +161,26 @@ test('the scenario switch offers the checkout strategies and knobs hello lists, 
   assert.match(await byTestId('knob-problem').textContent(), /each buyer has one fate/);
   await knobs({ 'abandon-input': 20, 'crash-input': 10 });
   assert.equal(await byTestId('knob-problem').count(), 0);
+  // N and L run the checkout's featured pair while the checkout is on screen.
+  await knobs({ 'time-scale-input': 1000 });
+  const featured = h.checkout_strategies.filter((s) => s.featured).map((s) => s.name);
+  for (const [key, strategy] of [['n', featured[0]], ['l', featured[1]]]) {
+    const status = byTestId('run-status');
+    const previous = await status.getAttribute('data-run-id');
+    await lab.page.locator('body').click({ position: { x: 5, y: 5 } });
+    await lab.page.keyboard.press(key);
+    await lab.page.waitForFunction(
+      (prev) => {
+        const el = document.querySelector('[data-testid="run-status"]');
+        return el.getAttribute('data-run-id') !== prev && el.textContent.trim() === 'finished';
+      },
+      previous,
+      { timeout: 30_000 },
+    );
+    const params = new URL(lab.page.url()).searchParams;
+    assert.equal(params.get('strategy'), strategy, `${key} ran ${strategy}`);
+    assert.equal(params.get('scenario'), 'checkout');
+  }
   // Back to the race: its buttons and knobs, and no checkout knob.
   await byTestId('scenario-race').click();
   assert.equal(await byTestId('run-naive').count(), 1);

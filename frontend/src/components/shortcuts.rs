@@ -5,7 +5,7 @@
 
 use leptos::ev;
 use leptos::prelude::*;
-use oversold_protocol::StrategyInfo;
+use oversold_protocol::{Scenario, StrategyInfo};
 use wasm_bindgen::JsCast;
 use web_sys::{Element, KeyboardEvent};
 
@@ -44,7 +44,10 @@ pub fn Shortcuts() -> impl IntoView {
         session.help.get().then(|| {
             let rows = session
                 .page
-                .with_untracked(|p| shortcuts::list_html(p.strategies()));
+                .with_untracked(|p| {
+                    let scenario = session.knobs.with_untracked(|k| k.scenario);
+                    shortcuts::list_html(p.offered(scenario), p.strategies())
+                });
             view! {
                 <div class="overlay" on:click=flip(session, Switch::Help)>
                     <div
@@ -79,9 +82,11 @@ fn typing(ev: &KeyboardEvent) -> bool {
 fn act(session: Session, socket: Socket, action: Action) {
     let open = session.link.get_untracked() == Link::Open;
     let busy = session.page.with_untracked(PageState::busy);
-    let pick = |which: fn(&[StrategyInfo]) -> Option<&StrategyInfo>| {
+    // N and L run the scenario on screen; step-through races only.
+    let scenario = session.knobs.with_untracked(|k| k.scenario);
+    let pick = |which: fn(&[StrategyInfo]) -> Option<&StrategyInfo>, scenario: Scenario| {
         session.page.with_untracked(|p| {
-            which(p.strategies())
+            which(p.offered(scenario))
                 .filter(|s| s.available)
                 .map(|s| s.about.name.to_string())
         })
@@ -89,9 +94,9 @@ fn act(session: Session, socket: Socket, action: Action) {
     match action {
         Action::RunUnsafe | Action::RunSafe => {
             let name = if action == Action::RunUnsafe {
-                pick(|i| shortcuts::featured_pair(i).0)
+                pick(|i| shortcuts::featured_pair(i).0, scenario)
             } else {
-                pick(|i| shortcuts::featured_pair(i).1)
+                pick(|i| shortcuts::featured_pair(i).1, scenario)
             };
             if let Some(name) = name.filter(|_| open && !busy) {
                 socket.start_run(&name);
@@ -103,7 +108,7 @@ fn act(session: Session, socket: Socket, action: Action) {
             }
         }
         Action::Step => {
-            if let Some(name) = pick(shortcuts::step_strategy) {
+            if let Some(name) = pick(shortcuts::step_strategy, Scenario::Race) {
                 socket.step_open(&name, None, None);
             }
         }

@@ -1,9 +1,9 @@
 //! The keyboard shortcuts, and which key does what: one table the key handler and the `?`
 //! overlay both read, so the overlay cannot say something the keys do not do.
 //!
-//! The two run keys never name a strategy: N runs the featured strategy that is unsafe by
-//! design, L the featured one that is not, both as `hello` lists them. Digits belong to
-//! step-through mode, which binds its own.
+//! The two run keys never name a strategy: N runs the featured strategy of the scenario on
+//! screen that is unsafe by design, L the featured one that is not, both as `hello` lists
+//! them ([`featured_pair`]). Digits belong to step-through mode, which binds its own.
 
 use oversold_protocol::StrategyInfo;
 
@@ -67,12 +67,16 @@ pub fn action(key: &str, modifier: bool, typing: bool) -> Option<Action> {
     })
 }
 
-/// The featured strategy that is unsafe by design (N) and the featured one that is not (L).
+/// The strategies N and L run: the featured one that is unsafe by design and the featured
+/// one that is not. A scenario whose featured pair are both safe (the checkout's: one leaks,
+/// one does not) gives N the first of them and L the other.
 pub fn featured_pair(infos: &[StrategyInfo]) -> (Option<&StrategyInfo>, Option<&StrategyInfo>) {
-    (
-        strategies::featured(infos).find(|s| s.about.unsafe_by_design),
-        strategies::featured(infos).find(|s| !s.about.unsafe_by_design),
-    )
+    let first = strategies::featured(infos)
+        .find(|s| s.about.unsafe_by_design)
+        .or_else(|| strategies::featured(infos).next());
+    let other = strategies::featured(infos)
+        .find(|s| !s.about.unsafe_by_design && first.is_none_or(|f| f.about.name != s.about.name));
+    (first, other)
 }
 
 /// The strategy step-through mode opens on: the first the server features.
@@ -80,13 +84,20 @@ pub fn step_strategy(infos: &[StrategyInfo]) -> Option<&StrategyInfo> {
     strategies::featured(infos).next()
 }
 
-/// What the overlay says `action` does, with the strategies' own short labels.
-pub fn describe(action: Action, infos: &[StrategyInfo]) -> String {
-    let (unsafe_one, safe_one) = featured_pair(infos);
+/// What the overlay says `action` does, with the strategies' own short labels: N and L run
+/// the featured pair of the scenario on screen (`offered`), step-through races only (`race`).
+pub fn describe(action: Action, offered: &[StrategyInfo], race: &[StrategyInfo]) -> String {
+    let (unsafe_one, safe_one) = featured_pair(offered);
     let short = |s: Option<&StrategyInfo>| s.map(|s| s.about.short_label.to_string());
     match action {
-        Action::RunUnsafe => match short(unsafe_one) {
-            Some(who) => format!("Run {who}, the featured strategy that oversells by design"),
+        Action::RunUnsafe => match unsafe_one {
+            Some(s) if !s.about.unsafe_by_design => {
+                format!("Run {}, the first featured strategy", s.about.short_label)
+            }
+            Some(s) => format!(
+                "Run {}, the featured strategy that oversells by design",
+                s.about.short_label
+            ),
             None => "Run the featured unsafe strategy (this server features none)".into(),
         },
         Action::RunSafe => match short(safe_one) {
@@ -94,7 +105,7 @@ pub fn describe(action: Action, infos: &[StrategyInfo]) -> String {
             None => "Run the featured safe strategy (this server features none)".into(),
         },
         Action::Compare => "Compare every strategy: the same crowd, one after another".into(),
-        Action::Step => match short(step_strategy(infos)) {
+        Action::Step => match short(step_strategy(race)) {
             Some(who) => format!("Step through {who}: you pick who sends the next command"),
             None => "Step through a race (this server features no strategy)".into(),
         },
@@ -110,12 +121,12 @@ pub fn describe(action: Action, infos: &[StrategyInfo]) -> String {
 /// The `?` list as markup: one `<dt data-key>`/`<dd>` pair per shortcut, in [`SHORTCUTS`]
 /// order, with the strategies' labels escaped. Plain markup set once when the list opens:
 /// it never changes while open, and a view per row would cost the wasm more than the list.
-pub fn list_html(infos: &[StrategyInfo]) -> String {
+pub fn list_html(offered: &[StrategyInfo], race: &[StrategyInfo]) -> String {
     let mut html = String::new();
     for (key, action) in SHORTCUTS {
         html.push_str(&format!(
             "<dt data-key=\"{key}\"><kbd>{key}</kbd></dt><dd>{}</dd>",
-            escape(&describe(action, infos))
+            escape(&describe(action, offered, race))
         ));
     }
     html
@@ -164,7 +175,7 @@ mod tests {
     fn the_list_is_one_pair_per_key_with_labels_escaped() {
         let mut infos = strategies();
         infos[0].about.short_label = "<b>Naive</b> & co".into();
-        let html = list_html(&infos);
+        let html = list_html(&infos, &infos);
         assert!(html.starts_with(
             "<dt data-key=\"N\"><kbd>N</kbd></dt><dd>Run &lt;b&gt;Naive&lt;/b&gt; &amp; co, the featured"
         ));
@@ -181,11 +192,28 @@ mod tests {
             ("naive", "lua")
         );
         assert_eq!(
-            describe(Action::RunUnsafe, &infos),
+            describe(Action::RunUnsafe, &infos, &infos),
             "Run Naive, the featured strategy that oversells by design"
         );
         assert_eq!(
-            describe(Action::Step, &infos),
+            describe(Action::Step, &infos, &infos),
+            "Step through Naive: you pick who sends the next command"
+        );
+        // With the checkout on screen, N and L run the checkout's pair; stepping stays a race.
+        let checkout = crate::model::checkout::fixtures::checkout_strategies();
+        let (n, l) = featured_pair(&checkout);
+        let (n, l) = (n.unwrap(), l.unwrap());
+        assert_eq!(
+            (&*n.about.name, &*l.about.name),
+            ("atomic_no_holds", "idempotent_holds"),
+            "neither oversells: N takes the first, L the other"
+        );
+        assert_eq!(
+            describe(Action::RunUnsafe, &checkout, &infos),
+            "Run Atomic, no holds, the first featured strategy"
+        );
+        assert_eq!(
+            describe(Action::Step, &checkout, &infos),
             "Step through Naive: you pick who sends the next command"
         );
         // Feature other strategies and the keys follow, names unseen.
@@ -199,7 +227,7 @@ mod tests {
         );
         assert_eq!(&*step_strategy(&infos).unwrap().about.name, "naive_set");
         assert_eq!(
-            describe(Action::RunSafe, &[]),
+            describe(Action::RunSafe, &[], &[]),
             "Run the featured safe strategy (this server features none)"
         );
     }
