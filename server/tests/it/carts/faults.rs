@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::checks::{check_all_or_nothing, default_config, run};
+use super::checks::{check, check_all_or_nothing, default_config, run};
 use crate::common::{TestCluster, TestRedis};
 use oversold::engine::RunError;
 use oversold::store::shelves::{ShelfKeys, ShelfKind, Tagging};
@@ -12,14 +12,22 @@ use oversold::strategy::cart;
 use oversold_protocol::{RunRequest, Scenario};
 use tokio_util::sync::CancellationToken;
 
+/// Every cart and warehouse strategy, its Redis killed 400 ms into a two-second crowd.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_killed_mid_saga_ends_the_run_promptly_and_the_next_run_behaves() {
+async fn redis_killed_mid_run_ends_every_cart_strategy_promptly_and_the_next_run_behaves() {
+    for strategy in cart::REGISTRY {
+        killed_mid_run(strategy).await;
+    }
+}
+
+async fn killed_mid_run(strategy: &'static cart::CartStrategy) {
+    let name = strategy.about.name.to_string();
     let mut redis = TestRedis::start();
     let backends = redis.backends();
     // 400 buyers arriving over two seconds: the kill lands while most have not arrived.
     let config = RunRequest {
-        strategy: Some("saga".into()),
-        scenario: Some(Scenario::Cart),
+        strategy: Some(name.clone()),
+        scenario: Some(strategy.about.scenario),
         buyers: Some(400),
         stock: Some(100),
         arrival_spread_ms: Some(2_000),
@@ -28,7 +36,6 @@ async fn redis_killed_mid_saga_ends_the_run_promptly_and_the_next_run_behaves() 
     }
     .validate(0)
     .unwrap();
-    let strategy = cart::find("saga").unwrap();
     let started = Instant::now();
     let race = tokio::spawn({
         let (backends, config) = (backends.clone(), config.clone());
@@ -48,28 +55,39 @@ async fn redis_killed_mid_saga_ends_the_run_promptly_and_the_next_run_behaves() 
     redis.kill();
     let ended = tokio::time::timeout(Duration::from_secs(15), race)
         .await
-        .expect("the run ended within 15 s of the kill")
+        .unwrap_or_else(|_| panic!("{name}: the run ended within 15 s of the kill"))
         .unwrap();
     match ended {
         Err(RunError::StoreLost { ran, buyers, .. }) => {
             assert!(
                 ran < buyers as usize,
-                "it stopped releasing buyers: {ran} of {buyers}"
+                "{name}: it stopped releasing buyers: {ran} of {buyers}"
             );
         }
         Err(RunError::ReadBack(_)) => {}
-        Err(other) => panic!("unexpected failure: {other}"),
-        Ok(report) => panic!("a run survived its Redis: {:?}", report.summary),
+        Err(other) => panic!("{name}: unexpected failure: {other}"),
+        Ok(report) => panic!("{name}: a run survived its Redis: {:?}", report.summary),
     }
     assert!(
         started.elapsed() < Duration::from_secs(10),
-        "{:?}",
+        "{name}: {:?}",
         started.elapsed()
     );
     redis.restart();
-    let config = default_config(Scenario::Cart, "saga", 4);
+    let config = default_config(strategy.about.scenario, &name, 4);
     let report = run(&redis.backends(), &config, "after").await;
-    check_all_or_nothing(&config, &report);
+    // The next run keeps what the strategy promises when nothing fails.
+    match name.as_str() {
+        "cart_script" | "cart_script_untagged" | "saga" | "warehouse_script" => {
+            check_all_or_nothing(&config, &report)
+        }
+        "per_line" => {
+            check(&config, &report, true);
+        }
+        _ => {
+            check(&config, &report, false);
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
