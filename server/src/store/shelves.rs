@@ -7,12 +7,10 @@
 //! so each hashes to a slot of its own and a cluster refuses a script over two of them
 //! (`CROSSSLOT`). That is the lesson `cart_script_untagged` exists to show.
 
-use redis::FromRedisValue;
-
 use super::cluster::Route;
 use super::keys::RUN_KEY_TTL_SECS;
 use super::scripts::{self, CallFailed, Called};
-use super::{RedisConn, StoreError};
+use super::{RedisConn, StoreError, stock};
 
 /// What a run's shelves hold: a cart's SKUs, or one SKU's warehouses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,29 +89,6 @@ impl ShelfKeys {
     }
 }
 
-fn set_with_ttl(key: &str, units: u32) -> redis::Cmd {
-    redis::cmd("SET")
-        .arg(key)
-        .arg(units)
-        .arg("EX")
-        .arg(RUN_KEY_TTL_SECS)
-        .to_owned()
-}
-
-/// Send each command on its own, all at once, replies in order: keys on different
-/// cluster slots cannot share a pipeline.
-async fn each<T: FromRedisValue>(
-    conn: &RedisConn,
-    op: &'static str,
-    cmds: &[redis::Cmd],
-) -> Result<Vec<T>, StoreError> {
-    futures_util::future::try_join_all(cmds.iter().map(|cmd| {
-        let mut conn = conn.clone();
-        async move { conn.query(op, cmd).await }
-    }))
-    .await
-}
-
 /// Put each shelf's units on it. On a single Redis one transaction (no buyer sees half
 /// the shelves); on a cluster one `SET` per key, all at once (buyers start only after).
 pub async fn init(
@@ -121,21 +96,12 @@ pub async fn init(
     keys: &ShelfKeys,
     stocks: &[u32],
 ) -> Result<(), StoreError> {
-    let sets: Vec<redis::Cmd> = keys
+    let units = keys
         .counters
         .iter()
-        .zip(stocks)
-        .map(|(key, &units)| set_with_ttl(key, units))
-        .collect();
-    if conn.is_cluster() {
-        return each::<()>(conn, "SET shelves", &sets).await.map(drop);
-    }
-    let mut pipe = redis::pipe();
-    pipe.atomic();
-    for set in sets {
-        pipe.add_command(set).ignore();
-    }
-    conn.pipeline("SET shelves", &pipe).await
+        .map(String::as_str)
+        .zip(stocks.iter().copied());
+    stock::set_all(conn, "SET shelves", units).await
 }
 
 /// Read every counter back: `None` for a key that is gone (Redis lost the run's stock).
@@ -148,7 +114,7 @@ pub async fn read_back(
         .iter()
         .map(|k| redis::cmd("GET").arg(k).to_owned())
         .collect();
-    each(conn, "GET shelves (read back)", &gets).await
+    stock::each(conn, "GET shelves (read back)", &gets).await
 }
 
 /// Delete every key of the run (on a cluster the client splits the `DEL` by slot).

@@ -19,21 +19,39 @@ pub async fn init(conn: &mut RedisConn, keys: &RunKeys, stock: u32) -> Result<()
             .query("SET stock", &set_with_ttl(&keys.stock, stock))
             .await;
     }
-    let sets: Vec<redis::Cmd> = keys
-        .stock_keys()
-        .iter()
-        .zip(keys.layout().split(stock))
-        .map(|(key, units)| set_with_ttl(key, units))
+    let buckets = keys.stock_keys();
+    set_all(
+        conn,
+        "SET stock",
+        buckets
+            .iter()
+            .map(String::as_str)
+            .zip(keys.layout().split(stock)),
+    )
+    .await
+}
+
+/// `SET key n EX ttl` for each `(key, n)`: one transaction on a single Redis (no buyer sees
+/// half of them), one `SET` each, all at once, on a cluster, where keys of different slots
+/// cannot share a transaction (callers let buyers start only once this has returned).
+pub(super) async fn set_all<'k>(
+    conn: &mut RedisConn,
+    op: &'static str,
+    units: impl IntoIterator<Item = (&'k str, u32)>,
+) -> Result<(), StoreError> {
+    let sets: Vec<redis::Cmd> = units
+        .into_iter()
+        .map(|(key, n)| set_with_ttl(key, n))
         .collect();
     if conn.is_cluster() {
-        return each::<()>(conn, "SET stock", &sets).await.map(drop);
+        return each::<()>(conn, op, &sets).await.map(drop);
     }
     let mut pipe = redis::pipe();
     pipe.atomic();
     for set in sets {
         pipe.add_command(set).ignore();
     }
-    conn.pipeline("SET stock", &pipe).await
+    conn.pipeline(op, &pipe).await
 }
 
 fn set_with_ttl(key: &str, units: u32) -> redis::Cmd {
@@ -47,7 +65,7 @@ fn set_with_ttl(key: &str, units: u32) -> redis::Cmd {
 
 /// Send each command on its own, all at once, and collect the replies in order: for keys
 /// on different cluster slots, where one pipeline cannot hold them all.
-async fn each<T: FromRedisValue>(
+pub(super) async fn each<T: FromRedisValue>(
     conn: &RedisConn,
     op: &'static str,
     cmds: &[redis::Cmd],
