@@ -110,14 +110,6 @@ async fn run(
     .await
 }
 
-fn reported(report: &RunReport) -> u64 {
-    report
-        .outcomes
-        .iter()
-        .map(|o| u64::from(o.round_trips))
-        .sum()
-}
-
 /// What each buyer says it sent is what its app server's cluster connection sent, for every
 /// Redis strategy, and still after `SCRIPT FLUSH` and `FUNCTION FLUSH` on every node (the
 /// reloads count too; on a cluster a Function library is loaded master by master).
@@ -138,8 +130,16 @@ async fn every_strategy_reports_the_round_trips_it_really_sent_on_a_cluster() {
             let report = run(&cluster, &cfg, &format!("rt-{}-{seed}", s.name()))
                 .await
                 .unwrap_or_else(|e| panic!("{}: {e}", s.name()));
-            assert_eq!(reported(&report), report.redis_requests, "{}", s.name());
-            assert_eq!(report.summary.round_trips, reported(&report));
+            assert_eq!(
+                crate::common::reported_round_trips(&report),
+                report.redis_requests,
+                "{}",
+                s.name()
+            );
+            assert_eq!(
+                report.summary.round_trips,
+                crate::common::reported_round_trips(&report)
+            );
         }
     }
     for name in ["lua", "sharded", "lock", "fenced_lock", "function"] {
@@ -154,7 +154,7 @@ async fn every_strategy_reports_the_round_trips_it_really_sent_on_a_cluster() {
             .await
             .unwrap();
         assert_eq!(
-            reported(&report),
+            crate::common::reported_round_trips(&report),
             report.redis_requests,
             "{name} after a flush"
         );

@@ -62,14 +62,6 @@ async fn buy_once(
     }
 }
 
-fn reported(report: &RunReport) -> u64 {
-    report
-        .outcomes
-        .iter()
-        .map(|o| u64::from(o.round_trips))
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_strategy_reports_the_round_trips_it_really_sent() {
     let redis = TestRedis::start();
@@ -86,12 +78,15 @@ async fn every_strategy_reports_the_round_trips_it_really_sent() {
             });
             let report = run(&redis, &cfg, &format!("rt-{}-{seed}", s.name())).await;
             assert_eq!(
-                reported(&report),
+                crate::common::reported_round_trips(&report),
                 report.redis_requests,
                 "{}: the buyers' reports disagree with what their connections sent",
                 s.name()
             );
-            assert_eq!(report.summary.round_trips, reported(&report));
+            assert_eq!(
+                report.summary.round_trips,
+                crate::common::reported_round_trips(&report)
+            );
         }
     }
     // The same after SCRIPT FLUSH (EVALSHA, NOSCRIPT, then EVAL) and FUNCTION FLUSH (FCALL,
@@ -112,7 +107,7 @@ async fn every_strategy_reports_the_round_trips_it_really_sent() {
         });
         let report = run(&redis, &cfg, &format!("rt-flushed-{name}")).await;
         assert_eq!(
-            reported(&report),
+            crate::common::reported_round_trips(&report),
             report.redis_requests,
             "{name} after a flush"
         );

@@ -376,6 +376,16 @@ pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::stock:
     }
 }
 
+/// The round trips a run's buyers say they made, summed: a test holds it to what the
+/// connections really sent.
+pub fn reported_round_trips(report: &oversold::engine::RunReport) -> u64 {
+    report
+        .outcomes
+        .iter()
+        .map(|o| u64::from(o.round_trips))
+        .sum()
+}
+
 /// Keys under our prefix (tests check runs clean up after themselves).
 pub async fn run_keys(conn: &mut MultiplexedConnection) -> Vec<String> {
     redis::cmd("KEYS")
