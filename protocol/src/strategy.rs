@@ -27,6 +27,17 @@ pub struct StrategyInfo {
     pub unavailable_reason: Option<String>,
 }
 
+impl StrategyInfo {
+    /// The `hello` entry of a strategy that needs nothing this server might lack.
+    pub fn always_available(about: StrategyAbout) -> Self {
+        StrategyInfo {
+            about,
+            available: true,
+            unavailable_reason: None,
+        }
+    }
+}
+
 /// A strategy's description, written once in its file on the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StrategyAbout {

@@ -67,11 +67,7 @@ impl CheckoutStrategy {
     /// The `hello` entry. Checkout strategies need only Redis (the ledger falls back to
     /// Redis when PostgreSQL is missing), so they are always available.
     pub fn info(&self) -> StrategyInfo {
-        StrategyInfo {
-            about: self.about.clone(),
-            available: true,
-            unavailable_reason: None,
-        }
+        StrategyInfo::always_available(self.about.clone())
     }
 }
 
