@@ -94,13 +94,7 @@ impl CartBuyer for CartScript {
                         bought.accept();
                     }
                 }
-                Err(f) => {
-                    bought.round_trips += f.round_trips;
-                    // One call: every line shares its fate.
-                    for i in 0..bought.lines.len() {
-                        bought.failed(i, &f.error);
-                    }
-                }
+                Err(f) => bought.script_failed(&f.error, f.round_trips),
             }
             bought
         }

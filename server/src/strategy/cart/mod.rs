@@ -78,11 +78,7 @@ impl CartStrategy {
     /// The `hello` entry: these need only Redis, so they are always offered. (On a cluster
     /// `cart_script_untagged` is offered too: being refused is its lesson.)
     pub fn info(&self) -> StrategyInfo {
-        StrategyInfo {
-            about: self.about.clone(),
-            available: true,
-            unavailable_reason: None,
-        }
+        StrategyInfo::always_available(self.about.clone())
     }
 }
 
@@ -181,6 +177,15 @@ impl Bought {
             _ => error.short(),
         });
         self.outage = error.is_outage();
+    }
+
+    /// The order's one script call failed (`round_trips` requests sent): every line shares
+    /// its fate.
+    pub fn script_failed(&mut self, error: &StoreError, round_trips: u32) {
+        self.round_trips += round_trips;
+        for i in 0..self.lines.len() {
+            self.failed(i, error);
+        }
     }
 
     /// The order failed: whatever lines it still holds are stranded.

@@ -98,12 +98,7 @@ impl CartBuyer for WarehouseScript {
                         bought.accept();
                     }
                 }
-                Err(f) => {
-                    bought.round_trips += f.round_trips;
-                    for i in 0..bought.lines.len() {
-                        bought.failed(i, &f.error);
-                    }
-                }
+                Err(f) => bought.script_failed(&f.error, f.round_trips),
             }
             bought
         }
