@@ -45,6 +45,15 @@ pub const MIN_SALE_MS: u32 = 1_000;
 pub const MAX_SALE_MS: u32 = 300_000;
 /// App servers (Redis connections) a sale may spread its buyers over.
 pub const MAX_SALE_APP_SERVERS: u32 = 16;
+/// A sale's bots arrive over its first half, but never later than this, ms: a crowd that
+/// shows up together, as the audience's taps do when the Buy button appears.
+pub const BOT_ARRIVALS_MS: u32 = 3_000;
+/// A sale's simulated app work between a buyer's read and its write, ms, when the presenter
+/// gives none. People's taps land tens of milliseconds apart, not microseconds: a read-to-write
+/// gap of a Redis round trip would almost never let two taps meet in it, and a naive sale in a
+/// room of twenty would sell exactly its stock. Half a second makes the race show up on stage
+/// every time (measured in the README) and is still short enough to feel like one tap.
+pub const DEFAULT_SALE_APP_WORK_MS: u32 = 500;
 
 /// Who a socket is in a room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -67,7 +76,8 @@ pub struct SaleConfig {
     pub strategy: String,
     /// Units on sale (1 to [`MAX_SALE_STOCK`]).
     pub stock: u32,
-    /// Simulated buyers joining the phones, spread over the sale's first seconds (0 to
+    /// Simulated buyers joining the phones, spread over the sale's first half and at most its
+    /// first [`BOT_ARRIVALS_MS`] (0 to
     /// [`MAX_BOTS`]), so a small room still races.
     #[serde(default)]
     pub bots: u32,
@@ -78,8 +88,9 @@ pub struct SaleConfig {
     /// phone `n` is app server `n mod app_servers`'s customer.
     #[serde(default = "default_app_servers")]
     pub app_servers: u32,
-    /// Simulated app work between a read and its write, ms (widens the naive gap).
-    #[serde(default)]
+    /// Simulated app work between a read and its write, ms (widens the naive gap; default
+    /// [`DEFAULT_SALE_APP_WORK_MS`]).
+    #[serde(default = "default_app_work")]
     pub race_window_ms: u32,
     /// Let a phone buy more than once in this sale.
     #[serde(default)]
@@ -92,6 +103,10 @@ fn default_duration() -> u32 {
 
 fn default_app_servers() -> u32 {
     4
+}
+
+fn default_app_work() -> u32 {
+    DEFAULT_SALE_APP_WORK_MS
 }
 
 impl SaleConfig {
@@ -334,6 +349,7 @@ mod tests {
     fn sale_config_fills_defaults_and_checks_bounds() {
         let c: SaleConfig = serde_json::from_str(r#"{"strategy":"naive","stock":10}"#).unwrap();
         assert_eq!((c.bots, c.duration_ms, c.app_servers), (0, 30_000, 4));
+        assert_eq!(c.race_window_ms, DEFAULT_SALE_APP_WORK_MS);
         assert!(c.check().is_ok());
         let big = SaleConfig {
             bots: MAX_BOTS + 1,

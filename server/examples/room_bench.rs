@@ -252,10 +252,12 @@ async fn main() -> anyhow::Result<()> {
         .iter()
         .map(|s| usage(s.child.id().unwrap_or(0)))
         .collect();
+    // No simulated app work: the click-to-result times are the server's own path.
     send(
         &mut presenter,
         json!({"type":"open_sale","room":room,"presenter_token":token,
-        "config":{"strategy":a.strategy,"stock":a.stock,"duration_ms":8000,"app_servers":8}}),
+        "config":{"strategy":a.strategy,"stock":a.stock,"duration_ms":8000,"app_servers":8,
+        "race_window_ms":0}}),
     )
     .await?;
     // Everyone presses Buy within one second of the sale opening (spread evenly, seeded).

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use oversold_protocol::room::{BuyResult, SaleClosed, SaleConfig, SaleOpened};
+use oversold_protocol::room::{BOT_ARRIVALS_MS, BuyResult, SaleClosed, SaleConfig, SaleOpened};
 use oversold_protocol::{
     BuyerOutcome, ErrorCode, OutcomeResult, RunConfig, RunRequest, ServerMessage, WireError,
 };
@@ -152,9 +152,10 @@ pub async fn open(
 }
 
 /// The run config the shelf, the bots and the summary use: `buyers` is the bots (phones are
-/// counted in at the end), their arrivals spread over the sale's first half, at most 10 s.
+/// counted in at the end), their arrivals spread over the sale's first half, at most
+/// [`BOT_ARRIVALS_MS`].
 fn run_config(config: &SaleConfig) -> Result<RunConfig, WireError> {
-    let spread = (config.duration_ms / 2).min(10_000);
+    let spread = (config.duration_ms / 2).min(BOT_ARRIVALS_MS);
     let request = RunRequest {
         strategy: Some(config.strategy.clone()),
         stock: Some(config.stock),

@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 use oversold_protocol::Scenario;
-use oversold_protocol::room::{ChaosAction, RoomRole, SaleConfig};
+use oversold_protocol::room::{ChaosAction, DEFAULT_SALE_APP_WORK_MS, RoomRole, SaleConfig};
 
 use super::send;
 use crate::model::room::RoomState;
@@ -128,6 +128,7 @@ fn SaleForm() -> impl IntoView {
     let stock = RwSignal::new(10u32);
     let bots = RwSignal::new(0u32);
     let seconds = RwSignal::new(30u32);
+    let app_work = RwSignal::new(DEFAULT_SALE_APP_WORK_MS);
     let repeat = RwSignal::new(false);
     let names = move || {
         session.page.with(|p| {
@@ -161,7 +162,7 @@ fn SaleForm() -> impl IntoView {
             bots: bots.get_untracked(),
             duration_ms: seconds.get_untracked().saturating_mul(1000),
             app_servers: 4,
-            race_window_ms: 0,
+            race_window_ms: app_work.get_untracked(),
             allow_repeat: repeat.get_untracked(),
         };
         send::open_sale(&socket, session, config);
@@ -189,6 +190,9 @@ fn SaleForm() -> impl IntoView {
             <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get() on:change=number(stock)/></label>
             <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get() on:change=number(bots)/></label>
             <label>"Seconds "<input type="number" min="1" data-testid="sale-seconds" prop:value=move || seconds.get() on:change=number(seconds)/></label>
+            <label title="App work between a buyer reading the stock and writing it. Taps land tens of ms apart, so the naive race needs a wide window to show.">
+                "Race window ms "<input type="number" min="0" data-testid="sale-race-window" prop:value=move || app_work.get() on:change=number(app_work)/>
+            </label>
             <label><input type="checkbox" prop:checked=move || repeat.get() on:change=move |ev| repeat.set(event_target_checked(&ev))/>" repeat buys"</label>
             <button data-testid="open-sale" disabled=open on:click=start>"Open sale"</button>
             <button data-testid="close-sale" disabled=move || !open() on:click=move |_| send::close_sale(&socket, session)>"Close sale"</button>
