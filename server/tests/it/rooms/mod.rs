@@ -1,7 +1,8 @@
 //! Rooms over real WebSockets against a real Redis: the lifecycle, the presenter token,
-//! two servers sharing one Redis, expiry, and every chaos button.
+//! two servers sharing one Redis, a Redis Cluster, expiry, and every chaos button.
 
 mod chaos;
+mod cluster;
 mod lifecycle;
 mod processes;
 mod qr;
