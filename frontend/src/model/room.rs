@@ -7,6 +7,10 @@ use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
 
 /// Chaos events kept for the log (the newest; older ones drop off).
 const CHAOS_KEPT: usize = 20;
+/// How long a phone waits for its click's answer before it frees the Buy button and says
+/// none came, ms. A click normally takes milliseconds plus the sale's race window (at most
+/// 5 s); this is for a sale whose server stopped mid-sale.
+pub const ANSWER_WAIT_MS: u32 = 20_000;
 
 /// The sale on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +151,20 @@ impl RoomState {
         self.role == Some(RoomRole::Phone)
             && !self.waiting
             && (sale.config.allow_repeat || self.results.is_empty())
+    }
+
+    /// Click number `click` got no answer in [`ANSWER_WAIT_MS`]: free the button and say so,
+    /// unless an answer (or the sale's end) came meanwhile. An answer that comes later still
+    /// counts: the click may well have bought.
+    pub fn no_answer(&mut self, click: u32) {
+        if self.waiting && self.clicks_sent == click {
+            self.waiting = false;
+            self.refusal = Some(format!(
+                "No answer in {} s: the sale's server may have stopped. Your click may still \
+                 have bought; if an answer comes, it shows here.",
+                ANSWER_WAIT_MS / 1000
+            ));
+        }
     }
 
     /// The next click's request id: unique per page (participant and count).
@@ -373,6 +391,42 @@ mod tests {
             room.refusal.as_deref(),
             Some("you have already bought in this sale")
         );
+    }
+
+    #[test]
+    fn a_click_without_an_answer_frees_the_button_and_a_late_answer_still_counts() {
+        let mut room = RoomState::default();
+        room.apply(&ServerMessage::RoomJoined {
+            room: "AB3CD".into(),
+            participant_id: 4,
+            role: RoomRole::Phone,
+            seat_token: None,
+        });
+        let config: SaleConfig = serde_json::from_str(r#"{"strategy":"naive","stock":3}"#).unwrap();
+        room.sale_opened("s-1", &config);
+        room.next_request_id();
+        room.next_request_id();
+        room.no_answer(1);
+        assert!(
+            room.waiting,
+            "an older click's timer does not free a newer click"
+        );
+        room.no_answer(2);
+        assert!(!room.waiting && room.can_buy());
+        assert!(
+            room.refusal
+                .as_deref()
+                .unwrap()
+                .starts_with("No answer in 20 s")
+        );
+        room.apply(&ServerMessage::BuyResult(result(
+            OutcomeResult::Reserved,
+            Some(3),
+        )));
+        assert_eq!(room.verdict().unwrap(), "you got unit #3");
+        assert_eq!(room.refusal, None);
+        room.no_answer(2);
+        assert_eq!(room.refusal, None, "answered: the timer has nothing to say");
     }
 
     #[test]
