@@ -484,7 +484,7 @@ fn reserve_ledger(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
 ///
 /// Everything the job holds is given back, and `ended` cancelled, *before* its last frame
 /// goes out: a client that starts its next run the moment it reads that frame finds its
-/// slots free and its socket idle (see `handle` in the parent module).
+/// slots free and its socket idle (see `Session::handle` in the parent module).
 pub async fn run_job(
     state: Arc<AppState>,
     job: Job,
