@@ -319,6 +319,26 @@ pub fn checkout_table(config: &RunConfig, s: &RunSummary, c: &CheckoutTally) -> 
     let _ = writeln!(out, "{}", config.describe());
     let conserved = i64::from(s.stock)
         == s.final_stock + c.confirmed_units as i64 + c.held_units as i64 + c.leaked_units;
+    let verdict = checkout_verdict(s, c);
+    for (name, value) in checkout_rows(s, c) {
+        let _ = writeln!(out, "  {name:<22}{value:>38}");
+    }
+    let _ = writeln!(
+        out,
+        "  stock {} = {} available + {} sold + {} held + {} leaked{}",
+        s.stock,
+        s.final_stock,
+        c.confirmed_units,
+        c.held_units,
+        c.leaked_units,
+        if conserved { "" } else { "  (DOES NOT ADD UP)" }
+    );
+    let _ = writeln!(out, "  => {verdict}");
+    out
+}
+
+/// The checkout table's last line: oversold or not, then every other way units went wrong.
+fn checkout_verdict(s: &RunSummary, c: &CheckoutTally) -> String {
     let mut verdict = match s.oversold_units {
         0 => "no oversell".to_string(),
         n => format!(
@@ -335,7 +355,12 @@ pub fn checkout_table(config: &RunConfig, s: &RunSummary, c: &CheckoutTally) -> 
     if c.limit_violations > 0 {
         verdict += &format!("; {} customers OVER the limit", c.limit_violations);
     }
-    let rows: [(&str, String); 19] = [
+    verdict
+}
+
+/// The checkout table's rows, name and value, in the order they print.
+fn checkout_rows(s: &RunSummary, c: &CheckoutTally) -> [(&'static str, String); 19] {
+    [
         ("stock", s.stock.to_string()),
         ("buyers", s.buyers.to_string()),
         (
@@ -390,22 +415,7 @@ pub fn checkout_table(config: &RunConfig, s: &RunSummary, c: &CheckoutTally) -> 
             "clocks",
             format!("{} ms shop, {} ms real", c.shop_ms, c.real_ms),
         ),
-    ];
-    for (name, value) in rows {
-        let _ = writeln!(out, "  {name:<22}{value:>38}");
-    }
-    let _ = writeln!(
-        out,
-        "  stock {} = {} available + {} sold + {} held + {} leaked{}",
-        s.stock,
-        s.final_stock,
-        c.confirmed_units,
-        c.held_units,
-        c.leaked_units,
-        if conserved { "" } else { "  (DOES NOT ADD UP)" }
-    );
-    let _ = writeln!(out, "  => {verdict}");
-    out
+    ]
 }
 
 /// The human-readable table.

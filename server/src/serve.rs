@@ -15,10 +15,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -84,52 +85,75 @@ pub async fn serve_with(
                 }
             },
         };
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-            req.extensions_mut().insert(ConnectInfo(peer));
-            router.clone().oneshot(req)
-        });
-        let closing = closing.clone();
-        connections.spawn(async move {
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(options.header_read_timeout);
-            let conn = builder
-                .serve_connection(TokioIo::new(stream), service)
-                .with_upgrades();
-            tokio::pin!(conn);
-            let result = tokio::select! {
-                r = conn.as_mut() => r,
-                _ = closing.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+        let connection = serve_connection(
+            stream,
+            peer,
+            router.clone(),
+            options.header_read_timeout,
+            closing.clone(),
+        );
+        connections.spawn(connection);
     }
 
     // New clients are refused from here on, instead of waiting in the backlog for nothing.
     drop(listener);
+    drain(&state, connections, &closing, options.drain_timeout).await;
+    Ok(())
+}
+
+/// One accepted connection, served by hyper with the header read timeout and the peer's
+/// address in every request, until it ends or `closing` asks it to finish gracefully.
+async fn serve_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    header_read_timeout: Duration,
+    closing: CancellationToken,
+) {
+    let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        router.clone().oneshot(req)
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    tokio::pin!(conn);
+    let result = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = closing.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+/// The shutdown, once the listener is closed: ask every connection, socket and run to
+/// finish, wait for them at most `drain_timeout`, then close what is left.
+async fn drain(
+    state: &AppState,
+    mut connections: JoinSet<()>,
+    closing: &CancellationToken,
+    drain_timeout: Duration,
+) {
     tracing::info!("shutting down: closing sockets and cancelling runs");
     closing.cancel();
     state.shutdown.cancel();
-    let drained = tokio::time::timeout(options.drain_timeout, async {
+    let drained = tokio::time::timeout(drain_timeout, async {
         while connections.join_next().await.is_some() {}
         state.sockets_closed().await;
     })
     .await;
     if drained.is_err() {
-        tracing::warn!(
-            "connections still open after {:?}; closing them",
-            options.drain_timeout
-        );
+        tracing::warn!("connections still open after {drain_timeout:?}; closing them");
         connections.abort_all();
     }
-    Ok(())
 }
 
 /// The peer address of a connection served by [`serve`], for the per-client caps.

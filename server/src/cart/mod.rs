@@ -113,30 +113,8 @@ pub async fn run(
         crowd,
         keys,
     } = layout(config, run_id, strategy.tagging)?;
-    let mut admin = backends
-        .redis
-        .connect_named(&format!("oversold:{run_id}:admin"))
-        .await
-        .map_err(|e| RunError::Setup(e.into()))?;
-    let keys = Arc::new(keys);
-    let stocks: Vec<u32> = specs.iter().map(|s| s.1).collect();
-    let fleet = match set_up(
-        backends, strategy, run_id, &mut admin, &keys, &stocks, config,
-    )
-    .await
-    {
-        Ok(fleet) => fleet,
-        Err(e) => {
-            let _ = shelves::remove_run(&mut admin, &keys).await;
-            return Err(RunError::Setup(e));
-        }
-    };
-    let shelves = Shelves {
-        kind,
-        nodes: shelves::serving_nodes(&admin, &keys),
-        specs,
-        keys,
-    };
+    let (mut admin, fleet, shelves) =
+        open_shelves(backends, strategy, config, run_id, (kind, specs, keys)).await?;
     let split = config.race.warehouses.is_some_and(|w| w.split);
     let race = Race {
         strategy,
@@ -169,6 +147,42 @@ pub async fn run(
         outcomes,
         redis_requests,
     })
+}
+
+/// The run's admin connection, its app servers' connections and its stocked shelves (with,
+/// on a cluster, the node serving each). A set-up that fails removes what it had put.
+async fn open_shelves(
+    backends: &Backends,
+    strategy: &'static CartStrategy,
+    config: &RunConfig,
+    run_id: &str,
+    (kind, specs, keys): (ShelfKind, Vec<(&'static str, u32)>, ShelfKeys),
+) -> Result<(RedisConn, Vec<RedisConn>, Shelves), RunError> {
+    let mut admin = backends
+        .redis
+        .connect_named(&format!("oversold:{run_id}:admin"))
+        .await
+        .map_err(|e| RunError::Setup(e.into()))?;
+    let keys = Arc::new(keys);
+    let stocks: Vec<u32> = specs.iter().map(|s| s.1).collect();
+    let fleet = match set_up(
+        backends, strategy, run_id, &mut admin, &keys, &stocks, config,
+    )
+    .await
+    {
+        Ok(fleet) => fleet,
+        Err(e) => {
+            let _ = shelves::remove_run(&mut admin, &keys).await;
+            return Err(RunError::Setup(e));
+        }
+    };
+    let shelves = Shelves {
+        kind,
+        nodes: shelves::serving_nodes(&admin, &keys),
+        specs,
+        keys,
+    };
+    Ok((admin, fleet, shelves))
 }
 
 /// Shelves stocked, scripts cached, app servers connected.

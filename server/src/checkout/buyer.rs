@@ -108,6 +108,52 @@ struct Facts {
     in_doubt: bool,
 }
 
+impl Facts {
+    /// What the reserve reply the client heard says (Redis was reachable): the claim to go
+    /// on with, or how the story ends.
+    fn read_answer(
+        &mut self,
+        answer: Result<Reservation, StoreError>,
+    ) -> Result<Claim, CheckoutEnd> {
+        match answer {
+            Ok(Reservation::Reserved {
+                claim,
+                observed,
+                available_after,
+                customer_units,
+                ..
+            }) => {
+                self.observed = observed;
+                self.available_after = Some(available_after);
+                self.customer_units = self.customer_units.max(customer_units);
+                if let Claim::Hold { hold, expires_at } = &claim {
+                    self.hold = Some(hold.clone());
+                    self.expires_at = Some(*expires_at);
+                }
+                Ok(claim)
+            }
+            Ok(Reservation::SoldOut {
+                observed,
+                customer_units,
+                ..
+            }) => {
+                self.observed = observed;
+                self.customer_units = self.customer_units.max(customer_units);
+                Err(CheckoutEnd::SoldOut)
+            }
+            Ok(Reservation::OverLimit { customer_units }) => {
+                self.customer_units = self.customer_units.max(Some(customer_units));
+                Err(CheckoutEnd::OverLimit)
+            }
+            Err(e) => {
+                self.error = Some(format!("reserve: {}", e.short()));
+                self.in_doubt = e.in_doubt();
+                Err(CheckoutEnd::Failed)
+            }
+        }
+    }
+}
+
 /// One reserve request as sent: its answer, and when it left and came back.
 struct Sent {
     step: Step<Reservation>,
@@ -330,31 +376,13 @@ impl Buyer {
 
     /// Reserve, resending the request if the seed says so. `Err` ends the story.
     async fn reserve(&self, tale: &mut Tale, facts: &mut Facts) -> Result<Claim, CheckoutEnd> {
-        let plan = &self.shopper.plan;
         let clock = tale.clock;
-        let app_servers = self.shop.fleet.len() as u32;
         let used = if self.shopper.resends {
-            // The load balancer sends the copy to the next app server.
-            let other = (plan.app_server + 1) % app_servers.max(1);
-            let first = self.lost_request(clock, plan.app_server);
-            let second = async {
-                tokio::time::sleep(self.shopper.resend_after).await;
-                self.client_request(clock, 2, other).await
-            };
-            let (first, second) = tokio::join!(first, second);
-            tale.reserve_step(Stage::Reserve, &first);
-            tale.reserve_step(Stage::Retry, &second);
-            if reserved_fresh(&first.step) && reserved_fresh(&second.step) {
-                facts.duplicate_units = plan.qty;
-            }
-            // The lost reply's tally counts too: it is what the customer held at that moment.
-            facts.customer_units = customer_units(&first.step);
-            facts.from_record = [&first, &second]
-                .iter()
-                .any(|s| reserve_outcome(&s.step) == StepOutcome::FromRecord);
-            second
+            self.reserve_twice(tale, facts).await
         } else {
-            let sent = self.client_request(clock, 1, plan.app_server).await;
+            let sent = self
+                .client_request(clock, 1, self.shopper.plan.app_server)
+                .await;
             tale.reserve_step(Stage::Reserve, &sent);
             sent
         };
@@ -364,42 +392,34 @@ impl Buyer {
         if !reachable {
             return Err(self.fail_mode(tale, facts, used.fallback).await);
         }
-        match used.step.answer {
-            Ok(Reservation::Reserved {
-                claim,
-                observed,
-                available_after,
-                customer_units,
-                ..
-            }) => {
-                facts.observed = observed;
-                facts.available_after = Some(available_after);
-                facts.customer_units = facts.customer_units.max(customer_units);
-                if let Claim::Hold { hold, expires_at } = &claim {
-                    facts.hold = Some(hold.clone());
-                    facts.expires_at = Some(*expires_at);
-                }
-                Ok(claim)
-            }
-            Ok(Reservation::SoldOut {
-                observed,
-                customer_units,
-                ..
-            }) => {
-                facts.observed = observed;
-                facts.customer_units = facts.customer_units.max(customer_units);
-                Err(CheckoutEnd::SoldOut)
-            }
-            Ok(Reservation::OverLimit { customer_units }) => {
-                facts.customer_units = facts.customer_units.max(Some(customer_units));
-                Err(CheckoutEnd::OverLimit)
-            }
-            Err(e) => {
-                facts.error = Some(format!("reserve: {}", e.short()));
-                facts.in_doubt = e.in_doubt();
-                Err(CheckoutEnd::Failed)
-            }
+        facts.read_answer(used.step.answer)
+    }
+
+    /// The request whose reply is lost, and its resend after the seeded pause, both in the
+    /// story: the resend is the one the client hears.
+    async fn reserve_twice(&self, tale: &mut Tale, facts: &mut Facts) -> Sent {
+        let plan = &self.shopper.plan;
+        let clock = tale.clock;
+        let app_servers = self.shop.fleet.len() as u32;
+        // The load balancer sends the copy to the next app server.
+        let other = (plan.app_server + 1) % app_servers.max(1);
+        let first = self.lost_request(clock, plan.app_server);
+        let second = async {
+            tokio::time::sleep(self.shopper.resend_after).await;
+            self.client_request(clock, 2, other).await
+        };
+        let (first, second) = tokio::join!(first, second);
+        tale.reserve_step(Stage::Reserve, &first);
+        tale.reserve_step(Stage::Retry, &second);
+        if reserved_fresh(&first.step) && reserved_fresh(&second.step) {
+            facts.duplicate_units = plan.qty;
         }
+        // The lost reply's tally counts too: it is what the customer held at that moment.
+        facts.customer_units = customer_units(&first.step);
+        facts.from_record = [&first, &second]
+            .iter()
+            .any(|s| reserve_outcome(&s.step) == StepOutcome::FromRecord);
+        second
     }
 
     /// What fail-open does while Redis is unreachable: a backorder row. Fail-closed does

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use oversold_protocol::{BuyerOutcome, CheckoutConfig, ReconcileReport, Reconciliation, RunConfig};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
@@ -267,9 +267,73 @@ fn reconciliation(
     }
 }
 
+/// The run's reaper task, when its strategy keeps holds, and how the race loop steers it.
+struct ReaperTask {
+    /// The reaper; empty when the strategy keeps no holds.
+    task: JoinSet<ReaperReport>,
+    /// No reaper at all: the loop never waits for one.
+    absent: bool,
+    /// Set once every buyer is done: return what is still held, then stop.
+    drain: watch::Sender<bool>,
+    /// Stops the reaper at once.
+    stop: CancellationToken,
+    /// Its report, once it has ended.
+    report: Option<ReaperReport>,
+}
+
+impl ReaperTask {
+    /// True while the loop still waits for the reaper to end.
+    fn running(&self) -> bool {
+        !self.absent && self.report.is_none()
+    }
+
+    /// Every buyer is done: the reaper drains what is still held, unless nobody will wait
+    /// for it.
+    fn buyers_done(&self, wait_for_holds: bool) {
+        if wait_for_holds {
+            self.drain.send_replace(true);
+        } else {
+            self.stop.cancel();
+        }
+    }
+
+    /// The reaper ended: keep its report (an empty one if its task failed).
+    fn ended(&mut self, done: Option<Result<ReaperReport, JoinError>>) {
+        self.report = Some(match done {
+            Some(Ok(report)) => report,
+            _ => ReaperReport::default(),
+        });
+    }
+}
+
+/// Keep a joined buyer's outcome; `false` once every buyer has been joined.
+fn keep_outcome(
+    outcomes: &mut Vec<BuyerOutcome>,
+    joined: Option<Result<Option<BuyerOutcome>, JoinError>>,
+) -> bool {
+    match joined {
+        Some(Ok(Some(o))) => outcomes.push(o),
+        Some(Ok(None)) => {} // skipped: the run stopped first
+        Some(Err(e)) => tracing::error!(error = %e, "a checkout buyer task panicked"),
+        None => return false,
+    }
+    true
+}
+
+/// The next request from whoever watches, or never when nobody can send one.
+async fn next_request(control: &mut Option<&mut mpsc::Receiver<Control>>) -> Option<Control> {
+    match control.as_mut() {
+        Some(c) => c.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 impl<'w> Race<'_, 'w> {
     /// Release the crowd, run the reaper beside it, and serve snapshots, reconcile requests
     /// and the outage until the last buyer is done and the reaper has drained.
+    ///
+    /// The loop is one `tokio::select!` on purpose: it shows in one place everything a
+    /// running checkout waits for.
     async fn run(
         mut self,
         backends: &Backends,
@@ -278,27 +342,11 @@ impl<'w> Race<'_, 'w> {
     ) -> Result<Ran<'w>, ShelfError> {
         let knobs = self.shop.knobs.clone();
         // Everything is opened before the first buyer is released.
-        let reaper_conn = match self.shop.strategy.buyer.keeps_holds() {
-            true => Some(
-                backends
-                    .redis
-                    .connect_named(&format!("oversold:{run_id}:reaper"))
-                    .await?,
-            ),
-            false => None,
-        };
+        let reaper_conn = self.open_reaper_conn(backends, run_id).await?;
         let stop = cancel.child_token();
         let (mut buyers, clock) = self.release_crowd(&stop).await;
         let opened = clock.opened();
-        let (drain, draining) = watch::channel(false);
-        let stop_reaper = stop.child_token();
-        let mut reaper = JoinSet::new();
-        if let Some(conn) = reaper_conn {
-            reaper.spawn(
-                self.reaper(conn, clock, draining, stop_reaper.clone())
-                    .run(),
-            );
-        }
+        let mut reaper = self.start_reaper(reaper_conn, clock, &stop);
         let events = self.watchers.events.clone();
         let mut outage = (knobs.outage_ms > 0).then(|| clock.instant_at(knobs.outage_at_ms.into()));
         let mut snapshots =
@@ -306,44 +354,21 @@ impl<'w> Race<'_, 'w> {
         let mut control = self.watchers.control.take();
         let mut outcomes = Vec::with_capacity(self.config.race.buyers as usize);
         let mut buying = true;
-        let mut reaper_report = None;
-        let no_reaper = reaper.is_empty();
-        loop {
-            if !buying && (no_reaper || reaper_report.is_some()) {
-                break;
-            }
+        while buying || reaper.running() {
             tokio::select! {
-                joined = buyers.join_next(), if buying => match joined {
-                    Some(Ok(Some(o))) => outcomes.push(o),
-                    Some(Ok(None)) => {} // skipped: the run stopped first
-                    Some(Err(e)) => tracing::error!(error = %e, "a checkout buyer task panicked"),
-                    None => {
-                        buying = false;
-                        // The reaper drains what is still held, unless nobody will wait for it.
-                        if knobs.no_wait_expiry || stop.is_cancelled() {
-                            stop_reaper.cancel();
-                        } else {
-                            drain.send_replace(true);
-                        }
+                joined = buyers.join_next(), if buying => {
+                    buying = keep_outcome(&mut outcomes, joined);
+                    if !buying {
+                        reaper.buyers_done(!(knobs.no_wait_expiry || stop.is_cancelled()));
                     }
-                },
-                done = reaper.join_next(), if !no_reaper && reaper_report.is_none() => {
-                    reaper_report = Some(match done {
-                        Some(Ok(report)) => report,
-                        _ => ReaperReport::default(),
-                    });
                 }
+                done = reaper.task.join_next(), if reaper.running() => reaper.ended(done),
                 _ = snapshots.tick(), if events.is_some() => {
                     if let Some(r) = self.snapshot(clock).await {
                         tell(&events, Event::Snapshot(r));
                     }
                 }
-                Some(Control::Reconcile) = async {
-                    match control.as_mut() {
-                        Some(c) => c.recv().await,
-                        None => std::future::pending().await,
-                    }
-                } => {
+                Some(Control::Reconcile) = next_request(&mut control) => {
                     let event = self.reconcile(clock).await;
                     tell(&events, event);
                 }
@@ -356,11 +381,54 @@ impl<'w> Race<'_, 'w> {
         self.watchers.control = control;
         Ok(Ran {
             outcomes,
-            reaper: reaper_report.unwrap_or_default(),
+            reaper: reaper.report.unwrap_or_default(),
             reconciled: self.reconciled,
             clock,
             watchers: self.watchers,
         })
+    }
+
+    /// The reaper's own connection, when the strategy keeps holds.
+    async fn open_reaper_conn(
+        &self,
+        backends: &Backends,
+        run_id: &str,
+    ) -> Result<Option<RedisConn>, ShelfError> {
+        Ok(match self.shop.strategy.buyer.keeps_holds() {
+            true => Some(
+                backends
+                    .redis
+                    .connect_named(&format!("oversold:{run_id}:reaper"))
+                    .await?,
+            ),
+            false => None,
+        })
+    }
+
+    /// Start the reaper beside the buyers on `conn`, if there is one (the strategy keeps
+    /// holds).
+    fn start_reaper(
+        &self,
+        conn: Option<RedisConn>,
+        clock: ShopClock,
+        stop: &CancellationToken,
+    ) -> ReaperTask {
+        let (drain, draining) = watch::channel(false);
+        let stop_reaper = stop.child_token();
+        let mut task = JoinSet::new();
+        if let Some(conn) = conn {
+            task.spawn(
+                self.reaper(conn, clock, draining, stop_reaper.clone())
+                    .run(),
+            );
+        }
+        ReaperTask {
+            absent: task.is_empty(),
+            task,
+            drain,
+            stop: stop_reaper,
+            report: None,
+        }
     }
 
     /// One task per buyer, all waiting at a gate, then the gate opened: the shop clock starts

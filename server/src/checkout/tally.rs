@@ -6,8 +6,8 @@
 //! the rest (releases, resends, refusals).
 
 use oversold_protocol::{
-    BuyerOutcome, CheckoutEnd, CheckoutTally, LedgerKind, OutcomeResult, ReaperStats, RunConfig,
-    RunSummary, Stage, StepOutcome,
+    BuyerOutcome, CheckoutEnd, CheckoutStory, CheckoutTally, LedgerKind, OutcomeResult,
+    ReaperStats, RunConfig, RunSummary, Stage, StepOutcome,
 };
 
 use super::ledger::LedgerTotals;
@@ -56,61 +56,35 @@ fn over_limit(outcomes: &[BuyerOutcome], ledger: &LedgerTotals, limit: u32) -> u
     over.len() as u32
 }
 
-/// The run's summary. See [`CheckoutTally`] for what each number means.
-pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> RunSummary {
-    let stock = i64::from(config.race.stock);
-    let limit = config
-        .race
-        .checkout
-        .as_ref()
-        .map_or(u32::MAX, |c| c.per_customer_limit);
-    let count = |r: OutcomeResult| outcomes.iter().filter(|o| o.result == r).count() as u32;
-    let stories = || {
-        outcomes
-            .iter()
-            .filter_map(|o| Some((o, o.checkout.as_ref()?)))
-    };
-    let ended = |end: CheckoutEnd| stories().filter(|(_, s)| s.end == end).count() as u32;
-    let accepted: Vec<&BuyerOutcome> = outcomes
+/// Each outcome that has a checkout story, with its story.
+fn stories(outcomes: &[BuyerOutcome]) -> impl Iterator<Item = (&BuyerOutcome, &CheckoutStory)> {
+    outcomes
         .iter()
-        .filter(|o| o.result == OutcomeResult::Reserved)
-        .collect();
-    let released_units = stories()
+        .filter_map(|o| Some((o, o.checkout.as_ref()?)))
+}
+
+/// Units whose buyer gave them back (a release step that released).
+fn released_units(outcomes: &[BuyerOutcome]) -> u64 {
+    stories(outcomes)
         .filter(|(_, s)| {
             s.steps
                 .iter()
                 .any(|st| st.stage == Stage::Release && st.outcome == StepOutcome::Released)
         })
         .map(|(o, _)| u64::from(o.qty))
-        .sum();
-    let ledger = &closing.ledger;
-    let confirmed = ledger.confirmed_units;
+        .sum()
+}
+
+/// The run's summary. See [`CheckoutTally`] for what each number means.
+pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> RunSummary {
+    let count = |r: OutcomeResult| outcomes.iter().filter(|o| o.result == r).count() as u32;
+    let accepted: Vec<&BuyerOutcome> = outcomes
+        .iter()
+        .filter(|o| o.result == OutcomeResult::Reserved)
+        .collect();
     let duration_us = outcomes.iter().map(|o| o.end_us).max().unwrap_or(0);
-    let tally = CheckoutTally {
-        ledger: closing.ledger_kind,
-        confirmed_units: confirmed,
-        confirmed_orders: ledger.confirmed_orders,
-        held_units: closing.held_units,
-        released_units,
-        expired_units: closing.expired_units,
-        leaked_units: stock - closing.final_stock - confirmed as i64 - closing.held_units as i64,
-        duplicate_reservations: stories().map(|(_, s)| u64::from(s.duplicate_units)).sum(),
-        limit_violations: over_limit(outcomes, ledger, limit),
-        backorder_units: ledger.backorder_units,
-        overage_units: (confirmed + ledger.backorder_units).saturating_sub(stock as u64),
-        refused_unreachable: ended(CheckoutEnd::Refused),
-        refused_by_limit: ended(CheckoutEnd::OverLimit),
-        crashed: ended(CheckoutEnd::Crashed),
-        abandoned: ended(CheckoutEnd::Abandoned),
-        payment_failed: ended(CheckoutEnd::PaymentFailed),
-        paid_too_late: ended(CheckoutEnd::Expired),
-        answered_from_record: stories().filter(|(_, s)| s.from_record).count() as u32,
-        reconciled_units: closing.reconciled_units,
-        shop_ms: closing.shop_ms,
-        real_ms: closing.real_ms,
-        reaper: closing.reaper,
-    };
-    let in_doubt: Vec<&BuyerOutcome> = stories()
+    let tally = tally(config, outcomes, closing);
+    let in_doubt: Vec<&BuyerOutcome> = stories(outcomes)
         .filter(|(o, s)| s.end == CheckoutEnd::Failed && o.result == OutcomeResult::Unknown)
         .map(|(o, _)| o)
         .collect();
@@ -142,5 +116,44 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         cancelled: outcomes.len() < config.race.buyers as usize,
         checkout: Some(Box::new(tally)),
         cart: None,
+    }
+}
+
+/// The checkout's own numbers: the stores' (ledger, holds, leaks) and the stories'.
+fn tally(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> CheckoutTally {
+    let stock = i64::from(config.race.stock);
+    let limit = config
+        .race
+        .checkout
+        .as_ref()
+        .map_or(u32::MAX, |c| c.per_customer_limit);
+    let ended = |end: CheckoutEnd| stories(outcomes).filter(|(_, s)| s.end == end).count() as u32;
+    let ledger = &closing.ledger;
+    let confirmed = ledger.confirmed_units;
+    CheckoutTally {
+        ledger: closing.ledger_kind,
+        confirmed_units: confirmed,
+        confirmed_orders: ledger.confirmed_orders,
+        held_units: closing.held_units,
+        released_units: released_units(outcomes),
+        expired_units: closing.expired_units,
+        leaked_units: stock - closing.final_stock - confirmed as i64 - closing.held_units as i64,
+        duplicate_reservations: stories(outcomes)
+            .map(|(_, s)| u64::from(s.duplicate_units))
+            .sum(),
+        limit_violations: over_limit(outcomes, ledger, limit),
+        backorder_units: ledger.backorder_units,
+        overage_units: (confirmed + ledger.backorder_units).saturating_sub(stock as u64),
+        refused_unreachable: ended(CheckoutEnd::Refused),
+        refused_by_limit: ended(CheckoutEnd::OverLimit),
+        crashed: ended(CheckoutEnd::Crashed),
+        abandoned: ended(CheckoutEnd::Abandoned),
+        payment_failed: ended(CheckoutEnd::PaymentFailed),
+        paid_too_late: ended(CheckoutEnd::Expired),
+        answered_from_record: stories(outcomes).filter(|(_, s)| s.from_record).count() as u32,
+        reconciled_units: closing.reconciled_units,
+        shop_ms: closing.shop_ms,
+        real_ms: closing.real_ms,
+        reaper: closing.reaper,
     }
 }

@@ -24,6 +24,7 @@ use super::hub::Hub;
 use crate::app::AppState;
 use crate::engine::{self, Arena, Line};
 use crate::plan::plan;
+use crate::store::RedisConn;
 use crate::store::rooms as store;
 use crate::strategy::Strategy;
 use crate::summary::summarize;
@@ -92,26 +93,15 @@ pub async fn open(
     };
     let record = serde_json::to_string(&record).expect("a record serializes");
     let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    let lease = Duration::from_millis(u64::from(config.duration_ms)) + LEASE_GRACE;
-    let taken = store::open_sale(&mut conn, &hub.keys, &record, millis(lease))
-        .await
-        .map_err(super::unavailable)?;
-    if !taken {
-        return Err(wire_error(
-            ErrorCode::SaleState,
-            "a sale is already open in this room; close it first",
-        ));
-    }
-    let backends = &state.backends;
-    let arena = match Arena::set_up(
-        backends,
+    take_lease(&mut conn, &hub, &config, &record).await?;
+    let set_up = Arena::set_up(
+        &state.backends,
         strategy,
         &sale_id,
         config.stock,
         config.app_servers,
-    )
-    .await
-    {
+    );
+    let arena = match set_up.await {
         Ok(arena) => arena,
         Err(e) => {
             let _ = store::end_sale(&mut conn, &hub.keys, &record).await;
@@ -122,19 +112,14 @@ pub async fn open(
     // Subscribe before announcing, so no click can come before this task listens.
     let events = hub.subscribe();
     let opened = Instant::now();
-    let opened_unix_us = unix_us();
-    let announce = ServerMessage::SaleOpened(SaleOpened {
+    let announced = SaleOpened {
         room: hub.code.clone(),
         sale_id: sale_id.clone(),
         config: config.clone(),
         run: run.clone(),
-        opened_unix_us,
-    });
-    let id = state
-        .rooms
-        .publish(&mut conn, &hub.keys, &Event::All { msg: announce })
-        .await?;
-    let _ = store::set_sale_start(&mut conn, &hub.keys, &id, opened_unix_us).await;
+        opened_unix_us: unix_us(),
+    };
+    announce(state, &mut conn, &hub, announced).await?;
     let sale = Sale {
         state: state.clone(),
         hub,
@@ -148,6 +133,44 @@ pub async fn open(
         _admitted: admitted,
     };
     state.rooms.tracker.spawn(sale.run(events));
+    Ok(())
+}
+
+/// Take the sale's lease (what "a sale is open" means to every process), for the sale's
+/// length plus [`LEASE_GRACE`]; refused when another sale holds it.
+async fn take_lease(
+    conn: &mut RedisConn,
+    hub: &Hub,
+    config: &SaleConfig,
+    record: &str,
+) -> Result<(), WireError> {
+    let lease = Duration::from_millis(u64::from(config.duration_ms)) + LEASE_GRACE;
+    let taken = store::open_sale(conn, &hub.keys, record, millis(lease))
+        .await
+        .map_err(super::unavailable)?;
+    if !taken {
+        return Err(wire_error(
+            ErrorCode::SaleState,
+            "a sale is already open in this room; close it first",
+        ));
+    }
+    Ok(())
+}
+
+/// Tell the whole room the sale is open, and note on the room where its stream starts.
+async fn announce(
+    state: &AppState,
+    conn: &mut RedisConn,
+    hub: &Hub,
+    opened: SaleOpened,
+) -> Result<(), WireError> {
+    let opened_unix_us = opened.opened_unix_us;
+    let msg = ServerMessage::SaleOpened(opened);
+    let id = state
+        .rooms
+        .publish(conn, &hub.keys, &Event::All { msg })
+        .await?;
+    let _ = store::set_sale_start(conn, &hub.keys, &id, opened_unix_us).await;
     Ok(())
 }
 

@@ -101,59 +101,14 @@ impl ExclusiveRedisBuyer for Watch {
         order: Order<'a, RunKeys>,
     ) -> BoxFuture<'a, Attempt> {
         async move {
-            let Order {
-                shelf: keys,
-                qty,
-                race_window,
-                ..
-            } = order;
             let mut round_trips = 0;
             for attempt in 0..MAX_ATTEMPTS {
                 if attempt > 0 {
                     let pause = MAX_BACKOFF.mul_f64(rand::random::<f64>());
                     tokio::time::sleep(pause).await;
                 }
-                // Held from WATCH to EXEC; dropped at the end of each attempt.
-                let mut conn = link.lock().await;
-                round_trips += 1;
-                if let Err(e) = stock::watch(&mut conn, keys).await {
-                    return Attempt::read_failed(&e, None, round_trips).with_retries(attempt);
-                }
-                round_trips += 1;
-                let observed = match stock::get(&mut conn, keys).await {
-                    Ok(v) => v.unwrap_or(0),
-                    Err(e) => {
-                        return Attempt::read_failed(&e, None, round_trips).with_retries(attempt);
-                    }
-                };
-                let read_at = Instant::now();
-                if observed < i64::from(qty) {
-                    // Leave the connection clean for the next buyer on this app server.
-                    round_trips += 1;
-                    return match stock::unwatch(&mut conn, keys).await {
-                        Ok(()) => Attempt::sold_out(Some(observed), round_trips),
-                        Err(e) => Attempt::read_failed(&e, Some(observed), round_trips),
-                    }
-                    .with_retries(attempt)
-                    .with_read_at(read_at);
-                }
-                if !race_window.is_zero() {
-                    tokio::time::sleep(race_window).await;
-                }
-                round_trips += 1;
-                match stock::exec_decr_by(&mut conn, keys, qty).await {
-                    Ok(Some(after)) => {
-                        return Attempt::reserved(Some(observed), after, round_trips)
-                            .with_retries(attempt)
-                            .with_read_at(read_at);
-                    }
-                    // Someone wrote the stock after our WATCH: our read is stale. EXEC has
-                    // already cleared the watch, so the connection is clean.
-                    Ok(None) => {}
-                    Err(e) => {
-                        return Attempt::write_failed(&e, Some(observed), round_trips)
-                            .with_retries(attempt);
-                    }
+                if let Some(done) = try_once(link, &order, attempt, &mut round_trips).await {
+                    return done;
                 }
             }
             Attempt::gave_up(
@@ -165,5 +120,62 @@ impl ExclusiveRedisBuyer for Watch {
             .with_retries(MAX_ATTEMPTS - 1)
         }
         .boxed()
+    }
+}
+
+/// One attempt, WATCH to EXEC, holding the app server's connection throughout: how the
+/// order ended, or `None` when EXEC was discarded (another write landed after our WATCH) and
+/// the buyer starts over. Adds the requests it sent to `round_trips`.
+async fn try_once(
+    link: &Mutex<RedisConn>,
+    order: &Order<'_, RunKeys>,
+    attempt: u32,
+    round_trips: &mut u32,
+) -> Option<Attempt> {
+    let Order {
+        shelf: keys,
+        qty,
+        race_window,
+        ..
+    } = *order;
+    // Held from WATCH to EXEC; dropped at the end of each attempt.
+    let mut conn = link.lock().await;
+    *round_trips += 1;
+    if let Err(e) = stock::watch(&mut conn, keys).await {
+        return Some(Attempt::read_failed(&e, None, *round_trips).with_retries(attempt));
+    }
+    *round_trips += 1;
+    let observed = match stock::get(&mut conn, keys).await {
+        Ok(v) => v.unwrap_or(0),
+        Err(e) => {
+            return Some(Attempt::read_failed(&e, None, *round_trips).with_retries(attempt));
+        }
+    };
+    let read_at = Instant::now();
+    if observed < i64::from(qty) {
+        // Leave the connection clean for the next buyer on this app server.
+        *round_trips += 1;
+        let sold_out = match stock::unwatch(&mut conn, keys).await {
+            Ok(()) => Attempt::sold_out(Some(observed), *round_trips),
+            Err(e) => Attempt::read_failed(&e, Some(observed), *round_trips),
+        };
+        return Some(sold_out.with_retries(attempt).with_read_at(read_at));
+    }
+    if !race_window.is_zero() {
+        tokio::time::sleep(race_window).await;
+    }
+    *round_trips += 1;
+    match stock::exec_decr_by(&mut conn, keys, qty).await {
+        Ok(Some(after)) => Some(
+            Attempt::reserved(Some(observed), after, *round_trips)
+                .with_retries(attempt)
+                .with_read_at(read_at),
+        ),
+        // Someone wrote the stock after our WATCH: our read is stale. EXEC has already
+        // cleared the watch, so the connection is clean.
+        Ok(None) => None,
+        Err(e) => {
+            Some(Attempt::write_failed(&e, Some(observed), *round_trips).with_retries(attempt))
+        }
     }
 }

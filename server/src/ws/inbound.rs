@@ -55,24 +55,7 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
             "expected a JSON object with a \"type\" field",
         ));
     };
-    let names: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
-    let (kind, fields) = match object.get("type").and_then(Value::as_str) {
-        Some(t) => match KNOWN_TYPES.iter().find(|(known, _)| *known == t) {
-            Some(&(kind, fields)) => (kind, fields),
-            None => {
-                return Err(wire_error(
-                    ErrorCode::UnknownType,
-                    format!("unknown type {t:?}; expected one of {names:?}"),
-                ));
-            }
-        },
-        None => {
-            return Err(wire_error(
-                ErrorCode::UnknownType,
-                format!("missing string field \"type\"; expected one of {names:?}"),
-            ));
-        }
-    };
+    let (kind, fields) = message_type(object)?;
     for key in object.keys() {
         if key != "type" && !fields.contains(&key.as_str()) {
             return Err(wire_error(
@@ -82,50 +65,71 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
         }
     }
     if fields.contains(&"buyer") {
-        match object.get("buyer") {
-            None => {
-                return Err(wire_error(
-                    ErrorCode::MissingField,
-                    format!("{kind} needs a \"buyer\" number"),
-                ));
-            }
-            Some(v) if v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()) => {}
-            Some(v) if v.as_i64().is_some_and(|n| n < 0) => {
-                return Err(wire_error(
-                    ErrorCode::OutOfRange,
-                    format!("buyer = {v} is out of range: buyers are numbered from 1"),
-                ));
-            }
-            Some(v) => {
-                return Err(wire_error(
-                    ErrorCode::BadMessage,
-                    format!("\"buyer\" must be a whole number, got {v}"),
-                ));
-            }
-        }
+        check_buyer(kind, object.get("buyer"))?;
     }
     // A sale's config is not a run's: serde checks it (unknown fields refused), and the
     // room handler checks its ranges.
     if fields.contains(&"config") && kind != "open_sale" {
-        match object.get("config") {
-            None => {
-                return Err(wire_error(
-                    ErrorCode::MissingField,
-                    format!("{kind} needs a \"config\" object"),
-                ));
-            }
-            Some(Value::Object(config)) => check_config(config)?,
-            Some(_) => {
-                return Err(wire_error(
-                    ErrorCode::BadMessage,
-                    "\"config\" must be a JSON object",
-                ));
-            }
-        }
+        check_config_object(kind, object.get("config"))?;
     }
     // Every shape the enum could refuse was refused above with its own code; what is left is
     // a mismatch between these checks and the protocol types, reported as such.
     serde_json::from_value(value).map_err(|e| wire_error(ErrorCode::BadMessage, e.to_string()))
+}
+
+/// The frame's `type` and the fields that type takes, or `unknown_type` listing them all.
+fn message_type(
+    object: &Map<String, Value>,
+) -> Result<(&'static str, &'static [&'static str]), WireError> {
+    let names: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
+    match object.get("type").and_then(Value::as_str) {
+        Some(t) => match KNOWN_TYPES.iter().find(|(known, _)| *known == t) {
+            Some(&(kind, fields)) => Ok((kind, fields)),
+            None => Err(wire_error(
+                ErrorCode::UnknownType,
+                format!("unknown type {t:?}; expected one of {names:?}"),
+            )),
+        },
+        None => Err(wire_error(
+            ErrorCode::UnknownType,
+            format!("missing string field \"type\"; expected one of {names:?}"),
+        )),
+    }
+}
+
+/// A `kind` frame's `buyer`: present, and a whole number that fits a buyer's number.
+fn check_buyer(kind: &str, buyer: Option<&Value>) -> Result<(), WireError> {
+    match buyer {
+        None => Err(wire_error(
+            ErrorCode::MissingField,
+            format!("{kind} needs a \"buyer\" number"),
+        )),
+        Some(v) if v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()) => Ok(()),
+        Some(v) if v.as_i64().is_some_and(|n| n < 0) => Err(wire_error(
+            ErrorCode::OutOfRange,
+            format!("buyer = {v} is out of range: buyers are numbered from 1"),
+        )),
+        Some(v) => Err(wire_error(
+            ErrorCode::BadMessage,
+            format!("\"buyer\" must be a whole number, got {v}"),
+        )),
+    }
+}
+
+/// A `kind` frame's `config`: present, a JSON object, and each field as [`check_config`]
+/// wants it.
+fn check_config_object(kind: &str, config: Option<&Value>) -> Result<(), WireError> {
+    match config {
+        None => Err(wire_error(
+            ErrorCode::MissingField,
+            format!("{kind} needs a \"config\" object"),
+        )),
+        Some(Value::Object(config)) => check_config(config),
+        Some(_) => Err(wire_error(
+            ErrorCode::BadMessage,
+            "\"config\" must be a JSON object",
+        )),
+    }
 }
 
 /// Each config field: known, and of the JSON type its [`FieldKind`] names. A negative

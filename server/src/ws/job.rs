@@ -195,54 +195,15 @@ pub fn admit_run(
     if matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses) {
         let strategy = find_cart(&config)?;
         check_redis(state)?;
-        let holds = take_holds(
-            state,
-            caller,
-            Kind::Run { postgres: 0 },
-            config.race.app_servers,
-            0,
-        )?;
-        return Ok(Job {
-            compare: None,
-            races: vec![(Contender::Cart(strategy), config)],
-            holds,
-        });
+        return admit_single(state, caller, Contender::Cart(strategy), config);
     }
     if config.race.scenario == Scenario::Checkout {
         let strategy = find_checkout(&config.strategy)?;
         check_outage(state, &config)?;
         check_redis(state)?;
-        let contender = Contender::Checkout(strategy);
-        let kind = Kind::Run {
-            postgres: contender.postgres_connections(state, config.race.app_servers),
-        };
-        let extra = contender.extra_connections(state);
-        let holds = take_holds(state, caller, kind, config.race.app_servers, extra)?;
-        return Ok(Job {
-            compare: None,
-            races: vec![(contender, config)],
-            holds,
-        });
+        return admit_single(state, caller, Contender::Checkout(strategy), config);
     }
-    let Some(strategy) = strategy::find(&config.strategy) else {
-        let names: Vec<&str> = REGISTRY.iter().map(|s| s.name()).collect();
-        let hint = if strategy::checkout::find(&config.strategy).is_some() {
-            format!(
-                " ({:?} is a checkout strategy: send \"scenario\":\"checkout\" with it)",
-                config.strategy
-            )
-        } else {
-            String::new()
-        };
-        return Err(wire_error(
-            ErrorCode::UnknownStrategy,
-            format!(
-                "unknown strategy {:?}{hint}; available: {}",
-                config.strategy,
-                names.join(", ")
-            ),
-        ));
-    };
+    let strategy = find_race(&config.strategy)?;
     if let Some(why) = strategy.unavailable_reason(&state.backends) {
         return Err(wire_error(
             ErrorCode::StrategyUnavailable,
@@ -252,7 +213,37 @@ pub fn admit_run(
     if strategy.uses_redis() {
         check_redis(state)?;
     }
-    let contender = Contender::Race(strategy);
+    admit_single(state, caller, Contender::Race(strategy), config)
+}
+
+/// The race strategy `name`, or the error that lists them (and says so when `name` is a
+/// checkout strategy).
+fn find_race(name: &str) -> Result<&'static Strategy, WireError> {
+    strategy::find(name).ok_or_else(|| {
+        let names: Vec<&str> = REGISTRY.iter().map(|s| s.name()).collect();
+        let hint = if strategy::checkout::find(name).is_some() {
+            format!(" ({name:?} is a checkout strategy: send \"scenario\":\"checkout\" with it)")
+        } else {
+            String::new()
+        };
+        wire_error(
+            ErrorCode::UnknownStrategy,
+            format!(
+                "unknown strategy {name:?}{hint}; available: {}",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// A single run of `contender`, once its checks have passed: the job, if its holds can be
+/// taken (a cart run needs no PostgreSQL and no extra connections).
+fn admit_single(
+    state: &AppState,
+    caller: &Caller,
+    contender: Contender,
+    config: RunConfig,
+) -> Result<Job, WireError> {
     let kind = Kind::Run {
         postgres: contender.postgres_connections(state, config.race.app_servers),
     };
@@ -484,7 +475,7 @@ fn reserve_ledger(state: &AppState) -> Result<OwnedSemaphorePermit, WireError> {
 ///
 /// Everything the job holds is given back, and `ended` cancelled, *before* its last frame
 /// goes out: a client that starts its next run the moment it reads that frame finds its
-/// slots free and its socket idle (see `handle` in the parent module).
+/// slots free and its socket idle (see `Session::handle` in the parent module).
 pub async fn run_job(
     state: Arc<AppState>,
     job: Job,
@@ -573,18 +564,9 @@ async fn run_one(
         config: config.clone(),
     };
     let _ = outbound.send(started).await;
-    // A comparison holds PostgreSQL connections only while a race that needs them runs,
-    // not for the minutes the other races take; when the pool is full, that one race is
-    // refused (its terminal frame is the error) and the comparison goes on.
-    let pg = strategy.postgres_connections(state, config.race.app_servers);
-    let _postgres = if in_compare && pg > 0 && !cancel.is_cancelled() {
-        let reserved = if pg == 1 {
-            reserve_ledger(state)
-        } else {
-            reserve_postgres(state, config.race.app_servers)
-        };
-        match reserved {
-            Ok(permit) => Some(permit),
+    let _postgres = if in_compare && !cancel.is_cancelled() {
+        match reserve_postgres_in_compare(state, strategy, &config) {
+            Ok(permit) => permit,
             Err(mut e) => {
                 tracing::info!(run_id, reason = %e.message, "postgres race refused");
                 e.run_id = Some(run_id);
@@ -596,18 +578,61 @@ async fn run_one(
     };
     let result = match strategy {
         _ if cancel.is_cancelled() => None,
+        strategy => Some(
+            race(
+                state,
+                strategy,
+                &config,
+                &run_id,
+                (outbound, control),
+                cancel,
+            )
+            .await,
+        ),
+    };
+    terminal_frame(run_id, result, cancel.is_cancelled())
+}
+
+/// The PostgreSQL connections one race of a comparison needs, reserved as it begins.
+///
+/// A comparison holds PostgreSQL connections only while a race that needs them runs, not
+/// for the minutes the other races take; when the pool is full, that one race is refused
+/// (its terminal frame is the error) and the comparison goes on.
+fn reserve_postgres_in_compare(
+    state: &AppState,
+    strategy: Contender,
+    config: &RunConfig,
+) -> Result<Option<OwnedSemaphorePermit>, WireError> {
+    match strategy.postgres_connections(state, config.race.app_servers) {
+        0 => Ok(None),
+        1 => reserve_ledger(state).map(Some),
+        _ => reserve_postgres(state, config.race.app_servers).map(Some),
+    }
+}
+
+/// Run `strategy`'s race (or checkout, or cart run) while its outcomes go out in batches,
+/// and a checkout's live numbers and `reconcile` answers as frames of their own.
+async fn race(
+    state: &AppState,
+    strategy: Contender,
+    config: &RunConfig,
+    run_id: &str,
+    (outbound, control): (&mpsc::Sender<ServerMessage>, &mut mpsc::Receiver<Control>),
+    cancel: &CancellationToken,
+) -> Result<engine::RunReport, RunError> {
+    match strategy {
         Contender::Race(strategy) => {
             let (sink, outcomes) = mpsc::unbounded_channel();
             let race = engine::run(
                 &state.backends,
                 strategy,
-                &config,
-                &run_id,
+                config,
+                run_id,
                 Some(sink),
                 cancel.clone(),
             );
-            let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
-            Some(tokio::join!(race, forward).0)
+            let forward = batcher::forward(run_id.to_string(), outcomes, outbound.clone());
+            tokio::join!(race, forward).0
         }
         Contender::Checkout(strategy) => {
             let (events, seen) = mpsc::unbounded_channel();
@@ -618,28 +643,27 @@ async fn run_one(
             let race = checkout::run(
                 &state.backends,
                 strategy,
-                &config,
-                &run_id,
+                config,
+                run_id,
                 watchers,
                 cancel.clone(),
             );
-            Some(tokio::join!(race, forward_checkout(&run_id, seen, outbound)).0)
+            tokio::join!(race, forward_checkout(run_id, seen, outbound)).0
         }
         Contender::Cart(strategy) => {
             let (sink, outcomes) = mpsc::unbounded_channel();
             let race = cart::run(
                 &state.backends,
                 strategy,
-                &config,
-                &run_id,
+                config,
+                run_id,
                 Some(sink),
                 cancel.clone(),
             );
-            let forward = batcher::forward(run_id.clone(), outcomes, outbound.clone());
-            Some(tokio::join!(race, forward).0)
+            let forward = batcher::forward(run_id.to_string(), outcomes, outbound.clone());
+            tokio::join!(race, forward).0
         }
-    };
-    terminal_frame(run_id, result, cancel.is_cancelled())
+    }
 }
 
 /// A checkout's events to the socket: outcomes in batches (as a race's), the live

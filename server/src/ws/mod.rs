@@ -20,6 +20,7 @@ pub mod origin;
 mod rate;
 pub mod step;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -119,103 +120,254 @@ pub struct Caller {
     pub base_url: String,
 }
 
+/// Everything one socket's session keeps between frames: what the session loop's branches
+/// read and change.
+struct Session {
+    state: Arc<AppState>,
+    caller: Caller,
+    /// The send task's queue.
+    frames: mpsc::Sender<ServerMessage>,
+    /// Asks the send task to close with a code; taken by the first ask.
+    close: Option<oneshot::Sender<CloseFrame>>,
+    limiter: rate::Limiter,
+    /// The job in flight runs here (at most one).
+    jobs: JoinSet<()>,
+    in_flight: Option<InFlight>,
+    stepping: Option<step::StepSlot>,
+    seat: Option<Seat>,
+    /// When the client last sent anything (a pong counts).
+    last_heard: Instant,
+}
+
+/// One socket, from its `hello` to its close.
+///
+/// The loop stays one `tokio::select!`: it is the one place that shows everything a session
+/// waits for at once. Each branch's work is a [`Session`] method.
 async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
     let (close, close_requested) = oneshot::channel();
     let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
-    let mut close = Some(close);
 
     let _ = frames.send(ServerMessage::Hello(state.hello())).await;
     let mut health = state.health.clone();
     health.mark_unchanged();
-    let mut limiter = rate::Limiter::default();
-    let mut jobs: JoinSet<()> = JoinSet::new();
-    let mut in_flight: Option<InFlight> = None;
-    let mut stepping: Option<step::StepSlot> = None;
-    let mut seat: Option<Seat> = None;
-    let mut last_heard = Instant::now();
+    let mut session = Session {
+        state,
+        caller,
+        frames,
+        close: Some(close),
+        limiter: rate::Limiter::default(),
+        jobs: JoinSet::new(),
+        in_flight: None,
+        stepping: None,
+        seat: None,
+        last_heard: Instant::now(),
+    };
     let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
 
     loop {
         tokio::select! {
             frame = stream.next() => {
-                let frame = match frame {
-                    Some(Ok(Message::Close(_))) | None => break,
-                    Some(Err(e)) => {
-                        if is_too_big(e) {
-                            // Say why, with the code made for it, instead of a bare close.
-                            let reason = format!("frames are limited to {} KiB", MAX_FRAME_BYTES / 1024);
-                            ask_to_close(&mut close, close_code::SIZE, reason);
-                        }
-                        break;
-                    }
-                    Some(Ok(frame)) => frame,
-                };
-                last_heard = Instant::now();
-                // Every frame counts, whatever its kind: pings and binary frames cost the
-                // server work too.
-                if !limiter.allow() {
-                    if limiter.should_report() {
-                        send_error(&frames, wire_error(ErrorCode::RateLimited, "too many frames; slow down")).await;
-                    }
-                    continue;
-                }
-                let text = match frame {
-                    Message::Text(t) => t,
-                    Message::Binary(_) => {
-                        send_error(&frames, wire_error(ErrorCode::BadJson, "binary frames are not supported; send JSON text")).await;
-                        continue;
-                    }
-                    _ => continue, // ping (answered by the library) or pong
-                };
-                match inbound::parse(&text) {
-                    Ok(msg) if rooms::seat::is_room_message(&msg) => {
-                        rooms::seat::handle(&state, &caller, msg, &frames, &mut seat).await;
-                    }
-                    _ => handle(&state, &caller, &text, &frames, &mut jobs, &mut in_flight, &mut stepping).await,
+                if session.on_frame(frame).await.is_break() {
+                    break;
                 }
             }
-            Some(_) = jobs.join_next() => in_flight = None,
+            Some(_) = session.jobs.join_next() => session.in_flight = None,
             Ok(()) = health.changed() => {
                 let redis = health.borrow_and_update().state;
-                let _ = frames.send(ServerMessage::RedisStatus { redis }).await;
+                let _ = session.frames.send(ServerMessage::RedisStatus { redis }).await;
             }
             // The send task pings every PING_EVERY; a live client answers with a pong.
             _ = liveness.tick() => {
-                if stepping.as_ref().is_some_and(step::StepSlot::idle)
-                    && let Some(closed) = step::close(&state, &mut stepping).await
-                {
-                    let _ = frames.send(closed).await;
-                }
-                let silent = last_heard.elapsed();
-                // A phone or projector in a room listens without talking: not idle.
-                let idle = in_flight.is_none() && seat.is_none() && silent >= IDLE_TIMEOUT;
-                if silent >= 2 * PING_EVERY || idle {
-                    tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
+                if session.on_liveness_tick().await.is_break() {
                     break;
                 }
             }
             // The writer gave up (or the socket broke): nothing more can reach the client.
             _ = &mut writer => break,
-            _ = state.shutdown.cancelled() => {
-                ask_to_close(&mut close, close_code::AWAY, "the server is shutting down".into());
+            _ = session.state.shutdown.cancelled() => {
+                session.ask_to_close(close_code::AWAY, "the server is shutting down".into());
                 break;
             }
         }
     }
+    session.end(writer).await;
+}
 
-    // The socket is gone (or the server is stopping): stop the job, but let it clean up.
-    if let Some(job) = &in_flight {
-        job.cancel.cancel();
+impl Session {
+    /// One read from the client: answer a frame, or `Break` when the socket is done.
+    async fn on_frame(&mut self, frame: Option<Result<Message, axum::Error>>) -> ControlFlow<()> {
+        let frame = match frame {
+            Some(Ok(Message::Close(_))) | None => return ControlFlow::Break(()),
+            Some(Err(e)) => {
+                if is_too_big(e) {
+                    // Say why, with the code made for it, instead of a bare close.
+                    let reason = format!("frames are limited to {} KiB", MAX_FRAME_BYTES / 1024);
+                    self.ask_to_close(close_code::SIZE, reason);
+                }
+                return ControlFlow::Break(());
+            }
+            Some(Ok(frame)) => frame,
+        };
+        self.last_heard = Instant::now();
+        // Every frame counts, whatever its kind: pings and binary frames cost the server
+        // work too.
+        if !self.limiter.allow() {
+            if self.limiter.should_report() {
+                let e = wire_error(ErrorCode::RateLimited, "too many frames; slow down");
+                send_error(&self.frames, e).await;
+            }
+            return ControlFlow::Continue(());
+        }
+        let text = match frame {
+            Message::Text(t) => t,
+            Message::Binary(_) => {
+                let e = wire_error(
+                    ErrorCode::BadJson,
+                    "binary frames are not supported; send JSON text",
+                );
+                send_error(&self.frames, e).await;
+                return ControlFlow::Continue(());
+            }
+            _ => return ControlFlow::Continue(()), // ping (answered by the library) or pong
+        };
+        match inbound::parse(&text) {
+            Ok(msg) if rooms::seat::is_room_message(&msg) => {
+                let (state, caller) = (&self.state, &self.caller);
+                rooms::seat::handle(state, caller, msg, &self.frames, &mut self.seat).await;
+            }
+            _ => self.handle(&text).await,
+        }
+        ControlFlow::Continue(())
     }
-    // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
-    while jobs.join_next().await.is_some() {}
-    step::close_quietly(&state, &mut stepping).await;
-    rooms::seat::leave(&state, &mut seat).await;
-    drop(frames);
-    if !writer.is_finished() {
-        let _ = writer.await;
+
+    /// Every [`PING_EVERY`]: close an idle step-through, and `Break` when the client has
+    /// gone silent (or idle with nothing in flight).
+    async fn on_liveness_tick(&mut self) -> ControlFlow<()> {
+        if self.stepping.as_ref().is_some_and(step::StepSlot::idle)
+            && let Some(closed) = step::close(&self.state, &mut self.stepping).await
+        {
+            let _ = self.frames.send(closed).await;
+        }
+        let silent = self.last_heard.elapsed();
+        // A phone or projector in a room listens without talking: not idle.
+        let idle = self.in_flight.is_none() && self.seat.is_none() && silent >= IDLE_TIMEOUT;
+        if silent >= 2 * PING_EVERY || idle {
+            tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Ask the send task (the socket's only writer) to close with `code`. It sends the Close
+    /// frame itself, so it never races a data frame on the socket.
+    fn ask_to_close(&mut self, code: u16, reason: String) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(CloseFrame {
+                code,
+                reason: reason.into(),
+            });
+        }
+    }
+
+    /// The socket is gone (or the server is stopping): stop the job, but let it clean up;
+    /// then leave the step-through and the room, and let the writer finish.
+    async fn end(mut self, writer: JoinHandle<()>) {
+        if let Some(job) = &self.in_flight {
+            job.cancel.cancel();
+        }
+        // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
+        while self.jobs.join_next().await.is_some() {}
+        step::close_quietly(&self.state, &mut self.stepping).await;
+        rooms::seat::leave(&self.state, &mut self.seat).await;
+        drop(self.frames);
+        if !writer.is_finished() {
+            let _ = writer.await;
+        }
+    }
+
+    /// One text frame from the client that is not a room's.
+    async fn handle(&mut self, text: &str) {
+        // A job that is sending its last frame is over for the client, which may answer that
+        // frame at once: wait for the task's last instant, so that answer meets an idle socket.
+        if self
+            .in_flight
+            .as_ref()
+            .is_some_and(|job| job.ended.is_cancelled())
+        {
+            self.jobs.join_next().await;
+            self.in_flight = None;
+        }
+        let (state, caller) = (&self.state, &self.caller);
+        let admitted = match inbound::parse(text) {
+            Err(e) => Err(e),
+            Ok(ClientMessage::CancelRun) => return self.cancel_run().await,
+            Ok(ClientMessage::Reconcile) => {
+                if let Some(e) = reconcile(self.in_flight.as_ref()) {
+                    send_error(&self.frames, e).await;
+                }
+                return;
+            }
+            Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
+                if self.in_flight.is_some() =>
+            {
+                let mut e = wire_error(
+                    ErrorCode::RunInProgress,
+                    "this connection already has a run in flight; wait for its end or send cancel_run",
+                );
+                e.run_id = self.in_flight.as_ref().map(|job| job.id.clone());
+                Err(e)
+            }
+            Ok(ClientMessage::StartRun { config }) => job::admit_run(state, caller, &config),
+            Ok(ClientMessage::StartCompare { config }) => {
+                job::admit_compare(state, caller, &config)
+            }
+            Ok(step_message) => {
+                let answer = self.step(step_message).await;
+                let _ = self.frames.send(answer).await;
+                return;
+            }
+        };
+        match admitted {
+            Err(e) => send_error(&self.frames, e).await,
+            Ok(job) => {
+                self.in_flight = Some(start(&self.state, &mut self.jobs, job, &self.frames));
+            }
+        }
+    }
+
+    /// `cancel_run`: cancel the job in flight, or say there is none.
+    async fn cancel_run(&self) {
+        match &self.in_flight {
+            Some(job) => job.cancel.cancel(),
+            None => {
+                let e = wire_error(
+                    ErrorCode::NoRunInProgress,
+                    "there is no run in flight to cancel",
+                );
+                send_error(&self.frames, e).await;
+            }
+        }
+    }
+
+    /// Step-through mode answers each of its messages with its whole state (or an error).
+    async fn step(&mut self, message: ClientMessage) -> ServerMessage {
+        let (state, stepping) = (&self.state, &mut self.stepping);
+        match message {
+            ClientMessage::StepOpen { config } => {
+                step::open(state, &self.caller, &config, stepping).await
+            }
+            ClientMessage::Step { buyer } => step::step(buyer, stepping).await,
+            ClientMessage::StepReset => step::reset(state, &self.caller, stepping).await,
+            _ => match step::close(state, stepping).await {
+                Some(closed) => closed,
+                None => ServerMessage::Error(wire_error(
+                    ErrorCode::NoRunInProgress,
+                    "no step-through is open",
+                )),
+            },
+        }
     }
 }
 
@@ -225,95 +377,6 @@ fn is_too_big(e: axum::Error) -> bool {
         e.into_inner().downcast_ref::<tungstenite::Error>(),
         Some(tungstenite::Error::Capacity(_))
     )
-}
-
-/// Ask the send task (the socket's only writer) to close with `code`. It sends the Close
-/// frame itself, so it never races a data frame on the socket.
-fn ask_to_close(close: &mut Option<oneshot::Sender<CloseFrame>>, code: u16, reason: String) {
-    if let Some(close) = close.take() {
-        let _ = close.send(CloseFrame {
-            code,
-            reason: reason.into(),
-        });
-    }
-}
-
-/// One text frame from the client.
-async fn handle(
-    state: &Arc<AppState>,
-    caller: &Caller,
-    text: &str,
-    frames: &mpsc::Sender<ServerMessage>,
-    jobs: &mut JoinSet<()>,
-    in_flight: &mut Option<InFlight>,
-    stepping: &mut Option<step::StepSlot>,
-) {
-    // A job that is sending its last frame is over for the client, which may answer that
-    // frame at once: wait for the task's last instant, so that answer meets an idle socket.
-    if in_flight
-        .as_ref()
-        .is_some_and(|job| job.ended.is_cancelled())
-    {
-        jobs.join_next().await;
-        *in_flight = None;
-    }
-    let admitted = match inbound::parse(text) {
-        Err(e) => Err(e),
-        Ok(ClientMessage::CancelRun) => {
-            match in_flight {
-                Some(job) => job.cancel.cancel(),
-                None => {
-                    let e = wire_error(
-                        ErrorCode::NoRunInProgress,
-                        "there is no run in flight to cancel",
-                    );
-                    send_error(frames, e).await;
-                }
-            }
-            return;
-        }
-        Ok(ClientMessage::Reconcile) => {
-            if let Some(e) = reconcile(in_flight.as_ref()) {
-                send_error(frames, e).await;
-            }
-            return;
-        }
-        Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
-            if in_flight.is_some() =>
-        {
-            let mut e = wire_error(
-                ErrorCode::RunInProgress,
-                "this connection already has a run in flight; wait for its end or send cancel_run",
-            );
-            e.run_id = in_flight.as_ref().map(|job| job.id.clone());
-            Err(e)
-        }
-        Ok(ClientMessage::StartRun { config }) => job::admit_run(state, caller, &config),
-        Ok(ClientMessage::StartCompare { config }) => job::admit_compare(state, caller, &config),
-        // Step-through mode answers each message with its whole state (or an error).
-        Ok(step_message) => {
-            let answer = match step_message {
-                ClientMessage::StepOpen { config } => {
-                    step::open(state, caller, &config, stepping).await
-                }
-                ClientMessage::Step { buyer } => step::step(buyer, stepping).await,
-                ClientMessage::StepReset => step::reset(state, caller, stepping).await,
-                _ => match step::close(state, stepping).await {
-                    Some(closed) => closed,
-                    None => ServerMessage::Error(wire_error(
-                        ErrorCode::NoRunInProgress,
-                        "no step-through is open",
-                    )),
-                },
-            };
-            let _ = frames.send(answer).await;
-            return;
-        }
-    };
-    match admitted {
-        Err(e) => send_error(frames, e).await,
-        Ok(job) => *in_flight = Some(start(state, jobs, job, frames)),
-    }
 }
 
 /// Pass a `reconcile` to the checkout job in flight; the error to send when there is none
