@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use oversold_protocol::limits::{CHECKOUT_LIMITS, CheckoutLimits, Range};
 use oversold_protocol::{FailMode, Scenario};
 
-use crate::components::controls::Knob;
+use crate::components::controls::{Field, Knob};
 use crate::model::checkout::clock::{real_ms, real_span, shop_span};
 use crate::model::checkout::knobs::{CheckoutKnobs as Form, customers_range, percent_range};
 use crate::model::controls::Knobs;
@@ -58,14 +58,6 @@ pub fn CheckoutKnobs() -> impl IntoView {
 struct FormFields {
     knobs: RwSignal<Knobs>,
     limits: Memo<(CheckoutLimits, bool)>,
-}
-
-/// One field of the checkout form as a [`Knob`] wants it: its value, its setter, its range.
-#[derive(Clone, Copy)]
-struct Field {
-    value: Signal<u32>,
-    set: Callback<u32>,
-    range: Signal<Range>,
 }
 
 impl FormFields {
