@@ -7,6 +7,8 @@
 //! In a checkout each line is the buyer's whole story (`model::checkout::story`), and the
 //! filters are by how stories ended, each with its count.
 
+use std::ops::Range;
+
 use leptos::html::Div;
 use leptos::prelude::*;
 
@@ -30,25 +32,45 @@ pub fn AuditTrail() -> impl IntoView {
     let session = expect_context::<Session>();
     let filter = RwSignal::new(AuditFilter::All);
     let story_filter = RwSignal::new(StoryFilter::All);
-    let checkout = move || session.with_run(|r| r.is_some_and(|r| r.is_checkout()));
-    let scroll_top = RwSignal::new(0.0);
-    let viewport = RwSignal::new(INITIAL_VIEWPORT);
-    let follow = RwSignal::new(true);
-    let scroller = NodeRef::<Div>::new();
+    let checkout = move || showing_checkout(session);
+    let list = List::new(session, filter, story_filter);
+    list.follow_new_rows(filter, story_filter);
+    let filtered =
+        move || filter.get() != AuditFilter::All || story_filter.get() != StoryFilter::All;
 
-    // A Memo: the count, the spacer and the window all need the filtered list, and scanning
-    // 10,000 rows three times per batch would be waste.
-    let indices = Memo::new(move |_| {
-        let (f, sf) = (filter.get(), story_filter.get());
-        session.with_run(|r| match r {
-            Some(r) if r.is_checkout() => (0..r.rows.len())
-                .filter(|&i| sf.matches(&r.rows[i].outcome))
-                .collect(),
-            Some(r) => audit::filter_indices(&r.rows, f),
-            None => Vec::new(),
-        })
-    });
-    // A checkout's filter buttons with their counts (one scan per batch).
+    view! {
+        <section class="panel audit" class:checkout=checkout aria-label="Audit trail">
+            <div class="panel-head">
+                <h2>"Audit trail"</h2>
+                <span class="muted">
+                    <span data-testid="audit-count">{move || answered(session)}</span>
+                    " buyers answered"
+                    {move || filtered().then(|| format!(" · {} shown", thousands(list.shown() as i64)))}
+                </span>
+            </div>
+            <StoryFilters session story_filter/>
+            <OutcomeFilters session filter/>
+            <ChaosNotes/>
+            <Headings session/>
+            <Scroller list/>
+        </section>
+    }
+}
+
+/// True while the run on screen is a checkout (its lines are stories).
+fn showing_checkout(session: Session) -> bool {
+    session.with_run(|r| r.is_some_and(|r| r.is_checkout()))
+}
+
+/// How many buyers of the run on screen have answered.
+fn answered(session: Session) -> usize {
+    session.with_run(|r| r.map_or(0, |r| r.rows.len()))
+}
+
+/// A checkout's filters, by how the stories ended, each with its count.
+#[component]
+fn StoryFilters(session: Session, story_filter: RwSignal<StoryFilter>) -> impl IntoView {
+    // The buttons with their counts (one scan per batch).
     let story_filters = Memo::new(move |_| {
         session.with_run(|r| {
             r.filter(|r| r.is_checkout())
@@ -56,153 +78,220 @@ pub fn AuditTrail() -> impl IntoView {
                 .unwrap_or_default()
         })
     });
-    let filtered =
-        move || filter.get() != AuditFilter::All || story_filter.get() != StoryFilter::All;
-    let total = move || session.with_run(|r| r.map_or(0, |r| r.rows.len()));
+    view! {
+        <Show when=move || showing_checkout(session)>
+            // A few buttons, redrawn together when a count or the choice changes: a
+            // plain list costs the wasm less than a keyed one.
+            <div class="filters" role="group" aria-label="Filter by how the story ended">
+                {move || {
+                    let on = story_filter.get();
+                    story_filters
+                        .get()
+                        .into_iter()
+                        .map(|(f, n)| {
+                            view! {
+                                <button
+                                    class="filter"
+                                    class:on=on == f
+                                    aria-pressed=(on == f).to_string()
+                                    data-testid=format!("story-filter-{}", f.id())
+                                    data-count=n
+                                    on:click=move |_| story_filter.set(f)
+                                >
+                                    {f.label()}
+                                    <span class="count">{n}</span>
+                                </button>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </div>
+        </Show>
+    }
+}
+
+/// The race's filters, by outcome; hidden (not removed) during a checkout.
+#[component]
+fn OutcomeFilters(session: Session, filter: RwSignal<AuditFilter>) -> impl IntoView {
     // The rare endings get a button once the run has some (or while their filter is on).
     let offered = move |f: AuditFilter| {
         filter.get() == f || session.with_run(|r| r.is_some_and(|r| f.shown(r.gave_up, r.unknown)))
     };
-    let shown = move || indices.with(Vec::len);
-    let range = move || {
+    view! {
+        <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=move || showing_checkout(session)>
+            {AuditFilter::ALL
+                .map(|f| {
+                    view! {
+                        <Show when=move || offered(f)>
+                            <button
+                                class="filter"
+                                class:on=move || filter.get() == f
+                                aria-pressed=move || (filter.get() == f).to_string()
+                                data-testid=format!("audit-filter-{}", f.id())
+                                on:click=move |_| filter.set(f)
+                            >
+                                {f.label()}
+                            </button>
+                        </Show>
+                    }
+                })}
+        </div>
+    }
+}
+
+/// The column headings, worded for a race or for a checkout's stories.
+#[component]
+fn Headings(session: Session) -> impl IntoView {
+    let checkout = move || showing_checkout(session);
+    view! {
+        <div class="audit-row audit-headings" aria-hidden="true">
+            <span>"buyer"</span>
+            <span class="c-app">{move || if checkout() { "cust." } else { "via" }}</span>
+            <span class="c-num">{move || if checkout() { "ended" } else { "read" }}</span>
+            <span>{move || if checkout() { "story" } else { "did" }}</span>
+            <span class="c-num">{move || if checkout() { "" } else { "left" }}</span>
+            <span class="c-mark"></span>
+        </div>
+    }
+}
+
+/// One line of the window: the run's id, a finished checkout's end on the shop clock, the row.
+type Line = (String, Option<u64>, AuditRow);
+
+/// The rows the filters let through, and the scroll state that picks the few of them in the
+/// DOM.
+#[derive(Clone, Copy)]
+struct List {
+    session: Session,
+    /// Indices of the rows shown, in a Memo: the count, the spacer and the window all need
+    /// the filtered list, and scanning 10,000 rows three times per batch would be waste.
+    indices: Memo<Vec<usize>>,
+    scroll_top: RwSignal<f64>,
+    viewport: RwSignal<f64>,
+    /// The view sits at the bottom and follows new rows.
+    follow: RwSignal<bool>,
+    scroller: NodeRef<Div>,
+}
+
+impl List {
+    /// The run's rows through `filter` (a race) or `story_filter` (a checkout), scrolled to the
+    /// top.
+    fn new(
+        session: Session,
+        filter: RwSignal<AuditFilter>,
+        story_filter: RwSignal<StoryFilter>,
+    ) -> Self {
+        let indices = Memo::new(move |_| {
+            let (f, sf) = (filter.get(), story_filter.get());
+            session.with_run(|r| match r {
+                Some(r) if r.is_checkout() => (0..r.rows.len())
+                    .filter(|&i| sf.matches(&r.rows[i].outcome))
+                    .collect(),
+                Some(r) => audit::filter_indices(&r.rows, f),
+                None => Vec::new(),
+            })
+        });
+        Self {
+            session,
+            indices,
+            scroll_top: RwSignal::new(0.0),
+            viewport: RwSignal::new(INITIAL_VIEWPORT),
+            follow: RwSignal::new(true),
+            scroller: NodeRef::new(),
+        }
+    }
+
+    /// How many rows the filters let through.
+    fn shown(self) -> usize {
+        self.indices.with(Vec::len)
+    }
+
+    /// Which of them are in the DOM: those in view, plus a few either side.
+    fn range(self) -> Range<usize> {
         audit::visible_range(
-            shown(),
-            scroll_top.get(),
-            viewport.get(),
+            self.shown(),
+            self.scroll_top.get(),
+            self.viewport.get(),
             ROW_HEIGHT,
             OVERSCAN,
         )
-    };
-    let window = move || {
-        let range = range();
-        session.with_run(|r| {
+    }
+
+    /// The lines in the DOM.
+    fn window(self) -> Vec<Line> {
+        let range = self.range();
+        self.session.with_run(|r| {
             let Some(r) = r else { return Vec::new() };
             // A finished checkout's clock: its crashed buyers' holds have expired by then.
             let end = r
                 .summary()
                 .and_then(|s| s.checkout.as_deref())
                 .map(|t| t.shop_ms);
-            indices.with(|ix| {
+            self.indices.with(|ix| {
                 ix[range.clone()]
                     .iter()
                     .map(|&i| (r.run_id.clone(), end, r.rows[i].clone()))
                     .collect::<Vec<_>>()
             })
         })
-    };
+    }
 
-    // Syncing with the outside world (the DOM's scroll position) is what an Effect is for:
-    // when new rows land and we are following, scroll to the bottom.
-    Effect::new(move |_| {
-        let _ = shown();
-        if follow.get_untracked()
-            && let Some(el) = scroller.get()
-        {
-            el.set_scroll_top(el.scroll_height());
-        }
-    });
-    // A new run or a new filter resumes following, whatever the visitor scrolled to before.
-    Effect::new(move |_| {
-        let _ = (filter.get(), story_filter.get());
-        let _ = session.with_run(|r| r.map(|r| r.run_id.clone()));
-        follow.set(true);
-    });
+    /// Keep the view at the bottom while following, like `tail -f`.
+    fn follow_new_rows(self, filter: RwSignal<AuditFilter>, story_filter: RwSignal<StoryFilter>) {
+        // Syncing with the outside world (the DOM's scroll position) is what an Effect is for:
+        // when new rows land and we are following, scroll to the bottom.
+        Effect::new(move |_| {
+            let _ = self.shown();
+            if self.follow.get_untracked()
+                && let Some(el) = self.scroller.get()
+            {
+                el.set_scroll_top(el.scroll_height());
+            }
+        });
+        // A new run or a new filter resumes following, whatever the visitor scrolled to before.
+        Effect::new(move |_| {
+            let _ = (filter.get(), story_filter.get());
+            let _ = self.session.with_run(|r| r.map(|r| r.run_id.clone()));
+            self.follow.set(true);
+        });
+    }
 
-    let on_scroll = move |_| {
-        if let Some(el) = scroller.get() {
+    /// A scroll measures the viewport, and follows again only at the bottom.
+    fn on_scroll(self) {
+        if let Some(el) = self.scroller.get() {
             let top = f64::from(el.scroll_top());
             let height = f64::from(el.client_height());
-            scroll_top.set(top);
-            viewport.set(height);
-            follow.set(top + height >= f64::from(el.scroll_height()) - ROW_HEIGHT * 1.5);
+            self.scroll_top.set(top);
+            self.viewport.set(height);
+            self.follow
+                .set(top + height >= f64::from(el.scroll_height()) - ROW_HEIGHT * 1.5);
         }
-    };
+    }
+}
 
+/// The scrolling list: a spacer as tall as every row shown, and the window of rows in view.
+#[component]
+fn Scroller(list: List) -> impl IntoView {
     view! {
-        <section class="panel audit" class:checkout=checkout aria-label="Audit trail">
-            <div class="panel-head">
-                <h2>"Audit trail"</h2>
-                <span class="muted">
-                    <span data-testid="audit-count">{total}</span>
-                    " buyers answered"
-                    {move || filtered().then(|| format!(" · {} shown", thousands(shown() as i64)))}
-                </span>
-            </div>
-            <Show when=checkout>
-                // A few buttons, redrawn together when a count or the choice changes: a
-                // plain list costs the wasm less than a keyed one.
-                <div class="filters" role="group" aria-label="Filter by how the story ended">
-                    {move || {
-                        let on = story_filter.get();
-                        story_filters
-                            .get()
-                            .into_iter()
-                            .map(|(f, n)| {
-                                view! {
-                                    <button
-                                        class="filter"
-                                        class:on=on == f
-                                        aria-pressed=(on == f).to_string()
-                                        data-testid=format!("story-filter-{}", f.id())
-                                        data-count=n
-                                        on:click=move |_| story_filter.set(f)
-                                    >
-                                        {f.label()}
-                                        <span class="count">{n}</span>
-                                    </button>
-                                }
-                            })
-                            .collect_view()
-                    }}
+        <div class="audit-scroll" node_ref=list.scroller on:scroll=move |_| list.on_scroll()>
+            <div class="audit-spacer" style:height=move || format!("{}px", list.shown() as f64 * ROW_HEIGHT)>
+                <div
+                    class="audit-window"
+                    style:transform=move || format!("translateY({}px)", list.range().start as f64 * ROW_HEIGHT)
+                >
+                    <For each=move || list.window() key=|(id, end, row)| (id.clone(), end.is_some(), row.seq) let:item>
+                        {if item.2.outcome.checkout.is_some() {
+                            view! { <StoryRow row=item.2 now=item.1/> }.into_any()
+                        } else {
+                            view! { <Row row=item.2/> }.into_any()
+                        }}
+                    </For>
                 </div>
+            </div>
+            <Show when=move || answered(list.session) == 0>
+                <p class="empty">"Run a strategy: each buyer's read, decision and result lands here."</p>
             </Show>
-            <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=checkout>
-                {AuditFilter::ALL
-                    .map(|f| {
-                        view! {
-                            <Show when=move || offered(f)>
-                                <button
-                                    class="filter"
-                                    class:on=move || filter.get() == f
-                                    aria-pressed=move || (filter.get() == f).to_string()
-                                    data-testid=format!("audit-filter-{}", f.id())
-                                    on:click=move |_| filter.set(f)
-                                >
-                                    {f.label()}
-                                </button>
-                            </Show>
-                        }
-                    })}
-            </div>
-            <ChaosNotes/>
-            <div class="audit-row audit-headings" aria-hidden="true">
-                <span>"buyer"</span>
-                <span class="c-app">{move || if checkout() { "cust." } else { "via" }}</span>
-                <span class="c-num">{move || if checkout() { "ended" } else { "read" }}</span>
-                <span>{move || if checkout() { "story" } else { "did" }}</span>
-                <span class="c-num">{move || if checkout() { "" } else { "left" }}</span>
-                <span class="c-mark"></span>
-            </div>
-            <div class="audit-scroll" node_ref=scroller on:scroll=on_scroll>
-                <div class="audit-spacer" style:height=move || format!("{}px", shown() as f64 * ROW_HEIGHT)>
-                    <div
-                        class="audit-window"
-                        style:transform=move || format!("translateY({}px)", range().start as f64 * ROW_HEIGHT)
-                    >
-                        <For each=window key=|(id, end, row)| (id.clone(), end.is_some(), row.seq) let:item>
-                            {if item.2.outcome.checkout.is_some() {
-                                view! { <StoryRow row=item.2 now=item.1/> }.into_any()
-                            } else {
-                                view! { <Row row=item.2/> }.into_any()
-                            }}
-                        </For>
-                    </div>
-                </div>
-                <Show when=move || total() == 0>
-                    <p class="empty">"Run a strategy: each buyer's read, decision and result lands here."</p>
-                </Show>
-            </div>
-        </section>
+        </div>
     }
 }
 

@@ -21,38 +21,73 @@ pub fn Controls() -> impl IntoView {
             .page
             .with(|p| p.hello.as_ref().map_or(LIMITS, |h| h.limits))
     });
-    let knobs = session.knobs;
-    // A getter and a setter for one field of the knobs, as a slider/number pair wants them.
-    let field =
-        move |get: fn(&Knobs) -> u32, set: fn(&mut Knobs, u32), range: fn(&Limits) -> Range| {
-            (
-                Signal::derive(move || knobs.with(get)),
-                Callback::new(move |v: u32| knobs.update(|k| set(k, v))),
-                Signal::derive(move || range(&limits.get())),
-            )
-        };
-    let (stock, set_stock, stock_range) = field(|k| k.stock, |k, v| k.stock = v, |l| l.stock);
-    let (buyers, set_buyers, buyers_range) = field(|k| k.buyers, |k, v| k.buyers = v, |l| l.buyers);
-    let (qty, set_qty, qty_range) = field(|k| k.qty, |k, v| k.qty = v, |l| l.qty);
-    let (apps, set_apps, apps_range) = field(
-        |k| k.app_servers,
-        |k, v| k.app_servers = v,
-        |l| l.app_servers,
-    );
-    let (spread, set_spread, spread_range) = field(
-        |k| k.arrival_spread_ms,
-        |k, v| k.arrival_spread_ms = v,
-        |l| l.arrival_spread_ms,
-    );
-    let (race, set_race, race_range) = field(
-        |k| k.race_window_ms,
-        |k, v| k.race_window_ms = v,
-        |l| l.race_window_ms,
-    );
-    let random = move || knobs.with(|k| k.random_qty);
+    let form = FormFields {
+        knobs: session.knobs,
+        limits,
+    };
+    view! {
+        <section class="panel controls" aria-label="Run settings">
+            <div class="panel-head">
+                <h2>"Settings"</h2>
+                // The scenario is a switch of its own, not a setting: Reset keeps it.
+                <button
+                    class="link"
+                    on:click=move |_| form.knobs.update(|k| *k = Knobs { scenario: k.scenario, ..Knobs::defaults(&limits.get()) })
+                >
+                    "Reset"
+                </button>
+            </div>
+            <CrowdKnobs form/>
+            <ServerKnobs form/>
+            <CheckoutKnobs/>
+            <crate::components::carts::CartKnobs/>
+        </section>
+    }
+}
 
+/// The form and the limits from `hello`, from which each knob below takes its field.
+#[derive(Clone, Copy)]
+struct FormFields {
+    knobs: RwSignal<Knobs>,
+    limits: Memo<Limits>,
+}
+
+/// One field of a form as a [`Knob`] wants it: its value, its setter, its range. The
+/// checkout's knobs (`checkout::knobs`) take theirs the same way.
+#[derive(Clone, Copy)]
+pub(crate) struct Field {
+    pub(crate) value: Signal<u32>,
+    pub(crate) set: Callback<u32>,
+    pub(crate) range: Signal<Range>,
+}
+
+impl FormFields {
+    /// The field that `get` reads and `set` writes, in the range `range` picks from the limits.
+    fn field(
+        self,
+        get: fn(&Knobs) -> u32,
+        set: fn(&mut Knobs, u32),
+        range: fn(&Limits) -> Range,
+    ) -> Field {
+        let Self { knobs, limits } = self;
+        Field {
+            value: Signal::derive(move || knobs.with(get)),
+            set: Callback::new(move |v: u32| knobs.update(|k| set(k, v))),
+            range: Signal::derive(move || range(&limits.get())),
+        }
+    }
+}
+
+/// The crowd: units in stock, buyers, and how many units each orders (fixed or random).
+#[component]
+fn CrowdKnobs(form: FormFields) -> impl IntoView {
+    let knobs = form.knobs;
+    let stock = form.field(|k| k.stock, |k, v| k.stock = v, |l| l.stock);
+    let buyers = form.field(|k| k.buyers, |k, v| k.buyers = v, |l| l.buyers);
+    let qty = form.field(|k| k.qty, |k, v| k.qty = v, |l| l.qty);
+    let random = move || knobs.with(|k| k.random_qty);
     let qty_hint = Signal::derive(move || {
-        let q = qty.get();
+        let q = qty.value.get();
         if random() && q > 1 {
             format!("Each buyer orders a random 1 to {q} units (seeded, so runs repeat).")
         } else if q == 1 {
@@ -61,81 +96,88 @@ pub fn Controls() -> impl IntoView {
             format!("Each buyer orders exactly {q} units.")
         }
     });
-
     view! {
-        <section class="panel controls" aria-label="Run settings">
-            <div class="panel-head">
-                <h2>"Settings"</h2>
-                // The scenario is a switch of its own, not a setting: Reset keeps it.
-                <button
-                    class="link"
-                    on:click=move |_| knobs.update(|k| *k = Knobs { scenario: k.scenario, ..Knobs::defaults(&limits.get()) })
-                >
-                    "Reset"
-                </button>
-            </div>
-            <Knob
-                label="Units in stock"
-                hint="How many units exist before the sale opens."
-                testid="stock-input"
-                value=stock
-                on_change=set_stock
-                range=stock_range
+        <Knob
+            label="Units in stock"
+            hint="How many units exist before the sale opens."
+            testid="stock-input"
+            value=stock.value
+            on_change=stock.set
+            range=stock.range
+        />
+        <Knob
+            label="Simultaneous buyers"
+            hint="Each buyer is a real task sending its own commands to Redis."
+            testid="buyers-input"
+            value=buyers.value
+            on_change=buyers.set
+            range=buyers.range
+        />
+        <Knob
+            label="Units per order"
+            hint=qty_hint
+            testid="qty-input"
+            value=qty.value
+            on_change=qty.set
+            range=qty.range
+        />
+        <label class="check">
+            <input
+                type="checkbox"
+                data-testid="random-qty"
+                prop:checked=random
+                on:change=move |ev| knobs.update(|k| k.random_qty = event_target_checked(&ev))
             />
-            <Knob
-                label="Simultaneous buyers"
-                hint="Each buyer is a real task sending its own commands to Redis."
-                testid="buyers-input"
-                value=buyers
-                on_change=set_buyers
-                range=buyers_range
-            />
-            <Knob
-                label="Units per order"
-                hint=qty_hint
-                testid="qty-input"
-                value=qty
-                on_change=set_qty
-                range=qty_range
-            />
-            <label class="check">
-                <input
-                    type="checkbox"
-                    data-testid="random-qty"
-                    prop:checked=random
-                    on:change=move |ev| knobs.update(|k| k.random_qty = event_target_checked(&ev))
-                />
-                " Random quantity: 1 to the number above"
-            </label>
-            <Knob
-                label="App servers"
-                hint="Separate Redis connections the buyers are spread over, like a fleet behind a load balancer."
-                testid="app-servers-input"
-                value=apps
-                on_change=set_apps
-                range=apps_range
-            />
-            <Knob
-                label="Arrival spread"
-                hint="Buyers arrive over this window; 0 means all at the same instant."
-                testid="spread-input"
-                value=spread
-                on_change=set_spread
-                range=spread_range
-                unit="ms"
-            />
-            <Knob
-                label="Race window"
-                hint="App work between reading the stock and writing it. Wider window, more overselling."
-                testid="race-input"
-                value=race
-                on_change=set_race
-                range=race_range
-                unit="ms"
-            />
-            <CheckoutKnobs/>
-            <crate::components::carts::CartKnobs/>
-        </section>
+            " Random quantity: 1 to the number above"
+        </label>
+    }
+}
+
+/// The app's side: how many app servers, how the arrivals spread, how wide the race window.
+#[component]
+fn ServerKnobs(form: FormFields) -> impl IntoView {
+    let apps = form.field(
+        |k| k.app_servers,
+        |k, v| k.app_servers = v,
+        |l| l.app_servers,
+    );
+    let spread = form.field(
+        |k| k.arrival_spread_ms,
+        |k, v| k.arrival_spread_ms = v,
+        |l| l.arrival_spread_ms,
+    );
+    let race = form.field(
+        |k| k.race_window_ms,
+        |k, v| k.race_window_ms = v,
+        |l| l.race_window_ms,
+    );
+    view! {
+        <Knob
+            label="App servers"
+            hint="Separate Redis connections the buyers are spread over, like a fleet behind a load balancer."
+            testid="app-servers-input"
+            value=apps.value
+            on_change=apps.set
+            range=apps.range
+        />
+        <Knob
+            label="Arrival spread"
+            hint="Buyers arrive over this window; 0 means all at the same instant."
+            testid="spread-input"
+            value=spread.value
+            on_change=spread.set
+            range=spread.range
+            unit="ms"
+        />
+        <Knob
+            label="Race window"
+            hint="App work between reading the stock and writing it. Wider window, more overselling."
+            testid="race-input"
+            value=race.value
+            on_change=race.set
+            range=race.range
+            unit="ms"
+        />
     }
 }
 

@@ -95,79 +95,13 @@ fn RunButton(
                 .with(|p| strategies::find(p.known(), name).cloned())
         })
     });
-    // (answered, total) while this button's run is in flight; `Some((0, 0))` while it waits
-    // for the server to start it.
-    let progress = move || {
-        name.with_value(|name| {
-            session.page.with(|p| match (&p.run, &p.pending) {
-                (Some(r), _) if r.is_running() && &r.config.strategy == name => {
-                    Some((r.finished_buyers(), r.config.race.buyers as usize))
-                }
-                (_, Some(Pending::Run(n))) if n == name => Some((0, 0)),
-                _ => None,
-            })
-        })
-    };
-    // Said on the button itself, not only in a tooltip: phones and projectors have no hover.
-    let reason = |s: &StrategyInfo| -> Option<String> {
-        (!s.available).then(|| {
-            s.unavailable_reason
-                .clone()
-                .unwrap_or_else(|| "Not available on this server".into())
-        })
-    };
-    let state = move || {
+    let progress = move || run_progress(session, name);
+    let state = Memo::new(move |_| {
         let info = info.get();
         let busy = session.link.get() != Link::Open || session.page.with(PageState::busy);
-        let mut class = String::from(if primary {
-            "run primary"
-        } else {
-            "run secondary"
-        });
-        let is_unsafe = info.as_ref().is_some_and(|s| s.about.unsafe_by_design);
-        class.push_str(if is_unsafe { " unsafe" } else { " safe" });
-        if progress().is_some() {
-            class.push_str(" active");
-        }
-        let why = info.as_ref().and_then(reason);
-        if why.is_some() {
-            class.push_str(" unavailable");
-        }
-        let title = why.or_else(|| info.as_ref().map(|s| s.about.description.to_string()));
-        let disabled = busy || !info.is_some_and(|s| s.available);
-        (class, title.unwrap_or_default(), disabled)
-    };
-    let state = Memo::new(move |_| state());
-    let inside = move || {
-        let info = info.get();
-        let label = info
-            .as_ref()
-            .map_or_else(|| name.get_value(), |s| s.about.label.to_string());
-        let category = info.as_ref().map(|s| s.about.category.as_str());
-        let why = info.as_ref().and_then(reason);
-        let description = info.as_ref().map(|s| s.about.description.to_string());
-        let (text, pct, desc) = match progress() {
-            Some((_, 0)) => (Some("Starting…".to_string()), None, None),
-            Some((done, total)) => (
-                Some(format!(
-                    "{} / {} buyers",
-                    thousands(done as i64),
-                    thousands(total as i64)
-                )),
-                Some(done * 100 / total),
-                None,
-            ),
-            None => (None, None, description.filter(|_| primary && why.is_none())),
-        };
-        view! {
-            <span class="run-label">{label}</span>
-            {category.map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
-            {why.map(|why| view! { <span class="run-why">{why}</span> })}
-            {text.map(|t| view! { <span class="run-progress">{t}</span> })}
-            {pct.map(|pct| view! { <span class="bar"><i style:width=format!("{pct}%")></i></span> })}
-            {desc.map(|d| view! { <span class="run-desc">{d}</span> })}
-        }
-    };
+        button_state(info.as_ref(), primary, busy, progress().is_some())
+    });
+    let inside = move || button_face(info.get(), name, primary, progress());
     let on_click = move |_| name.with_value(|name| socket.start_run(name));
     view! {
         <button
@@ -179,6 +113,94 @@ fn RunButton(
         >
             {inside}
         </button>
+    }
+}
+
+/// (answered, total) while `name`'s run is in flight; `Some((0, 0))` while it waits for the
+/// server to start it.
+fn run_progress(session: Session, name: StoredValue<String>) -> Option<(usize, usize)> {
+    name.with_value(|name| {
+        session.page.with(|p| match (&p.run, &p.pending) {
+            (Some(r), _) if r.is_running() && &r.config.strategy == name => {
+                Some((r.finished_buyers(), r.config.race.buyers as usize))
+            }
+            (_, Some(Pending::Run(n))) if n == name => Some((0, 0)),
+            _ => None,
+        })
+    })
+}
+
+/// Why the strategy cannot run here, if it cannot. Said on the button itself, not only in a
+/// tooltip: phones and projectors have no hover.
+fn unavailable_reason(s: &StrategyInfo) -> Option<String> {
+    (!s.available).then(|| {
+        s.unavailable_reason
+            .clone()
+            .unwrap_or_else(|| "Not available on this server".into())
+    })
+}
+
+/// A run button's class, tooltip and whether it is disabled, for strategy `info` (unknown
+/// until `hello`), while the page is `busy` or not and its own run `active` or not.
+fn button_state(
+    info: Option<&StrategyInfo>,
+    primary: bool,
+    busy: bool,
+    active: bool,
+) -> (String, String, bool) {
+    let mut class = String::from(if primary {
+        "run primary"
+    } else {
+        "run secondary"
+    });
+    let is_unsafe = info.is_some_and(|s| s.about.unsafe_by_design);
+    class.push_str(if is_unsafe { " unsafe" } else { " safe" });
+    if active {
+        class.push_str(" active");
+    }
+    let why = info.and_then(unavailable_reason);
+    if why.is_some() {
+        class.push_str(" unavailable");
+    }
+    let title = why.or_else(|| info.map(|s| s.about.description.to_string()));
+    let disabled = busy || !info.is_some_and(|s| s.available);
+    (class, title.unwrap_or_default(), disabled)
+}
+
+/// What a run button says: the strategy's label and category, why it cannot run, its run's
+/// progress, or (on a big button) what the strategy does.
+fn button_face(
+    info: Option<StrategyInfo>,
+    name: StoredValue<String>,
+    primary: bool,
+    progress: Option<(usize, usize)>,
+) -> impl IntoView {
+    let label = info
+        .as_ref()
+        .map_or_else(|| name.get_value(), |s| s.about.label.to_string());
+    let category = info.as_ref().map(|s| s.about.category.as_str());
+    let why = info.as_ref().and_then(unavailable_reason);
+    let description = info.as_ref().map(|s| s.about.description.to_string());
+    let (text, pct, desc) = match progress {
+        Some((_, 0)) => (Some("Starting…".to_string()), None, None),
+        Some((done, total)) => (
+            Some(format!(
+                "{} / {} buyers",
+                thousands(done as i64),
+                thousands(total as i64)
+            )),
+            Some(done * 100 / total),
+            None,
+        ),
+        None => (None, None, description.filter(|_| primary && why.is_none())),
+    };
+    view! {
+        <span class="run-label">{label}</span>
+        {category.map(|c| view! { <span class="cat-badge" data-category=c>{c}</span> })}
+        {why.map(|why| view! { <span class="run-why">{why}</span> })}
+        {text.map(|t| view! { <span class="run-progress">{t}</span> })}
+        {pct.map(|pct| view! { <span class="bar"><i style:width=format!("{pct}%")></i></span> })}
+        {desc.map(|d| view! { <span class="run-desc">{d}</span> })}
     }
 }
 

@@ -11,6 +11,7 @@ use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::model::step::buyers::Button;
 use crate::model::step::keys::{self, Press};
 use crate::model::step::view::StepView;
 use crate::session::{Link, Session};
@@ -73,23 +74,109 @@ fn closed_panel(session: Session, socket: Socket) -> impl IntoView {
 
 /// The open panel, drawn from `v`.
 fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
-    let (strategy, stock, buyers) = (v.strategy.clone(), v.stock, v.buyers);
-    let max_stock = v.max_stock;
-    // Changing any knob opens a fresh session with the others kept.
-    let reopen = move |s: Option<String>, k: Option<u32>, b: Option<u32>| {
-        let name = s.unwrap_or_else(|| strategy.clone());
-        socket.step_open(&name, Some(k.unwrap_or(stock)), Some(b.unwrap_or(buyers)));
+    let reopen = Reopen {
+        strategy: v.strategy.clone(),
+        stock: v.stock,
+        buyers: v.buyers,
+        socket,
     };
-    let reopen_strategy = reopen.clone();
-    let reopen_stock = reopen.clone();
-    let options = v
-        .choices
+    view! {
+        <div class="panel-head">
+            <h2>"You are the scheduler"</h2>
+            <button class="step-leave" data-testid="step-close" on:click=move |_| socket.step_close()>
+                "Leave step-through"
+            </button>
+        </div>
+        <div class="step-controls">
+            {strategy_choice(v.choices, v.strategy, reopen.clone())}
+            {stock_box(v.stock, v.max_stock, reopen.clone())}
+            {buyer_counts(v.buyers, reopen)}
+            <button class="step-reset" data-testid="step-reset" on:click=move |_| socket.step_reset()>
+                "Reset"
+            </button>
+        </div>
+        <div class="step-buyers">{v.buttons.into_iter().map(|b| buyer_button(b, socket)).collect_view()}</div>
+        <ol class="step-story" data-testid="step-story" aria-live="polite">
+            {v.story.into_iter().map(|l| view! { <li data-tone=l.tone.as_str()>{l.text}</li> }).collect_view()}
+        </ol>
+        <p class="muted step-hint">
+            "Keys " <kbd>"1"</kbd> "–" <kbd>"4"</kbd>
+            " press the buttons. The stock counter above is the real key, read after every command."
+        </p>
+        <Keys/>
+    }
+}
+
+/// Opens a fresh step session with one knob changed and the others kept.
+#[derive(Clone)]
+struct Reopen {
+    strategy: String,
+    stock: u32,
+    buyers: u32,
+    socket: Socket,
+}
+
+impl Reopen {
+    /// Open a session with the knobs given here and the current ones for the rest.
+    fn send(&self, s: Option<String>, k: Option<u32>, b: Option<u32>) {
+        let name = s.unwrap_or_else(|| self.strategy.clone());
+        self.socket.step_open(
+            &name,
+            Some(k.unwrap_or(self.stock)),
+            Some(b.unwrap_or(self.buyers)),
+        );
+    }
+}
+
+/// The strategy to step, among the `choices`; `current` is selected.
+fn strategy_choice(
+    choices: Vec<(String, String, bool)>,
+    current: String,
+    reopen: Reopen,
+) -> impl IntoView {
+    let options = choices
         .into_iter()
         .map(|(name, label, available)| {
-            let selected = name == v.strategy;
+            let selected = name == current;
             view! { <option value=name selected=selected disabled=!available>{label}</option> }
         })
         .collect_view();
+    view! {
+        <label class="step-knob">
+            <span>"Strategy"</span>
+            <select
+                data-testid="step-strategy"
+                on:change=move |ev| reopen.send(Some(event_target_value(&ev)), None, None)
+            >
+                {options}
+            </select>
+        </label>
+    }
+}
+
+/// The units in stock, up to `max_stock`.
+fn stock_box(stock: u32, max_stock: u32, reopen: Reopen) -> impl IntoView {
+    view! {
+        <label class="step-knob">
+            <span>"Stock"</span>
+            <input
+                type="number"
+                min="0"
+                max=max_stock
+                value=stock
+                data-testid="step-stock"
+                on:change=move |ev| {
+                    if let Ok(k) = event_target_value(&ev).trim().parse::<u32>() {
+                        reopen.send(None, Some(k.min(max_stock)), None);
+                    }
+                }
+            />
+        </label>
+    }
+}
+
+/// One button per buyer count on offer; `buyers` is pressed.
+fn buyer_counts(buyers: u32, reopen: Reopen) -> impl IntoView {
     let counts = BUYER_CHOICES
         .into_iter()
         .map(|n| {
@@ -99,97 +186,48 @@ fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
                     class=if n == buyers { "filter on" } else { "filter" }
                     aria-pressed=(n == buyers).to_string()
                     data-testid=format!("step-buyers-{n}")
-                    on:click=move |_| reopen(None, None, Some(n))
+                    on:click=move |_| reopen.send(None, None, Some(n))
                 >
                     {n}
                 </button>
             }
         })
         .collect_view();
-    let buttons = v
-        .buttons
-        .into_iter()
-        .map(|b| {
-            let n = b.buyer;
-            let done = b.ended.is_some() || b.next.is_none();
-            let (what, line) = match (b.ended, b.next) {
-                (Some(ended), _) => ("done", ended),
-                (None, Some(next)) => ("next", next),
-                (None, None) => ("next", "…".to_string()),
-            };
-            let sent = match b.sent {
-                0 => "nothing sent yet".to_string(),
-                1 => "1 command sent".to_string(),
-                n => format!("{n} commands sent"),
-            };
-            view! {
-                <button
-                    class="step-buyer"
-                    data-tone=b.tone
-                    data-testid=format!("step-buyer-{n}")
-                    disabled=done
-                    on:click=move |_| socket.step(n)
-                >
-                    <span class="sb-who">{format!("Buyer {n}")} <kbd>{n}</kbd></span>
-                    <span class="sb-what">{what}</span>
-                    <code class="sb-line">{line}</code>
-                    <span class="sb-sent">{sent}</span>
-                </button>
-            }
-        })
-        .collect_view();
-    let story = v
-        .story
-        .into_iter()
-        .map(|l| view! { <li data-tone=l.tone.as_str()>{l.text}</li> })
-        .collect_view();
     view! {
-        <div class="panel-head">
-            <h2>"You are the scheduler"</h2>
-            <button class="step-leave" data-testid="step-close" on:click=move |_| socket.step_close()>
-                "Leave step-through"
-            </button>
+        <div class="step-knob" role="group" aria-label="Buyers">
+            <span>"Buyers"</span>
+            <div class="filters">{counts}</div>
         </div>
-        <div class="step-controls">
-            <label class="step-knob">
-                <span>"Strategy"</span>
-                <select
-                    data-testid="step-strategy"
-                    on:change=move |ev| reopen_strategy(Some(event_target_value(&ev)), None, None)
-                >
-                    {options}
-                </select>
-            </label>
-            <label class="step-knob">
-                <span>"Stock"</span>
-                <input
-                    type="number"
-                    min="0"
-                    max=max_stock
-                    value=stock
-                    data-testid="step-stock"
-                    on:change=move |ev| {
-                        if let Ok(k) = event_target_value(&ev).trim().parse::<u32>() {
-                            reopen_stock(None, Some(k.min(max_stock)), None);
-                        }
-                    }
-                />
-            </label>
-            <div class="step-knob" role="group" aria-label="Buyers">
-                <span>"Buyers"</span>
-                <div class="filters">{counts}</div>
-            </div>
-            <button class="step-reset" data-testid="step-reset" on:click=move |_| socket.step_reset()>
-                "Reset"
-            </button>
-        </div>
-        <div class="step-buyers">{buttons}</div>
-        <ol class="step-story" data-testid="step-story" aria-live="polite">{story}</ol>
-        <p class="muted step-hint">
-            "Keys " <kbd>"1"</kbd> "–" <kbd>"4"</kbd>
-            " press the buttons. The stock counter above is the real key, read after every command."
-        </p>
-        <Keys/>
+    }
+}
+
+/// One buyer's button: who, its next command (or how it ended), and how many it sent.
+fn buyer_button(b: Button, socket: Socket) -> impl IntoView {
+    let n = b.buyer;
+    let done = b.ended.is_some() || b.next.is_none();
+    let (what, line) = match (b.ended, b.next) {
+        (Some(ended), _) => ("done", ended),
+        (None, Some(next)) => ("next", next),
+        (None, None) => ("next", "…".to_string()),
+    };
+    let sent = match b.sent {
+        0 => "nothing sent yet".to_string(),
+        1 => "1 command sent".to_string(),
+        n => format!("{n} commands sent"),
+    };
+    view! {
+        <button
+            class="step-buyer"
+            data-tone=b.tone
+            data-testid=format!("step-buyer-{n}")
+            disabled=done
+            on:click=move |_| socket.step(n)
+        >
+            <span class="sb-who">{format!("Buyer {n}")} <kbd>{n}</kbd></span>
+            <span class="sb-what">{what}</span>
+            <code class="sb-line">{line}</code>
+            <span class="sb-sent">{sent}</span>
+        </button>
     }
 }
 

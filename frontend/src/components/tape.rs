@@ -36,95 +36,8 @@ extern "C" {
 pub fn Tape() -> impl IntoView {
     let session = expect_context::<Session>();
     cache::set_clock(now);
-    let canvas = NodeRef::<Canvas>::new();
-    let scroller = NodeRef::<Div>::new();
-    // The picture's size in CSS px (wider than the panel when the tape scrolls).
-    let shown_w = RwSignal::new(0.0_f64);
-    let shown_h = RwSignal::new(0.0_f64);
-    let notes = RwSignal::new(Vec::<String>::new());
-    // The latest strip, and whether the next frame must rebuild it or only redraw it.
-    let strip = StoredValue::new(None::<Strip>);
-    let stale = StoredValue::new(true);
-    let queued = StoredValue::new(false);
-
-    let frame = move || {
-        queued.set_value(false);
-        let (Some(el), Some(wrap)) = (canvas.get_untracked(), scroller.get_untracked()) else {
-            return;
-        };
-        let t0 = now();
-        if stale.get_value() {
-            stale.set_value(false);
-            let (fresh, said) = session.page.with_untracked(|p| {
-                if let Some(state) = &p.step {
-                    let log = p.step_log().unwrap_or_default();
-                    let exact = "Exact: each command went through alone, on a click, so this is Redis's order.";
-                    return (Some(from_step::strip(state, &log)), vec![exact.to_string()]);
-                }
-                match (&p.run, p.run_tape()) {
-                    (Some(r), Some(rt)) => {
-                        let s = from_tape::strip(&rt, r.config.race.app_servers);
-                        let said = caption::notes(&rt, &s);
-                        (Some(s), said)
-                    }
-                    _ => (None, Vec::new()),
-                }
-            });
-            strip.set_value(fresh);
-            notes.set(said);
-        }
-        let width = f64::from(wrap.client_width());
-        if width <= 0.0 {
-            return; // not laid out (hidden): nothing to measure against
-        }
-        let picture = strip.with_value(|s| s.as_ref().map(|s| scene(s, width)));
-        let picture = picture.unwrap_or_default();
-        let palette = session.theme.get_untracked().palette();
-        paint(&el, &picture, |p| colour(p, palette));
-        let drawn = now() - t0;
-        let built = session.page.with_untracked(|p| p.tape_build_ms());
-        let _ = el.set_attribute("data-draw-ms", &format!("{drawn:.2}"));
-        if let Some(ms) = built {
-            let _ = el.set_attribute("data-build-ms", &format!("{ms:.2}"));
-        }
-        if picture.width != shown_w.get_untracked() {
-            shown_w.set(picture.width);
-        }
-        if picture.height != shown_h.get_untracked() {
-            shown_h.set(picture.height);
-        }
-    };
-    let request = move |rebuild: bool| {
-        if rebuild {
-            stale.set_value(true);
-        }
-        if !queued.get_value() {
-            queued.set_value(true);
-            request_animation_frame(frame);
-        }
-    };
-
-    // What the picture depends on: a run changes by new outcomes or a new id, a step session
-    // by a click. Syncing with the outside world (the canvas) is what an Effect is for; it
-    // keeps the last key and asks for a rebuild only when it changed, so other page changes
-    // (a notice, a chip) do not rebuild the strip.
-    Effect::new(move |last: Option<(TapeKey, Theme)>| {
-        let key = session.page.with(|p| {
-            let run = p.run.as_ref().map(|r| (r.run_id.clone(), r.rows.len()));
-            let step = p.step.as_ref().map(|s| {
-                let done = s.buyers.iter().filter(|b| b.outcome.is_some()).count();
-                (s.run_id.clone(), s.log.len() * 8 + done)
-            });
-            (run, step)
-        });
-        let now = (key, session.theme.get());
-        if last.as_ref() != Some(&now) {
-            request(true);
-        }
-        now
-    });
-    let resize = window_event_listener(ev::resize, move |_| request(false));
-    on_cleanup(move || resize.remove());
+    let drawing = Drawing::new(session);
+    drawing.follow_changes();
 
     // The caption follows every batch: its numbers are the tape caption's (the run's Redis
     // tape, built once per batch and shared with the timeline), or in step mode the state's,
@@ -132,15 +45,9 @@ pub fn Tape() -> impl IntoView {
     let summary = move || session.page.with(caption_of);
     let text = move || summary().0;
     let tone = move || summary().1;
-    let mode = move || {
-        session.page.with(|p| match (&p.step, &p.run) {
-            (Some(_), _) => "step",
-            (None, Some(_)) => "run",
-            (None, None) => "idle",
-        })
-    };
     let said = move || {
-        notes
+        drawing
+            .notes
             .get()
             .into_iter()
             .map(|n| view! { <li>{n}</li> })
@@ -148,7 +55,7 @@ pub fn Tape() -> impl IntoView {
     };
 
     view! {
-        <section class="panel tape" data-testid="tape" data-mode=mode aria-label="The Redis tape">
+        <section class="panel tape" data-testid="tape" data-mode=move || session.page.with(mode) aria-label="The Redis tape">
             <div class="panel-head">
                 <h2>
                     "The Redis tape "
@@ -156,14 +63,14 @@ pub fn Tape() -> impl IntoView {
                 </h2>
             </div>
             <Legend/>
-            <div class="tape-scroll" node_ref=scroller>
+            <div class="tape-scroll" node_ref=drawing.scroller>
                 <canvas
-                    node_ref=canvas
+                    node_ref=drawing.canvas
                     class="tape-canvas"
                     role="img"
                     aria-label=text
-                    style:width=move || format!("{}px", shown_w.get())
-                    style:height=move || format!("{}px", shown_h.get())
+                    style:width=move || format!("{}px", drawing.shown_w.get())
+                    style:height=move || format!("{}px", drawing.shown_h.get())
                 ></canvas>
             </div>
             <p class="tape-caption" data-testid="tape-caption" data-tone=tone aria-live="polite">
@@ -174,8 +81,154 @@ pub fn Tape() -> impl IntoView {
     }
 }
 
+/// What the panel is showing: `step` (the step log), `run` (a run's tape) or `idle`.
+fn mode(p: &PageState) -> &'static str {
+    match (&p.step, &p.run) {
+        (Some(_), _) => "step",
+        (None, Some(_)) => "run",
+        (None, None) => "idle",
+    }
+}
+
+/// The canvas, what it is drawn from, and the bookkeeping that draws it at most once a frame
+/// however many batches land before that frame.
+#[derive(Clone, Copy)]
+struct Drawing {
+    session: Session,
+    canvas: NodeRef<Canvas>,
+    /// The box that scrolls sideways when the tape is wider than the panel.
+    scroller: NodeRef<Div>,
+    /// The picture's size in CSS px (wider than the panel when the tape scrolls).
+    shown_w: RwSignal<f64>,
+    shown_h: RwSignal<f64>,
+    /// What the tape does not draw, one line each.
+    notes: RwSignal<Vec<String>>,
+    /// The latest strip.
+    strip: StoredValue<Option<Strip>>,
+    /// The next frame must rebuild the strip, not only redraw it.
+    stale: StoredValue<bool>,
+    /// A frame is already asked for.
+    queued: StoredValue<bool>,
+}
+
+impl Drawing {
+    /// Nothing drawn yet: the first frame builds the strip.
+    fn new(session: Session) -> Self {
+        Self {
+            session,
+            canvas: NodeRef::new(),
+            scroller: NodeRef::new(),
+            shown_w: RwSignal::new(0.0_f64),
+            shown_h: RwSignal::new(0.0_f64),
+            notes: RwSignal::new(Vec::<String>::new()),
+            strip: StoredValue::new(None::<Strip>),
+            stale: StoredValue::new(true),
+            queued: StoredValue::new(false),
+        }
+    }
+
+    /// Ask for one frame, unless one is asked for already; `rebuild` makes it rebuild the
+    /// strip too.
+    fn request(self, rebuild: bool) {
+        if rebuild {
+            self.stale.set_value(true);
+        }
+        if !self.queued.get_value() {
+            self.queued.set_value(true);
+            request_animation_frame(move || self.frame());
+        }
+    }
+
+    /// The frame: rebuild the strip if it is stale, paint it at the panel's width, and report
+    /// how long that took on the canvas.
+    fn frame(self) {
+        self.queued.set_value(false);
+        let (Some(el), Some(wrap)) = (self.canvas.get_untracked(), self.scroller.get_untracked())
+        else {
+            return;
+        };
+        let t0 = now();
+        if self.stale.get_value() {
+            self.stale.set_value(false);
+            let (fresh, said) = self.session.page.with_untracked(strip_of);
+            self.strip.set_value(fresh);
+            self.notes.set(said);
+        }
+        let width = f64::from(wrap.client_width());
+        if width <= 0.0 {
+            return; // not laid out (hidden): nothing to measure against
+        }
+        let picture = self
+            .strip
+            .with_value(|s| s.as_ref().map(|s| scene(s, width)));
+        let picture = picture.unwrap_or_default();
+        let palette = self.session.theme.get_untracked().palette();
+        paint(&el, &picture, |p| colour(p, palette));
+        let drawn = now() - t0;
+        let built = self.session.page.with_untracked(|p| p.tape_build_ms());
+        let _ = el.set_attribute("data-draw-ms", &format!("{drawn:.2}"));
+        if let Some(ms) = built {
+            let _ = el.set_attribute("data-build-ms", &format!("{ms:.2}"));
+        }
+        if picture.width != self.shown_w.get_untracked() {
+            self.shown_w.set(picture.width);
+        }
+        if picture.height != self.shown_h.get_untracked() {
+            self.shown_h.set(picture.height);
+        }
+    }
+
+    /// Ask for a rebuild whenever what the picture depends on changes, and for a redraw
+    /// whenever the window is resized.
+    fn follow_changes(self) {
+        let session = self.session;
+        // What the picture depends on: a run changes by new outcomes or a new id, a step
+        // session by a click. Syncing with the outside world (the canvas) is what an Effect is
+        // for; it keeps the last key and asks for a rebuild only when it changed, so other page
+        // changes (a notice, a chip) do not rebuild the strip.
+        Effect::new(move |last: Option<(TapeKey, Theme)>| {
+            let key = session.page.with(tape_key);
+            let now = (key, session.theme.get());
+            if last.as_ref() != Some(&now) {
+                self.request(true);
+            }
+            now
+        });
+        let resize = window_event_listener(ev::resize, move |_| self.request(false));
+        on_cleanup(move || resize.remove());
+    }
+}
+
+/// The strip to draw, and the notes on what it leaves out: the step log while step mode is
+/// open, else the run's tape (if its strategy says how its replies order it).
+fn strip_of(p: &PageState) -> (Option<Strip>, Vec<String>) {
+    if let Some(state) = &p.step {
+        let log = p.step_log().unwrap_or_default();
+        let exact = "Exact: each command went through alone, on a click, so this is Redis's order.";
+        return (Some(from_step::strip(state, &log)), vec![exact.to_string()]);
+    }
+    match (&p.run, p.run_tape()) {
+        (Some(r), Some(rt)) => {
+            let s = from_tape::strip(&rt, r.config.race.app_servers);
+            let said = caption::notes(&rt, &s);
+            (Some(s), said)
+        }
+        _ => (None, Vec::new()),
+    }
+}
+
 /// What the tape was drawn from: the run (id, outcomes) and the step session (id, progress).
 type TapeKey = (Option<(String, usize)>, Option<(String, usize)>);
+
+/// The [`TapeKey`] of the page as it is now.
+fn tape_key(p: &PageState) -> TapeKey {
+    let run = p.run.as_ref().map(|r| (r.run_id.clone(), r.rows.len()));
+    let step = p.step.as_ref().map(|s| {
+        let done = s.buyers.iter().filter(|b| b.outcome.is_some()).count();
+        (s.run_id.clone(), s.log.len() * 8 + done)
+    });
+    (run, step)
+}
 
 /// The caption and its tone (`bad` once units that did not exist were sold).
 fn caption_of(p: &PageState) -> (String, &'static str) {

@@ -23,6 +23,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use crate::model::canvas::{self, Anchor, Arrow, Baseline, Rect};
 use crate::model::checkout::story;
+use crate::model::page::PageState;
 use crate::model::run::{Mark, RunModel};
 use crate::model::theme::Palette;
 use crate::model::timeline::scene::Paint;
@@ -41,29 +42,124 @@ pub fn Timeline() -> impl IntoView {
     let zoom = RwSignal::new(true);
     let canvas = NodeRef::<Canvas>::new();
     let height = RwSignal::new(0.0_f64);
-    // The latest layout, and whether the next frame must rebuild it (new outcomes, new order)
-    // or only redraw it (a resize).
-    let layout = StoredValue::new(Layout::default());
-    let stale = StoredValue::new(true);
-    let queued = StoredValue::new(false);
+    Drawing::new(session, canvas, order, zoom, height).follow_changes();
 
-    let frame = move || {
-        queued.set_value(false);
-        let Some(el) = canvas.get_untracked() else {
+    // The caption follows every batch without waiting for a frame. Its numbers are the run's
+    // Redis tape's (`PageState::run_tape`, built once per batch and shared with the tape
+    // panel), so the two views print the same numbers. With it: the zoom window, when the run
+    // is long enough for one, and who arrived after it.
+    let reading = Memo::new(move |_| session.page.with(Reading::of));
+    let caption = move || reading.with(|s| s.caption.clone());
+    let note = move || {
+        reading.with(|s| {
+            s.window
+                .filter(|_| zoom.get())
+                .map(|(end, last, h)| timeline::zoom_note(&h, end, last))
+        })
+    };
+
+    view! {
+        <section class="panel race-timeline" data-testid="timeline" aria-label="Race timeline">
+            <div class="panel-head">
+                <h2>"Race timeline"</h2>
+                <OrderAndZoom order zoom reading/>
+            </div>
+            <Legend session/>
+            <canvas
+                node_ref=canvas
+                class="tl-canvas"
+                role="img"
+                aria-label=caption
+                style:height=move || format!("{}px", height.get())
+            ></canvas>
+            {move || {
+                note()
+                    .map(|text| {
+                        view! {
+                            <p class="tl-note muted" data-testid="timeline-hidden">
+                                {text}
+                            </p>
+                        }
+                    })
+            }}
+            <p class="tl-caption" data-testid="timeline-caption" data-tone=move || tone(session) aria-live="polite">
+                {caption}
+            </p>
+        </section>
+    }
+}
+
+/// The canvas, what it is drawn from, and the bookkeeping that draws it at most once a frame
+/// however many batches land before that frame.
+#[derive(Clone, Copy)]
+struct Drawing {
+    session: Session,
+    canvas: NodeRef<Canvas>,
+    order: RwSignal<RowOrder>,
+    zoom: RwSignal<bool>,
+    /// The picture's height in CSS px, which the canvas's style follows.
+    height: RwSignal<f64>,
+    /// The latest layout.
+    layout: StoredValue<Layout>,
+    /// The next frame must rebuild the layout (new outcomes, new order), not only redraw it
+    /// (a resize).
+    stale: StoredValue<bool>,
+    /// A frame is already asked for.
+    queued: StoredValue<bool>,
+}
+
+impl Drawing {
+    /// Nothing drawn yet: the first frame builds the layout.
+    fn new(
+        session: Session,
+        canvas: NodeRef<Canvas>,
+        order: RwSignal<RowOrder>,
+        zoom: RwSignal<bool>,
+        height: RwSignal<f64>,
+    ) -> Self {
+        Self {
+            session,
+            canvas,
+            order,
+            zoom,
+            height,
+            layout: StoredValue::new(Layout::default()),
+            stale: StoredValue::new(true),
+            queued: StoredValue::new(false),
+        }
+    }
+
+    /// Ask for one frame, unless one is asked for already; `rebuild` makes it rebuild the
+    /// layout too.
+    fn request(self, rebuild: bool) {
+        if rebuild {
+            self.stale.set_value(true);
+        }
+        if !self.queued.get_value() {
+            self.queued.set_value(true);
+            request_animation_frame(move || self.frame());
+        }
+    }
+
+    /// The frame: rebuild the layout if it is stale, then paint it at the canvas's width.
+    fn frame(self) {
+        let session = self.session;
+        self.queued.set_value(false);
+        let Some(el) = self.canvas.get_untracked() else {
             return;
         };
-        let order = order.get_untracked();
-        if stale.get_value() {
-            stale.set_value(false);
+        let order = self.order.get_untracked();
+        if self.stale.get_value() {
+            self.stale.set_value(false);
             let fresh = session.page.with_untracked(|p| match &p.run {
                 Some(r) => {
                     let tape = p.run_tape();
-                    let zoom = zoom.get_untracked();
+                    let zoom = self.zoom.get_untracked();
                     Layout::new(&r.rows, r.config.race.stock, order, zoom, tape.as_deref())
                 }
                 None => Layout::default(),
             });
-            layout.set_value(fresh);
+            self.layout.set_value(fresh);
         }
         let width = f64::from(el.client_width());
         if width <= 0.0 {
@@ -74,48 +170,57 @@ pub fn Timeline() -> impl IntoView {
             let run = p.run.as_ref().map(|r| r.run_id.as_str());
             session.room.with_untracked(|r| r.chaos_marks(run))
         });
-        let picture = layout.with_value(|t| timeline::scene_marked(t, width, order, &marks));
+        let picture = self
+            .layout
+            .with_value(|t| timeline::scene_marked(t, width, order, &marks));
         let palette = session.theme.get_untracked().palette();
         paint_timeline(&el, &picture, palette);
-        if picture.height != height.get_untracked() {
-            height.set(picture.height);
+        if picture.height != self.height.get_untracked() {
+            self.height.set(picture.height);
         }
-    };
-    let request = move |rebuild: bool| {
-        if rebuild {
-            stale.set_value(true);
-        }
-        if !queued.get_value() {
-            queued.set_value(true);
-            request_animation_frame(frame);
-        }
-    };
+    }
 
-    // What the picture depends on, in a Memo so that other page changes (a notice, a chip in
-    // the why panel) do not re-sort 10,000 rows: a run only changes by new rows or a new id.
-    let run_key =
-        Memo::new(move |_| session.with_run(|r| r.map(|r| (r.run_id.clone(), r.rows.len()))));
-    // Syncing with the outside world (the canvas) is what an Effect is for: any change to the
-    // run (a batch, a new run), the order or the zoom asks for one frame, later.
-    // Read the Memo, not just `track()` it: a Memo is lazy, and one nobody has read has no
-    // sources yet, so tracking it alone never wakes the Effect (the canvas stayed blank).
-    Effect::new(move |_| {
-        let _ = run_key.get();
-        session.room.with(|r| r.chaos.len());
-        order.track();
-        zoom.track();
-        session.theme.track();
-        request(true);
-    });
-    let resize = window_event_listener(ev::resize, move |_| request(false));
-    on_cleanup(move || resize.remove());
+    /// Ask for a frame whenever what the picture depends on changes, and for a redraw (no
+    /// rebuild) whenever the window is resized.
+    fn follow_changes(self) {
+        let session = self.session;
+        // What the picture depends on, in a Memo so that other page changes (a notice, a chip
+        // in the why panel) do not re-sort 10,000 rows: a run only changes by new rows or a
+        // new id.
+        let run_key =
+            Memo::new(move |_| session.with_run(|r| r.map(|r| (r.run_id.clone(), r.rows.len()))));
+        // Syncing with the outside world (the canvas) is what an Effect is for: any change to
+        // the run (a batch, a new run), the order or the zoom asks for one frame, later.
+        // Read the Memo, not just `track()` it: a Memo is lazy, and one nobody has read has no
+        // sources yet, so tracking it alone never wakes the Effect (the canvas stayed blank).
+        Effect::new(move |_| {
+            let _ = run_key.get();
+            session.room.with(|r| r.chaos.len());
+            self.order.track();
+            self.zoom.track();
+            session.theme.track();
+            self.request(true);
+        });
+        let resize = window_event_listener(ev::resize, move |_| self.request(false));
+        on_cleanup(move || resize.remove());
+    }
+}
 
-    // The caption follows every batch without waiting for a frame. Its numbers are the run's
-    // Redis tape's (`PageState::run_tape`, built once per batch and shared with the tape
-    // panel), so the two views print the same numbers. With it: the zoom window, when the run
-    // is long enough for one, and who arrived after it.
-    let summary = Memo::new(move |_| {
-        session.page.with(|p| match &p.run {
+/// The zoom window: where the axis ends, where the run's last bar ends, and who is not drawn.
+type ZoomWindow = (u64, u64, Hidden);
+
+/// The one-line reading of the run under the canvas, and the zoom window when the run is long
+/// enough for one.
+#[derive(Clone, PartialEq)]
+struct Reading {
+    caption: String,
+    window: Option<ZoomWindow>,
+}
+
+impl Reading {
+    /// The reading of the run on screen (or of no run yet).
+    fn of(p: &PageState) -> Self {
+        let (caption, window) = match &p.run {
             // A checkout has no tape, and its bars are stories: its own sentence, no zoom.
             Some(r) if r.is_checkout() => (
                 story::timeline_caption(r.rows.iter().map(|row| &row.outcome), r.is_running()),
@@ -134,106 +239,87 @@ pub fn Timeline() -> impl IntoView {
                 });
                 (timeline::caption(&race, RunModel::is_running(r)), window)
             }
-            None => (
-                timeline::caption(&timeline::Race::default(), false),
-                None::<(u64, u64, Hidden)>,
-            ),
-        })
-    });
-    let caption = move || summary.with(|s| s.0.clone());
-    let zoomable = move || summary.with(|s| s.1.is_some());
-    let note = move || {
-        summary.with(|s| {
-            s.1.filter(|_| zoom.get())
-                .map(|(end, last, h)| timeline::zoom_note(&h, end, last))
-        })
-    };
-    // Red once any order took a unit past the stock (the same count that marks rows oversold).
-    let tone = move || {
-        session.with_run(|r| {
-            r.map_or("idle", |r| {
-                if r.units_sold > u64::from(r.config.race.stock) {
-                    "bad"
-                } else {
-                    "good"
-                }
-            })
-        })
-    };
+            None => (timeline::caption(&timeline::Race::default(), false), None),
+        };
+        Self { caption, window }
+    }
+}
 
-    // The rarer endings join the legend only when the run has some.
+/// The caption's tone: red once any order took a unit past the stock (the same count that
+/// marks rows oversold).
+fn tone(session: Session) -> &'static str {
+    session.with_run(|r| {
+        r.map_or("idle", |r| {
+            if r.units_sold > u64::from(r.config.race.stock) {
+                "bad"
+            } else {
+                "good"
+            }
+        })
+    })
+}
+
+/// The buttons that order the rows, and the zoom toggle while the run is long enough for it.
+#[component]
+fn OrderAndZoom(
+    order: RwSignal<RowOrder>,
+    zoom: RwSignal<bool>,
+    reading: Memo<Reading>,
+) -> impl IntoView {
+    let zoomable = move || reading.with(|s| s.window.is_some());
+    view! {
+        <div class="filters tl-order" role="group" aria-label="Order the rows and zoom">
+            {RowOrder::ALL
+                .map(|o| {
+                    view! {
+                        <button
+                            class="filter"
+                            class:on=move || order.get() == o
+                            aria-pressed=move || (order.get() == o).to_string()
+                            data-testid=format!("timeline-order-{}", o.id())
+                            on:click=move |_| order.set(o)
+                        >
+                            {o.label()}
+                        </button>
+                    }
+                })}
+            <Show when=zoomable>
+                <button
+                    class="filter tl-zoom"
+                    class:on=move || zoom.get()
+                    aria-pressed=move || zoom.get().to_string()
+                    title="Zoom the time axis to the race; press again for the whole run"
+                    data-testid="timeline-zoom"
+                    on:click=move |_| zoom.update(|z| *z = !*z)
+                >
+                    "zoom to the race"
+                </button>
+            </Show>
+        </div>
+    }
+}
+
+/// What the bars, ticks and lines mean; the rarer endings join only when the run has some.
+#[component]
+fn Legend(session: Session) -> impl IntoView {
     let rare =
         move || session.with_run(|r| r.map_or((false, false), |r| (r.gave_up > 0, r.unknown > 0)));
-
     view! {
-        <section class="panel race-timeline" data-testid="timeline" aria-label="Race timeline">
-            <div class="panel-head">
-                <h2>"Race timeline"</h2>
-                <div class="filters tl-order" role="group" aria-label="Order the rows and zoom">
-                    {RowOrder::ALL
-                        .map(|o| {
-                            view! {
-                                <button
-                                    class="filter"
-                                    class:on=move || order.get() == o
-                                    aria-pressed=move || (order.get() == o).to_string()
-                                    data-testid=format!("timeline-order-{}", o.id())
-                                    on:click=move |_| order.set(o)
-                                >
-                                    {o.label()}
-                                </button>
-                            }
-                        })}
-                    <Show when=zoomable>
-                        <button
-                            class="filter tl-zoom"
-                            class:on=move || zoom.get()
-                            aria-pressed=move || zoom.get().to_string()
-                            title="Zoom the time axis to the race; press again for the whole run"
-                            data-testid="timeline-zoom"
-                            on:click=move |_| zoom.update(|z| *z = !*z)
-                        >
-                            "zoom to the race"
-                        </button>
-                    </Show>
-                </div>
-            </div>
-            <p class="tl-legend" aria-hidden="true">
-                <span class="lg lg-reserved">"reserved"</span>
-                <span class="lg lg-oversold">"oversold"</span>
-                <span class="lg lg-soldout">"sold out"</span>
-                <span class="lg lg-error">"error"</span>
-                <Show when=move || rare().0>
-                    <span class="lg lg-gaveup">"gave up"</span>
-                </Show>
-                <Show when=move || rare().1>
-                    <span class="lg lg-unknown">"in doubt"</span>
-                </Show>
-                <span class="lg lg-read">"read came back"</span>
-                <span class="lg lg-out">"stock ran out"</span>
-                <span class="muted tl-axis-note">"one row per buyer · time since the gate opened"</span>
-            </p>
-            <canvas
-                node_ref=canvas
-                class="tl-canvas"
-                role="img"
-                aria-label=caption
-                style:height=move || format!("{}px", height.get())
-            ></canvas>
-            {move || {
-                note()
-                    .map(|text| {
-                        view! {
-                            <p class="tl-note muted" data-testid="timeline-hidden">
-                                {text}
-                            </p>
-                        }
-                    })
-            }}
-            <p class="tl-caption" data-testid="timeline-caption" data-tone=tone aria-live="polite">
-                {caption}
-            </p>
-        </section>
+        <p class="tl-legend" aria-hidden="true">
+            <span class="lg lg-reserved">"reserved"</span>
+            <span class="lg lg-oversold">"oversold"</span>
+            <span class="lg lg-soldout">"sold out"</span>
+            <span class="lg lg-error">"error"</span>
+            <Show when=move || rare().0>
+                <span class="lg lg-gaveup">"gave up"</span>
+            </Show>
+            <Show when=move || rare().1>
+                <span class="lg lg-unknown">"in doubt"</span>
+            </Show>
+            <span class="lg lg-read">"read came back"</span>
+            <span class="lg lg-out">"stock ran out"</span>
+            <span class="muted tl-axis-note">"one row per buyer · time since the gate opened"</span>
+        </p>
     }
 }
 
