@@ -10,8 +10,8 @@
 //! server answers it.
 
 use oversold_protocol::{
-    Hello, RedisState, RunConfig, RunSummary, SavedRun, Scenario, ServerMessage, StepState,
-    StrategyAbout, StrategyInfo, WireError,
+    Hello, RaceConfig, RedisState, RunConfig, RunSummary, SavedRun, Scenario, ServerMessage,
+    StepState, StrategyAbout, StrategyInfo, WireError,
 };
 
 use std::sync::Arc;
@@ -87,30 +87,17 @@ pub struct PageState {
 }
 
 impl PageState {
-    /// Fold one server frame in.
+    /// Fold one server frame in. One arm per kind of frame, so every kind is seen here at a
+    /// glance; an arm longer than a line hands its frame to a method named after it.
     pub fn apply(&mut self, msg: ServerMessage) {
         match msg {
-            ServerMessage::Hello(hello) => {
-                self.redis = Some(hello.redis);
-                self.known = hello
-                    .strategies
-                    .iter()
-                    .chain(&hello.checkout_strategies)
-                    .chain(&hello.cart_strategies)
-                    .cloned()
-                    .collect();
-                self.hello = Some(hello);
-            }
+            ServerMessage::Hello(hello) => self.hello(hello),
             ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
             ServerMessage::StepState(state) => {
                 self.step_trail.observe(&state);
                 self.step = Some(state);
             }
-            ServerMessage::StepClosed { run_id } => {
-                if self.step.as_ref().is_some_and(|s| s.run_id == run_id) {
-                    self.step = None;
-                }
-            }
+            ServerMessage::StepClosed { run_id } => self.step_closed(&run_id),
             ServerMessage::RunStarted { run_id, config } => self.run_started(run_id, config),
             ServerMessage::Outcomes { run_id, outcomes } => {
                 // One fold per frame, however many buyers it carries.
@@ -118,51 +105,18 @@ impl PageState {
                     run.push_batch(outcomes);
                 }
             }
-            ServerMessage::RunFinished { run_id, summary } => {
-                let Some(run) = self.running(&run_id) else {
-                    return;
-                };
-                run.finish(summary.clone());
-                self.record(run_id, summary);
-            }
-            ServerMessage::RunCancelled { run_id, summary } => {
-                let Some(run) = self.running(&run_id) else {
-                    return;
-                };
-                run.cancel(summary.clone());
-                if let Some(summary) = summary {
-                    self.record(run_id, summary);
-                }
-            }
+            ServerMessage::RunFinished { run_id, summary } => self.run_finished(run_id, summary),
+            ServerMessage::RunCancelled { run_id, summary } => self.run_cancelled(run_id, summary),
             // The races in between arrive as ordinary runs; these two frames bracket them.
             ServerMessage::CompareStarted {
                 compare_id,
                 strategies,
                 config,
-            } => {
-                if self.pending == Some(Pending::Compare) {
-                    self.pending = None;
-                }
-                if self
-                    .compare
-                    .as_ref()
-                    .is_some_and(|c| c.compare_id == compare_id)
-                {
-                    return; // a replayed frame must not wipe the races so far
-                }
-                self.compare = Some(CompareModel::new(compare_id, strategies, config));
-            }
+            } => self.compare_started(compare_id, strategies, config),
             ServerMessage::CompareFinished {
                 compare_id,
                 summaries,
-            } => {
-                if let Some(c) = &mut self.compare
-                    && c.compare_id == compare_id
-                    && c.is_running()
-                {
-                    c.finish(summaries);
-                }
-            }
+            } => self.compare_finished(&compare_id, summaries),
             ServerMessage::Error(err) => self.error(err),
             // A checkout's live books: like outcomes, only for the run on screen while it runs.
             ServerMessage::Reconciliation {
@@ -181,18 +135,7 @@ impl PageState {
             // A room's sale is a run on every screen: its outcomes fill the same grid,
             // timeline and counters (`room.rs` keeps what only a room has).
             ServerMessage::SaleOpened(sale) => self.run_started(sale.sale_id, sale.run),
-            ServerMessage::SaleClosed(closed) => {
-                let Some(run) = self.running(&closed.sale_id) else {
-                    return;
-                };
-                match closed.summary {
-                    Some(summary) => {
-                        run.finish(summary.clone());
-                        self.record(closed.sale_id, summary);
-                    }
-                    None => run.cancel(None),
-                }
-            }
+            ServerMessage::SaleClosed(closed) => self.sale_closed(closed.sale_id, closed.summary),
             ServerMessage::RoomCreated { .. }
             | ServerMessage::RoomJoined { .. }
             | ServerMessage::RoomPresence { .. }
@@ -201,6 +144,86 @@ impl PageState {
         }
     }
 
+    /// The server's greeting: Redis as it stands, and every strategy it lists, kept by name.
+    fn hello(&mut self, hello: Hello) {
+        self.redis = Some(hello.redis);
+        self.known = hello
+            .strategies
+            .iter()
+            .chain(&hello.checkout_strategies)
+            .chain(&hello.cart_strategies)
+            .cloned()
+            .collect();
+        self.hello = Some(hello);
+    }
+
+    /// Step-through mode closed; only the session on screen closes (an old one's frame is stale).
+    fn step_closed(&mut self, run_id: &str) {
+        if self.step.as_ref().is_some_and(|s| s.run_id == run_id) {
+            self.step = None;
+        }
+    }
+
+    /// The run on screen finished: it ends, and joins the history.
+    fn run_finished(&mut self, run_id: String, summary: RunSummary) {
+        let Some(run) = self.running(&run_id) else {
+            return;
+        };
+        run.finish(summary.clone());
+        self.record(run_id, summary);
+    }
+
+    /// The run on screen was cancelled: it ends, and joins the history if it has a summary.
+    fn run_cancelled(&mut self, run_id: String, summary: Option<RunSummary>) {
+        let Some(run) = self.running(&run_id) else {
+            return;
+        };
+        run.cancel(summary.clone());
+        if let Some(summary) = summary {
+            self.record(run_id, summary);
+        }
+    }
+
+    /// A comparison began: it answers the pending `start_compare`, and starts with no races.
+    fn compare_started(&mut self, compare_id: String, strategies: Vec<String>, config: RaceConfig) {
+        if self.pending == Some(Pending::Compare) {
+            self.pending = None;
+        }
+        if self
+            .compare
+            .as_ref()
+            .is_some_and(|c| c.compare_id == compare_id)
+        {
+            return; // a replayed frame must not wipe the races so far
+        }
+        self.compare = Some(CompareModel::new(compare_id, strategies, config));
+    }
+
+    /// The comparison on screen is over, if it is this one and still running.
+    fn compare_finished(&mut self, compare_id: &str, summaries: Vec<RunSummary>) {
+        if let Some(c) = &mut self.compare
+            && c.compare_id == compare_id
+            && c.is_running()
+        {
+            c.finish(summaries);
+        }
+    }
+
+    /// A room's sale closed: finished with a summary (into the history), or cancelled without.
+    fn sale_closed(&mut self, sale_id: String, summary: Option<RunSummary>) {
+        let Some(run) = self.running(&sale_id) else {
+            return;
+        };
+        match summary {
+            Some(summary) => {
+                run.finish(summary.clone());
+                self.record(sale_id, summary);
+            }
+            None => run.cancel(None),
+        }
+    }
+
+    /// A run (or a room's sale) started: it answers the pending `start_run`, and takes the screen.
     fn run_started(&mut self, run_id: String, config: RunConfig) {
         if self.run.as_ref().is_some_and(|r| r.run_id == run_id) {
             return; // a replayed frame must not wipe the outcomes so far
