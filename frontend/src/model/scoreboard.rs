@@ -104,104 +104,139 @@ pub fn headline(rows: &[ScoreRow]) -> String {
     if rows.is_empty() {
         return "No race finished.".to_string();
     }
-    let bad: Vec<String> = rows
-        .iter()
-        .filter_map(|r| match r.kind {
-            Kind::LostUpdate => Some(format!(
-                "{} took {} orders for {} units (its counter still says {} left)",
-                r.label, r.summary.orders_accepted, r.summary.stock, r.summary.final_stock
-            )),
-            Kind::Oversold => Some(format!(
-                "{} oversold {} units",
-                r.label, r.summary.oversold_units
-            )),
-            Kind::Leaked => Some(format!(
-                "{} leaked {}",
-                r.label,
-                count(
-                    r.summary
-                        .checkout
-                        .as_ref()
-                        .map_or(0, |t| t.leaked_units.unsigned_abs()),
-                    "unit"
-                )
-            )),
-            _ => None,
-        })
-        .collect();
+    let bad: Vec<String> = rows.iter().filter_map(failure).collect();
     let good = rows.len() - bad.len();
-    let mut text = match (bad.len(), good) {
+    let mut text = verdicts(&bad, good);
+    // Safe is not the same as complete: say who turned buyers away with units on the shelf,
+    // and who left units in doubt.
+    for r in rows {
+        text.push_str(&caveats(r));
+    }
+    if let Some(f) = fastest_safe(rows).filter(|_| good > 1) {
+        text.push_str(&format!(
+            " Fastest of those: {}, {}.",
+            f.label,
+            per_second(f.summary.throughput_per_s)
+        ));
+    }
+    text
+}
+
+/// What went wrong in one race, in a clause (`Naive oversold 24 units`); `None` when nothing did.
+fn failure(r: &ScoreRow) -> Option<String> {
+    match r.kind {
+        Kind::LostUpdate => Some(format!(
+            "{} took {} orders for {} units (its counter still says {} left)",
+            r.label, r.summary.orders_accepted, r.summary.stock, r.summary.final_stock
+        )),
+        Kind::Oversold => Some(format!(
+            "{} oversold {} units",
+            r.label, r.summary.oversold_units
+        )),
+        Kind::Leaked => Some(format!(
+            "{} leaked {}",
+            r.label,
+            count(
+                r.summary
+                    .checkout
+                    .as_ref()
+                    .map_or(0, |t| t.leaked_units.unsigned_abs()),
+                "unit"
+            )
+        )),
+        _ => None,
+    }
+}
+
+/// The headline's first sentence: the failures joined, then how many others sold only what
+/// existed.
+fn verdicts(bad: &[String], good: usize) -> String {
+    match (bad.len(), good) {
         (0, _) => "Every strategy sold only what existed.".to_string(),
-        (_, 0) => format!("{}.", join(&bad)),
-        (_, 1) => format!("{}; the other one sold only what existed.", join(&bad)),
-        (_, n) => format!("{}; the other {n} sold only what existed.", join(&bad)),
-    };
-    let fastest = rows
-        .iter()
+        (_, 0) => format!("{}.", join(bad)),
+        (_, 1) => format!("{}; the other one sold only what existed.", join(bad)),
+        (_, n) => format!("{}; the other {n} sold only what existed.", join(bad)),
+    }
+}
+
+/// The fastest race that ended well and ran to the end.
+fn fastest_safe(rows: &[ScoreRow]) -> Option<&ScoreRow> {
+    rows.iter()
         .filter(|r| !r.kind.is_bad() && !r.summary.cancelled)
         .max_by(|a, b| {
             a.summary
                 .throughput_per_s
                 .total_cmp(&b.summary.throughput_per_s)
-        });
-    // Safe is not the same as complete: say who turned buyers away with units on the shelf,
-    // and who left units in doubt.
-    for r in rows {
-        let s = &r.summary;
-        if s.false_sold_out > 0 {
-            text.push_str(&format!(
-                " {} refused {} while units remained.",
-                r.label,
-                count(s.false_sold_out.into(), "buyer")
-            ));
-        }
-        if s.in_doubt_units > 0 {
-            text.push_str(&format!(
-                " {} left {} in doubt.",
-                r.label,
-                count(s.in_doubt_units, "unit")
-            ));
-        }
-        // A cart comparison: who failed orders that kept their units, and who gave them back.
-        if let Some(t) = s.cart.as_deref() {
-            if t.partial_carts > 0 {
-                text.push_str(&format!(
-                    " {} left {} holding {}.",
-                    r.label,
-                    count(t.partial_carts.into(), "partial cart"),
-                    count(t.stranded_units, "unit")
-                ));
-            }
-            if t.compensations > 0 {
-                text.push_str(&format!(
-                    " {} gave {} back.",
-                    r.label,
-                    count(t.compensations.into(), "line")
-                ));
-            }
-        }
-        if let Some(t) = s.checkout.as_deref() {
-            if t.duplicate_reservations > 0 {
-                text.push_str(&format!(
-                    " {} reserved {} twice.",
-                    r.label,
-                    count(t.duplicate_reservations, "unit")
-                ));
-            }
-            if t.limit_violations > 0 {
-                text.push_str(&format!(
-                    " {} let {} past the limit.",
-                    r.label,
-                    count(t.limit_violations.into(), "customer")
-                ));
-            }
-        }
-    }
-    if let Some(f) = fastest.filter(|_| good > 1) {
+        })
+}
+
+/// One race's harms short of overselling, each a sentence with a leading space (empty when
+/// none): buyers refused while units remained, units in doubt, then the cart's and the
+/// checkout's own.
+fn caveats(r: &ScoreRow) -> String {
+    let s = &r.summary;
+    let mut text = String::new();
+    if s.false_sold_out > 0 {
         text.push_str(&format!(
-            " Fastest of those: {}, {}.",
-            f.label,
-            per_second(f.summary.throughput_per_s)
+            " {} refused {} while units remained.",
+            r.label,
+            count(s.false_sold_out.into(), "buyer")
+        ));
+    }
+    if s.in_doubt_units > 0 {
+        text.push_str(&format!(
+            " {} left {} in doubt.",
+            r.label,
+            count(s.in_doubt_units, "unit")
+        ));
+    }
+    text.push_str(&cart_caveats(r));
+    text.push_str(&checkout_caveats(r));
+    text
+}
+
+/// A cart comparison: who failed orders that kept their units, and who gave them back.
+fn cart_caveats(r: &ScoreRow) -> String {
+    let mut text = String::new();
+    let Some(t) = r.summary.cart.as_deref() else {
+        return text;
+    };
+    if t.partial_carts > 0 {
+        text.push_str(&format!(
+            " {} left {} holding {}.",
+            r.label,
+            count(t.partial_carts.into(), "partial cart"),
+            count(t.stranded_units, "unit")
+        ));
+    }
+    if t.compensations > 0 {
+        text.push_str(&format!(
+            " {} gave {} back.",
+            r.label,
+            count(t.compensations.into(), "line")
+        ));
+    }
+    text
+}
+
+/// A checkout comparison: who reserved a unit twice, and who let a customer past the limit.
+fn checkout_caveats(r: &ScoreRow) -> String {
+    let mut text = String::new();
+    let Some(t) = r.summary.checkout.as_deref() else {
+        return text;
+    };
+    if t.duplicate_reservations > 0 {
+        text.push_str(&format!(
+            " {} reserved {} twice.",
+            r.label,
+            count(t.duplicate_reservations, "unit")
+        ));
+    }
+    if t.limit_violations > 0 {
+        text.push_str(&format!(
+            " {} let {} past the limit.",
+            r.label,
+            count(t.limit_violations.into(), "customer")
         ));
     }
     text
