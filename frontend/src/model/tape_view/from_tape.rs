@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use oversold_protocol::tape::{Cell, Command, Guard, Placement, ScriptCall, SlotKind, ZoomPart};
+use oversold_protocol::tape::{
+    Cell, Command, Guard, Placement, ScriptCall, Slot, SlotKind, ZoomPart,
+};
 use oversold_protocol::{OutcomeResult, TapeRule};
 
 use super::run_tape::RunTape;
@@ -217,43 +219,96 @@ fn band(
             Part::Fold(commands) => Column::Folded { commands },
             Part::Slot(s) => {
                 column_of[s as usize] = col as u32;
-                let slot = &lane.slots[s as usize];
-                let mut marks: Vec<Mark> = Vec::new();
-                for c in &slot.cells {
-                    let kind = kind(c, shared_values);
-                    let at = lanes.of(rt, c);
-                    match marks.iter_mut().find(|m| m.lane == at) {
-                        Some(m) => {
-                            m.count += 1;
-                            m.label = None;
-                            if kind.rank() > m.kind.rank() {
-                                m.kind = kind;
-                            }
-                        }
-                        None => marks.push(Mark {
-                            lane: at,
-                            kind,
-                            count: 1,
-                            label: Some(label(rt.tape.rule, c)),
-                        }),
-                    }
-                }
-                Column::Slot(SlotColumn {
-                    marks,
-                    commands: slot.cells.len() as u32,
-                    approx: slot.cells.iter().any(|c| c.placement != Placement::Exact),
-                    counter: match slot.kind {
-                        SlotKind::Reads => slot.before.or(slot.after),
-                        SlotKind::Write | SlotKind::Gap => slot.after,
-                    },
-                    gap: slot.kind == SlotKind::Gap,
-                })
+                Column::Slot(slot_column(
+                    rt,
+                    &lane.slots[s as usize],
+                    lanes,
+                    shared_values,
+                ))
             }
         });
     }
-    // Each drawn write joined to its drawn read; one line per pair of marks (lanes of app
-    // servers share marks). Keyed by the four numbers packed in one i64: the tape's own map
-    // type, so the page carries no second hash map.
+    let ran_out = rt
+        .ran_out
+        .filter(|at| at.lane as usize == l)
+        .map(|at| column_of[at.slot as usize])
+        .filter(|&c| c != u32::MAX);
+    Band {
+        label: lane.bucket.map(|b| format!("bucket {}", b + 1)),
+        lanes: match lanes.unit {
+            LaneUnit::Bucket => vec![format!("bucket {}", lane.bucket.unwrap_or(0) + 1)],
+            _ => lanes.names.clone(),
+        },
+        initial: Some(lane.initial),
+        columns,
+        links: links(rt, l, &column_of, lanes, shared_values),
+        ran_out,
+    }
+}
+
+/// One shown slot as a column: a mark per lane its cells fall in, and the counter beside it.
+fn slot_column(
+    rt: &RunTape,
+    slot: &Slot,
+    lanes: &Lanes,
+    shared_values: &HashMap<i64, u32>,
+) -> SlotColumn {
+    let mut marks: Vec<Mark> = Vec::new();
+    for c in &slot.cells {
+        add_mark(&mut marks, rt, c, lanes, shared_values);
+    }
+    SlotColumn {
+        marks,
+        commands: slot.cells.len() as u32,
+        approx: slot.cells.iter().any(|c| c.placement != Placement::Exact),
+        counter: match slot.kind {
+            SlotKind::Reads => slot.before.or(slot.after),
+            SlotKind::Write | SlotKind::Gap => slot.after,
+        },
+        gap: slot.kind == SlotKind::Gap,
+    }
+}
+
+/// Put cell `c` on its lane's mark: a new mark with its label, or one more on a mark already
+/// there (which then loses its label and shows the worst kind among its cells).
+fn add_mark(
+    marks: &mut Vec<Mark>,
+    rt: &RunTape,
+    c: &Cell,
+    lanes: &Lanes,
+    shared_values: &HashMap<i64, u32>,
+) {
+    let kind = kind(c, shared_values);
+    let at = lanes.of(rt, c);
+    match marks.iter_mut().find(|m| m.lane == at) {
+        Some(m) => {
+            m.count += 1;
+            m.label = None;
+            if kind.rank() > m.kind.rank() {
+                m.kind = kind;
+            }
+        }
+        None => marks.push(Mark {
+            lane: at,
+            kind,
+            count: 1,
+            label: Some(label(rt.tape.rule, c)),
+        }),
+    }
+}
+
+/// Each drawn write of tape lane `l` joined to its drawn read (`column_of`: slot -> column,
+/// `u32::MAX` where not drawn); one line per pair of marks (lanes of app servers share marks),
+/// stale if any write it stands for is.
+fn links(
+    rt: &RunTape,
+    l: usize,
+    column_of: &[u32],
+    lanes: &Lanes,
+    shared_values: &HashMap<i64, u32>,
+) -> Vec<Link> {
+    // Keyed by the four numbers packed in one i64: the tape's own map type, so the page
+    // carries no second hash map.
     let mut seen: HashMap<i64, usize> = HashMap::new();
     let mut links: Vec<Link> = Vec::new();
     for (at, c) in rt.tape.cells().filter(|(at, _)| at.lane as usize == l) {
@@ -288,22 +343,7 @@ fn band(
             }
         }
     }
-    let ran_out = rt
-        .ran_out
-        .filter(|at| at.lane as usize == l)
-        .map(|at| column_of[at.slot as usize])
-        .filter(|&c| c != u32::MAX);
-    Band {
-        label: lane.bucket.map(|b| format!("bucket {}", b + 1)),
-        lanes: match lanes.unit {
-            LaneUnit::Bucket => vec![format!("bucket {}", lane.bucket.unwrap_or(0) + 1)],
-            _ => lanes.names.clone(),
-        },
-        initial: Some(lane.initial),
-        columns,
-        links,
-        ran_out,
-    }
+    links
 }
 
 /// What a cell is, as drawn.
