@@ -88,6 +88,8 @@ struct Lanes {
 }
 
 impl Lanes {
+    /// Buckets for `sharded`; else a lane per buyer while few enough buyers are drawn; else
+    /// app servers, grouped when there are more than [`MAX_APP_LANES`].
     fn choose(rt: &RunTape, parts: &[Vec<Part>], app_servers: u32) -> Lanes {
         if rt.tape.lanes.len() > 1 {
             return Lanes {
@@ -97,41 +99,29 @@ impl Lanes {
                 names: Vec::new(),
             };
         }
-        // Buyers in the order they first show up, then by where they wrote: the race reads
-        // as a staircase, top left to bottom right. (No sort, no hash map: the page stays
-        // small, and a tape with few enough buyers for a lane each is short.)
-        let mut seen = vec![false; rt.buyers_len()];
-        let mut order: Vec<(u32, u32, u32)> = Vec::new(); // (first column, write slot, buyer)
-        if let Some(cols) = parts.first() {
-            let slots = &rt.tape.lanes[0].slots;
-            'columns: for (col, p) in cols.iter().enumerate() {
-                let Part::Slot(s) = *p else { continue };
-                for c in &slots[s as usize].cells {
-                    let b = c.buyer as usize;
-                    if b < seen.len() && !seen[b] {
-                        seen[b] = true;
-                        let wrote = c.partner.map_or(s, |p| p.slot).max(s);
-                        order.push((col as u32, wrote, c.buyer));
-                        if order.len() > MAX_BUYER_LANES {
-                            break 'columns;
-                        }
-                    }
-                }
-            }
-        }
+        let order = staircase(rt, parts.first().map_or(&[][..], Vec::as_slice));
         if order.len() <= MAX_BUYER_LANES {
-            insertion_sort(&mut order);
-            let mut by_buyer = vec![0; rt.buyers_len()];
-            for (lane, &(_, _, b)) in order.iter().enumerate() {
-                by_buyer[b as usize] = lane as u32;
-            }
-            return Lanes {
-                unit: LaneUnit::Buyer,
-                names: order.iter().map(|(_, _, b)| format!("#{b}")).collect(),
-                by_buyer,
-                per_lane: 1,
-            };
+            return Lanes::buyers(rt, &order);
         }
+        Lanes::app_servers(app_servers)
+    }
+
+    /// A lane per buyer, in `order` (see [`staircase`]).
+    fn buyers(rt: &RunTape, order: &[(u32, u32, u32)]) -> Lanes {
+        let mut by_buyer = vec![0; rt.buyers_len()];
+        for (lane, &(_, _, b)) in order.iter().enumerate() {
+            by_buyer[b as usize] = lane as u32;
+        }
+        Lanes {
+            unit: LaneUnit::Buyer,
+            names: order.iter().map(|(_, _, b)| format!("#{b}")).collect(),
+            by_buyer,
+            per_lane: 1,
+        }
+    }
+
+    /// A lane per app server, or per group of them so there are at most [`MAX_APP_LANES`].
+    fn app_servers(app_servers: u32) -> Lanes {
         let n = app_servers.max(1);
         let per_lane = n.div_ceil(MAX_APP_LANES);
         let lanes = n.div_ceil(per_lane);
@@ -168,6 +158,38 @@ impl Lanes {
             }
         }
     }
+}
+
+/// The drawn buyers of the only tape lane (its columns `cols`) as `(first column, write slot,
+/// buyer)`, sorted; it stops past [`MAX_BUYER_LANES`], as then lanes are app servers.
+fn staircase(rt: &RunTape, cols: &[Part]) -> Vec<(u32, u32, u32)> {
+    // Buyers in the order they first show up, then by where they wrote: the race reads
+    // as a staircase, top left to bottom right. (No sort, no hash map: the page stays
+    // small, and a tape with few enough buyers for a lane each is short.)
+    let mut seen = vec![false; rt.buyers_len()];
+    let mut order: Vec<(u32, u32, u32)> = Vec::new();
+    let Some(lane) = rt.tape.lanes.first() else {
+        return order;
+    };
+    let slots = &lane.slots;
+    'columns: for (col, p) in cols.iter().enumerate() {
+        let Part::Slot(s) = *p else { continue };
+        for c in &slots[s as usize].cells {
+            let b = c.buyer as usize;
+            if b < seen.len() && !seen[b] {
+                seen[b] = true;
+                let wrote = c.partner.map_or(s, |p| p.slot).max(s);
+                order.push((col as u32, wrote, c.buyer));
+                if order.len() > MAX_BUYER_LANES {
+                    break 'columns;
+                }
+            }
+        }
+    }
+    if order.len() <= MAX_BUYER_LANES {
+        insertion_sort(&mut order);
+    }
+    order
 }
 
 /// Sort a few dozen lanes in place (at most [`MAX_BUYER_LANES`] + 1 of them).
