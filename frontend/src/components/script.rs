@@ -12,79 +12,15 @@ use crate::session::Session;
 #[component]
 pub fn ScriptSource() -> impl IntoView {
     let session = expect_context::<Session>();
-    // Memos: the page state changes with every outcomes frame, the scripts only with `hello`,
-    // the choice only with the explained strategy, and the source is a big node to redraw.
-    let scripts = Memo::new(move |_| {
-        session.page.with(|p| {
-            p.hello
-                .as_ref()
-                .map(|h| h.scripts.clone())
-                .unwrap_or_default()
-        })
-    });
-    // The strategy the why panel explains, among the scenario's the switch shows.
-    let scenario = move || session.knobs.with(|k| k.scenario);
-    let explained = move || {
-        let scenario = scenario();
-        session.page.with(|p| p.explained_in(scenario))
-    };
-    let choice = Memo::new(move |_| {
-        let scenario = scenario();
-        session.page.with(|p| {
-            p.explained_in(scenario)
-                .map(|name| strategies::script_for(p.offered(scenario), &name))
-        })
-    });
-    // A tab the visitor picked, remembered with the strategy explained at the time: once the
-    // explanation moves on (a new run, another chip), the tab follows it again.
-    let picked = RwSignal::new(None::<(Option<String>, String)>);
-    let open = Memo::new(move |_| {
-        let want = picked
-            .get()
-            .filter(|(for_strategy, _)| *for_strategy == explained())
-            .map(|(_, file)| file)
-            .or_else(|| choice.with(|c| c.as_ref().and_then(|c| c.file.clone())));
-        scripts.with(|list| {
-            list.iter()
-                .find(|s| Some(&s.file) == want.as_ref())
-                .or_else(|| list.first())
-                .cloned()
-        })
-    });
-    let open_file = move || open.with(|s| s.as_ref().map(|s| s.file.clone()).unwrap_or_default());
-    let heading = move || {
-        choice.with(|c| {
-            c.as_ref().map_or_else(
-                || "Lua".to_string(),
-                |ScriptChoice { heading, .. }| heading.clone(),
-            )
-        })
-    };
+    let tabs = Tabs::new(session);
     view! {
         <section class="panel script" aria-label="Lua source">
-            <h2>{heading}</h2>
-            <Show when=move || scripts.with(|s| s.len() > 1)>
-                <div class="tabs" role="tablist">
-                    <For each=move || scripts.get() key=|s: &Script| s.file.clone() let:script>
-                        {
-                            let file = StoredValue::new(script.file.clone());
-                            view! {
-                                <button
-                                    class="filter"
-                                    role="tab"
-                                    class:on=move || file.with_value(|f| *f == open_file())
-                                    aria-selected=move || file.with_value(|f| *f == open_file()).to_string()
-                                    on:click=move |_| picked.set(Some((explained(), file.get_value())))
-                                >
-                                    {script.file.clone()}
-                                </button>
-                            }
-                        }
-                    </For>
-                </div>
+            <h2>{move || tabs.heading()}</h2>
+            <Show when=move || tabs.scripts.with(|s| s.len() > 1)>
+                <TabList tabs/>
             </Show>
             {move || {
-                open
+                tabs.open
                     .get()
                     .map(|script| {
                         view! {
@@ -101,5 +37,117 @@ pub fn ScriptSource() -> impl IntoView {
                 <p class="muted">"The source appears once the server says hello."</p>
             </Show>
         </section>
+    }
+}
+
+/// The scripts, which one the explained strategy runs, and which tab is open.
+///
+/// Memos: the page state changes with every outcomes frame, the scripts only with `hello`, the
+/// choice only with the explained strategy, and the source is a big node to redraw.
+#[derive(Clone, Copy)]
+struct Tabs {
+    session: Session,
+    /// Every script the server announced, in its order.
+    scripts: Memo<Vec<Script>>,
+    /// The explained strategy's script and the heading that goes with it.
+    choice: Memo<Option<ScriptChoice>>,
+    /// A tab the visitor picked, remembered with the strategy explained at the time: once the
+    /// explanation moves on (a new run, another chip), the tab follows it again.
+    picked: RwSignal<Option<(Option<String>, String)>>,
+    /// The script shown: the visitor's pick, else the choice, else the first.
+    open: Memo<Option<Script>>,
+}
+
+impl Tabs {
+    /// Nothing picked: the explained strategy's script is open.
+    fn new(session: Session) -> Self {
+        let scripts = Memo::new(move |_| {
+            session.page.with(|p| {
+                p.hello
+                    .as_ref()
+                    .map(|h| h.scripts.clone())
+                    .unwrap_or_default()
+            })
+        });
+        let choice = Memo::new(move |_| {
+            let scenario = session.knobs.with(|k| k.scenario);
+            session.page.with(|p| {
+                p.explained_in(scenario)
+                    .map(|name| strategies::script_for(p.offered(scenario), &name))
+            })
+        });
+        let picked = RwSignal::new(None::<(Option<String>, String)>);
+        let open = Memo::new(move |_| {
+            let want = picked
+                .get()
+                .filter(|(for_strategy, _)| *for_strategy == explained(session))
+                .map(|(_, file)| file)
+                .or_else(|| choice.with(|c| c.as_ref().and_then(|c| c.file.clone())));
+            scripts.with(|list| {
+                list.iter()
+                    .find(|s| Some(&s.file) == want.as_ref())
+                    .or_else(|| list.first())
+                    .cloned()
+            })
+        });
+        Self {
+            session,
+            scripts,
+            choice,
+            picked,
+            open,
+        }
+    }
+
+    /// The open tab's file name (empty before `hello`).
+    fn open_file(self) -> String {
+        self.open
+            .with(|s| s.as_ref().map(|s| s.file.clone()).unwrap_or_default())
+    }
+
+    /// The panel's heading: what the open script is to the explained strategy, or just "Lua".
+    fn heading(self) -> String {
+        self.choice.with(|c| {
+            c.as_ref().map_or_else(
+                || "Lua".to_string(),
+                |ScriptChoice { heading, .. }| heading.clone(),
+            )
+        })
+    }
+
+    /// Open `file`, for the strategy explained now.
+    fn pick(self, file: String) {
+        self.picked.set(Some((explained(self.session), file)));
+    }
+}
+
+/// The strategy the why panel explains, among the scenario's the switch shows.
+fn explained(session: Session) -> Option<String> {
+    let scenario = session.knobs.with(|k| k.scenario);
+    session.page.with(|p| p.explained_in(scenario))
+}
+
+/// One tab per script, the open one marked.
+#[component]
+fn TabList(tabs: Tabs) -> impl IntoView {
+    view! {
+        <div class="tabs" role="tablist">
+            <For each=move || tabs.scripts.get() key=|s: &Script| s.file.clone() let:script>
+                {
+                    let file = StoredValue::new(script.file.clone());
+                    view! {
+                        <button
+                            class="filter"
+                            role="tab"
+                            class:on=move || file.with_value(|f| *f == tabs.open_file())
+                            aria-selected=move || file.with_value(|f| *f == tabs.open_file()).to_string()
+                            on:click=move |_| tabs.pick(file.get_value())
+                        >
+                            {script.file.clone()}
+                        </button>
+                    }
+                }
+            </For>
+        </div>
     }
 }
