@@ -171,6 +171,7 @@ struct Told {
     returned: u64,
 }
 
+/// What the stories say; a crashed buyer's hold still ticks until the shop clock `now` passes its expiry.
 fn told<'a>(outcomes: impl Iterator<Item = &'a BuyerOutcome>, now: u64) -> Told {
     let mut t = Told::default();
     for o in outcomes {
@@ -217,72 +218,90 @@ pub fn layout<'a>(
 ) -> UnitGrid {
     let now = books.shop_ms;
     let t = told(outcomes, now);
-    let pos = |n: i64| u64::try_from(n).unwrap_or(0);
-    let (sold, settling, held, leaked) = (
-        books.sold,
-        pos(books.settling),
-        pos(books.held),
-        pos(books.leaked),
-    );
-    let available = pos(books.available);
-    let claimed = sold + settling + held + leaked;
+    let counts = counts(books, t.returned);
     let stock = u64::from(books.stock);
-    let total = stock.max(claimed + available);
-    let released = t.returned.min(available);
-    let counts = Counts {
-        sold,
-        settling,
-        held,
-        leaked,
+    // Every unit the books account for, or the stock if that is more (the rest is on the shelf).
+    let accounted: u64 = UnitState::ALL.iter().map(|&s| counts.of(s)).sum();
+    let total = stock.max(accounted);
+    let mut all = deal(&t, &counts, total, now, hold_ttl_ms);
+    let phantom_units = all.split_off(stock.min(total) as usize);
+    grid(&all, &phantom_units, stock, counts)
+}
+
+/// The books' counts per state; of the units on the shelf, those the stories say came back
+/// (`returned`) count as released.
+fn counts(books: &Books, returned: u64) -> Counts {
+    let pos = |n: i64| u64::try_from(n).unwrap_or(0);
+    let available = pos(books.available);
+    let released = returned.min(available);
+    Counts {
+        sold: books.sold,
+        settling: pos(books.settling),
+        held: pos(books.held),
+        leaked: pos(books.leaked),
         released,
         available: available - released,
         oversold: books.oversold(),
-    };
+    }
+}
 
-    // Who each unit belongs to, state by state, in the order the grid deals them.
-    let rings = t.holds.iter().flat_map(|h| {
-        let left = (h.expires_at.saturating_sub(now) * 100)
-            .checked_div(hold_ttl_ms)
-            .unwrap_or(0)
-            .min(100) as u8;
-        std::iter::repeat_n((Some(h.buyer), Some(left)), h.qty as usize)
-    });
+/// `total` units, state by state in the order the grid deals them, each with whom it belongs
+/// to when a story says (and, for a hold, how much of it is left).
+fn deal(t: &Told, counts: &Counts, total: u64, now: u64, hold_ttl_ms: u64) -> Vec<Unit> {
     let none = || std::iter::repeat((None, None));
-    let units = per_unit(&t.sold)
+    per_unit(&t.sold)
         .chain(none())
-        .take(sold as usize)
+        .take(counts.sold as usize)
         .map(|l| (UnitState::Sold, l))
         .chain(
             none()
-                .take(settling as usize)
+                .take(counts.settling as usize)
                 .map(|l| (UnitState::Settling, l)),
         )
         .chain(
-            rings
+            rings(&t.holds, now, hold_ttl_ms)
                 .chain(none())
-                .take(held as usize)
+                .take(counts.held as usize)
                 .map(|l| (UnitState::Held, l)),
         )
         .chain(
             per_unit(&t.leaked)
                 .chain(none())
-                .take(leaked as usize)
+                .take(counts.leaked as usize)
                 .map(|l| (UnitState::Leaked, l)),
         )
         .chain(
             none()
-                .take(released as usize)
+                .take(counts.released as usize)
                 .map(|l| (UnitState::Released, l)),
         )
         .chain(none().map(|l| (UnitState::Available, l)))
-        .take(total as usize);
-    let mut all: Vec<Unit> = units.collect();
-    let phantom_units = all.split_off(stock.min(total) as usize);
+        .take(total as usize)
+        .collect()
+}
 
+/// One entry per held unit: its buyer, and the share of its hold left at the shop clock `now`.
+fn rings(
+    holds: &[KnownHold],
+    now: u64,
+    hold_ttl_ms: u64,
+) -> impl Iterator<Item = (Option<u32>, Option<u8>)> + '_ {
+    holds.iter().flat_map(move |h| {
+        let left = (h.expires_at.saturating_sub(now) * 100)
+            .checked_div(hold_ttl_ms)
+            .unwrap_or(0)
+            .min(100) as u8;
+        std::iter::repeat_n((Some(h.buyer), Some(left)), h.qty as usize)
+    })
+}
+
+/// The dealt units as tiles: the stock's, then the phantoms' after them, each section grouped
+/// to stay under [`MAX_TILES_PER_SECTION`].
+fn grid(all: &[Unit], phantom_units: &[Unit], stock: u64, counts: Counts) -> UnitGrid {
     let per_stock = units_per_tile(stock, MAX_TILES_PER_SECTION);
     let per_phantom = units_per_tile(phantom_units.len() as u64, MAX_TILES_PER_SECTION);
-    let stock_tiles = tiles(&all, 0, per_stock, false);
-    let phantom_tiles = tiles(&phantom_units, stock, per_phantom, true);
+    let stock_tiles = tiles(all, 0, per_stock, false);
+    let phantom_tiles = tiles(phantom_units, stock, per_phantom, true);
     let stock_size = TileSize::for_count(stock_tiles.len());
     UnitGrid {
         sizes: (
@@ -298,6 +317,7 @@ pub fn layout<'a>(
 
 type Unit = (UnitState, (Option<u32>, Option<u8>));
 
+/// Tiles of `per` units each, numbered from unit `first`; only a tile of one unit is labelled.
 fn tiles(units: &[Unit], first: u64, per: u64, phantom: bool) -> Vec<UnitTile> {
     units
         .chunks(per.max(1) as usize)
