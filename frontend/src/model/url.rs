@@ -110,68 +110,33 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     // Read in a fixed order (the race, then the scenario's own knobs, then seed and strategy),
     // so a link's problems are always listed the same way.
     let scenario = link.scenario();
-    let stock = link.knob("stock", limits.stock);
-    let buyers = link.knob("buyers", limits.buyers);
-    let qty = link.knob("qty", limits.qty);
-    let max_qty = link.knob("max_qty", limits.qty);
-    let app_servers = link.knob("app_servers", limits.app_servers);
-    let spread = link.knob("arrival_spread_ms", limits.arrival_spread_ms);
-    let window = link.knob("race_window_ms", limits.race_window_ms);
-    let buyers_now = buyers.unwrap_or(limits.buyers.default);
+    let race = link.race(limits);
     let cart = link.cart(limits);
     // The checkout's knobs, read only when the link asks for a checkout.
     let checkout =
-        (scenario == Scenario::Checkout).then(|| link.checkout(&limits.checkout, buyers_now));
+        (scenario == Scenario::Checkout).then(|| link.checkout(&limits.checkout, race.buyers));
     let seed = link.seed();
     let strategy = link.strategy(infos, scenario);
     let knobs = Knobs {
         cart,
-        stock: stock.unwrap_or(limits.stock.default),
-        buyers: buyers_now,
-        qty: max_qty.or(qty).unwrap_or(limits.qty.default),
-        random_qty: max_qty.is_some(),
-        app_servers: app_servers.unwrap_or(limits.app_servers.default),
-        arrival_spread_ms: spread.unwrap_or(limits.arrival_spread_ms.default),
-        race_window_ms: window.unwrap_or(limits.race_window_ms.default),
+        stock: race.stock,
+        buyers: race.buyers,
+        qty: race.max_qty.unwrap_or(race.qty),
+        random_qty: race.max_qty.is_some(),
+        app_servers: race.app_servers,
+        arrival_spread_ms: race.arrival_spread_ms,
+        race_window_ms: race.race_window_ms,
         scenario,
-        checkout: checkout
-            .as_ref()
-            .map_or(CheckoutKnobs::defaults(&limits.checkout), |c| {
-                CheckoutKnobs {
-                    // Left to the server unless the link says: half the buyers.
-                    customers: link.get("customers").and(Some(c.customers)),
-                    ..CheckoutKnobs::from_config(c)
-                }
-            }),
+        checkout: link.checkout_knobs(checkout.as_ref(), &limits.checkout),
     };
     if let Some(c) = &checkout {
         link.check_between(c, knobs.buyers);
     }
     // Every read has run by now, so `problems` is complete.
     let replay = match (strategy, seed) {
-        (Some(strategy), Some(seed)) if link.problems.is_empty() => Some(
-            RaceConfig {
-                stock: knobs.stock,
-                buyers: knobs.buyers,
-                qty: qty.unwrap_or(limits.qty.default),
-                max_qty,
-                app_servers: knobs.app_servers,
-                arrival_spread_ms: knobs.arrival_spread_ms,
-                race_window_ms: knobs.race_window_ms,
-                seed,
-                scenario,
-                checkout,
-                cart: (scenario == Scenario::Cart).then_some(CartConfig {
-                    skus: cart.skus,
-                    max_lines: cart.max_lines.min(cart.skus),
-                }),
-                warehouses: (scenario == Scenario::Warehouses).then_some(WarehouseConfig {
-                    warehouses: cart.warehouses,
-                    split: cart.split,
-                }),
-            }
-            .with_strategy(strategy),
-        ),
+        (Some(strategy), Some(seed)) if link.problems.is_empty() => {
+            Some(race_config(&knobs, &race, seed, checkout).with_strategy(strategy))
+        }
         _ => None,
     };
     Some(Restored {
@@ -179,6 +144,50 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
         replay,
         problems: link.problems,
     })
+}
+
+/// The race's knobs as a link gives them, each one it lacks (or gets wrong) at its default.
+struct RaceKnobs {
+    stock: u32,
+    buyers: u32,
+    /// The fixed quantity each buyer orders.
+    qty: u32,
+    /// Present when each buyer orders a random quantity up to it.
+    max_qty: Option<u32>,
+    app_servers: u32,
+    arrival_spread_ms: u32,
+    race_window_ms: u32,
+}
+
+/// The exact race a valid link replays: the form's knobs, with the quantities as the link
+/// wrote them and the scenario's own config.
+fn race_config(
+    knobs: &Knobs,
+    race: &RaceKnobs,
+    seed: u64,
+    checkout: Option<CheckoutConfig>,
+) -> RaceConfig {
+    let (scenario, cart) = (knobs.scenario, knobs.cart);
+    RaceConfig {
+        stock: knobs.stock,
+        buyers: knobs.buyers,
+        qty: race.qty,
+        max_qty: race.max_qty,
+        app_servers: knobs.app_servers,
+        arrival_spread_ms: knobs.arrival_spread_ms,
+        race_window_ms: knobs.race_window_ms,
+        seed,
+        scenario,
+        checkout,
+        cart: (scenario == Scenario::Cart).then_some(CartConfig {
+            skus: cart.skus,
+            max_lines: cart.max_lines.min(cart.skus),
+        }),
+        warehouses: (scenario == Scenario::Warehouses).then_some(WarehouseConfig {
+            warehouses: cart.warehouses,
+            split: cart.split,
+        }),
+    }
 }
 
 /// A link being read: its pairs, and one sentence per value it got wrong so far. Each read
@@ -260,6 +269,26 @@ impl Link {
         None
     }
 
+    /// The race's knobs, in the order the form lists them.
+    fn race(&mut self, limits: &Limits) -> RaceKnobs {
+        let stock = self.knob("stock", limits.stock);
+        let buyers = self.knob("buyers", limits.buyers);
+        let qty = self.knob("qty", limits.qty);
+        let max_qty = self.knob("max_qty", limits.qty);
+        let app_servers = self.knob("app_servers", limits.app_servers);
+        let spread = self.knob("arrival_spread_ms", limits.arrival_spread_ms);
+        let window = self.knob("race_window_ms", limits.race_window_ms);
+        RaceKnobs {
+            stock: stock.unwrap_or(limits.stock.default),
+            buyers: buyers.unwrap_or(limits.buyers.default),
+            qty: qty.unwrap_or(limits.qty.default),
+            max_qty,
+            app_servers: app_servers.unwrap_or(limits.app_servers.default),
+            arrival_spread_ms: spread.unwrap_or(limits.arrival_spread_ms.default),
+            race_window_ms: window.unwrap_or(limits.race_window_ms.default),
+        }
+    }
+
     /// The cart and warehouse knobs (kept in the form whatever the scenario).
     fn cart(&mut self, limits: &Limits) -> CartKnobs {
         let defaults = Knobs::defaults(limits).cart;
@@ -307,6 +336,20 @@ impl Link {
             outage_at_ms: outage_at_ms.unwrap_or(0),
             outage_ms: outage_ms.unwrap_or(0),
         }
+    }
+
+    /// The form's checkout knobs: the link's `checkout` when it asked for one (its customers
+    /// left to the server unless the link names them), else the defaults.
+    fn checkout_knobs(
+        &self,
+        checkout: Option<&CheckoutConfig>,
+        l: &CheckoutLimits,
+    ) -> CheckoutKnobs {
+        checkout.map_or(CheckoutKnobs::defaults(l), |c| CheckoutKnobs {
+            // Left to the server unless the link says: half the buyers.
+            customers: self.get("customers").and(Some(c.customers)),
+            ..CheckoutKnobs::from_config(c)
+        })
     }
 
     /// Closed or open, for a checkout's outage.
