@@ -3,6 +3,7 @@
 //! (only when the server owns its Redis) and what each one did. The sale itself fills the
 //! page's usual grid, counters, timeline and audit trail.
 
+use leptos::ev;
 use leptos::prelude::*;
 use oversold_protocol::Scenario;
 use oversold_protocol::room::{ChaosAction, DEFAULT_SALE_APP_WORK_MS, RoomRole, SaleConfig};
@@ -124,80 +125,134 @@ fn SaleForm() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
     let room = session.room;
-    let strategy = RwSignal::new("naive".to_string());
-    let stock = RwSignal::new(10u32);
-    let bots = RwSignal::new(0u32);
-    let seconds = RwSignal::new(30u32);
-    let app_work = RwSignal::new(DEFAULT_SALE_APP_WORK_MS);
-    let repeat = RwSignal::new(false);
-    let names = move || {
-        session.page.with(|p| {
-            p.known()
-                .iter()
-                .filter(|s| {
-                    s.available && s.about.scenario == Scenario::Race && s.about.name != "postgres"
-                })
-                .map(|s| (s.about.name.to_string(), s.about.short_label.to_string()))
-                .collect::<Vec<_>>()
-        })
-    };
+    let knobs = SaleKnobs::new();
     let open = move || room.with(|r| r.sale.as_ref().is_some_and(|s| s.open));
-    let ended = move || {
-        room.with(|r| match &r.sale {
-            Some(s) if !s.open => match &s.error {
-                Some(why) => format!("Last sale ended without a summary: {why}"),
-                None => format!(
-                    "Last sale: {} oversold, {}",
-                    s.oversold.unwrap_or(0),
-                    count(s.reloads, "script reload")
-                ),
-            },
-            _ => String::new(),
-        })
-    };
-    let start = move |_| {
-        let config = SaleConfig {
-            strategy: strategy.get_untracked(),
-            stock: stock.get_untracked(),
-            bots: bots.get_untracked(),
-            duration_ms: seconds.get_untracked().saturating_mul(1000),
-            app_servers: 4,
-            race_window_ms: app_work.get_untracked(),
-            allow_repeat: repeat.get_untracked(),
-        };
-        send::open_sale(&socket, session, config);
-    };
-    let number = |signal: RwSignal<u32>| {
-        move |ev| {
-            if let Ok(n) = event_target_value(&ev).parse() {
-                signal.set(n);
-            }
-        }
-    };
+    let start = move |_| send::open_sale(&socket, session, knobs.config());
     view! {
         <div class="room-sale">
-            <select data-testid="sale-strategy" on:change=move |ev| strategy.set(event_target_value(&ev))>
-                {move || {
-                    names()
-                        .into_iter()
-                        .map(|(name, label)| {
-                            let selected = name == strategy.get_untracked();
-                            view! { <option value=name selected=selected>{label}</option> }
-                        })
-                        .collect_view()
-                }}
-            </select>
-            <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get() on:change=number(stock)/></label>
-            <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get() on:change=number(bots)/></label>
-            <label>"Seconds "<input type="number" min="1" data-testid="sale-seconds" prop:value=move || seconds.get() on:change=number(seconds)/></label>
-            <label title="App work between a buyer reading the stock and writing it. Taps land tens of ms apart, so the naive race needs a wide window to show.">
-                "Race window ms "<input type="number" min="0" data-testid="sale-race-window" prop:value=move || app_work.get() on:change=number(app_work)/>
-            </label>
-            <label><input type="checkbox" prop:checked=move || repeat.get() on:change=move |ev| repeat.set(event_target_checked(&ev))/>" repeat buys"</label>
+            <StrategySelect session strategy=knobs.strategy/>
+            <SaleNumbers knobs/>
             <button data-testid="open-sale" disabled=open on:click=start>"Open sale"</button>
             <button data-testid="close-sale" disabled=move || !open() on:click=move |_| send::close_sale(&socket, session)>"Close sale"</button>
-            <span class="muted" data-testid="sale-ended">{ended}</span>
+            <span class="muted" data-testid="sale-ended">{move || last_sale(room)}</span>
         </div>
+    }
+}
+
+/// The next sale's knobs as the presenter sets them, read only when the sale opens.
+#[derive(Clone, Copy)]
+struct SaleKnobs {
+    strategy: RwSignal<String>,
+    stock: RwSignal<u32>,
+    bots: RwSignal<u32>,
+    seconds: RwSignal<u32>,
+    /// The race window: app work between reading the stock and writing it, in ms.
+    app_work: RwSignal<u32>,
+    repeat: RwSignal<bool>,
+}
+
+impl SaleKnobs {
+    /// A naive sale of 10 units for 30 s, no bots, one buy per phone.
+    fn new() -> Self {
+        Self {
+            strategy: RwSignal::new("naive".to_string()),
+            stock: RwSignal::new(10u32),
+            bots: RwSignal::new(0u32),
+            seconds: RwSignal::new(30u32),
+            app_work: RwSignal::new(DEFAULT_SALE_APP_WORK_MS),
+            repeat: RwSignal::new(false),
+        }
+    }
+
+    /// The `open_sale` these knobs ask for (on 4 app servers).
+    fn config(self) -> SaleConfig {
+        SaleConfig {
+            strategy: self.strategy.get_untracked(),
+            stock: self.stock.get_untracked(),
+            bots: self.bots.get_untracked(),
+            duration_ms: self.seconds.get_untracked().saturating_mul(1000),
+            app_servers: 4,
+            race_window_ms: self.app_work.get_untracked(),
+            allow_repeat: self.repeat.get_untracked(),
+        }
+    }
+}
+
+/// How the last sale ended (empty while one is open, or before any).
+fn last_sale(room: RwSignal<RoomState>) -> String {
+    room.with(|r| match &r.sale {
+        Some(s) if !s.open => match &s.error {
+            Some(why) => format!("Last sale ended without a summary: {why}"),
+            None => format!(
+                "Last sale: {} oversold, {}",
+                s.oversold.unwrap_or(0),
+                count(s.reloads, "script reload")
+            ),
+        },
+        _ => String::new(),
+    })
+}
+
+/// The race strategies a sale can run, as `(name, short label)`: those available, bar postgres.
+fn sale_strategies(session: Session) -> Vec<(String, String)> {
+    session.page.with(|p| {
+        p.known()
+            .iter()
+            .filter(|s| {
+                s.available && s.about.scenario == Scenario::Race && s.about.name != "postgres"
+            })
+            .map(|s| (s.about.name.to_string(), s.about.short_label.to_string()))
+            .collect::<Vec<_>>()
+    })
+}
+
+/// The sale's strategy, picked from [`sale_strategies`].
+#[component]
+fn StrategySelect(session: Session, strategy: RwSignal<String>) -> impl IntoView {
+    view! {
+        <select data-testid="sale-strategy" on:change=move |ev| strategy.set(event_target_value(&ev))>
+            {move || {
+                sale_strategies(session)
+                    .into_iter()
+                    .map(|(name, label)| {
+                        let selected = name == strategy.get_untracked();
+                        view! { <option value=name selected=selected>{label}</option> }
+                    })
+                    .collect_view()
+            }}
+        </select>
+    }
+}
+
+/// The sale's numbers (stock, bots, seconds, race window) and whether a phone may buy again.
+#[component]
+fn SaleNumbers(knobs: SaleKnobs) -> impl IntoView {
+    let SaleKnobs {
+        stock,
+        bots,
+        seconds,
+        app_work,
+        repeat,
+        ..
+    } = knobs;
+    view! {
+        <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get() on:change=set_number(stock)/></label>
+        <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get() on:change=set_number(bots)/></label>
+        <label>"Seconds "<input type="number" min="1" data-testid="sale-seconds" prop:value=move || seconds.get() on:change=set_number(seconds)/></label>
+        <label title="App work between a buyer reading the stock and writing it. Taps land tens of ms apart, so the naive race needs a wide window to show.">
+            "Race window ms "<input type="number" min="0" data-testid="sale-race-window" prop:value=move || app_work.get() on:change=set_number(app_work)/>
+        </label>
+        <label><input type="checkbox" prop:checked=move || repeat.get() on:change=move |ev| repeat.set(event_target_checked(&ev))/>" repeat buys"</label>
+    }
+}
+
+/// A number input's change handler: `signal` takes the new value when it parses (else keeps
+/// its own).
+fn set_number(signal: RwSignal<u32>) -> impl Fn(ev::Event) + 'static {
+    move |ev| {
+        if let Ok(n) = event_target_value(&ev).parse() {
+            signal.set(n);
+        }
     }
 }
 
