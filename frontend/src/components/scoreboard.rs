@@ -5,6 +5,7 @@
 //! comparison swaps them for partial carts, stranded units, undone lines and fallbacks.
 
 use leptos::prelude::*;
+use oversold_protocol::{CheckoutTally, RunSummary};
 
 use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_pct};
 use crate::model::text::{count, micros, per_second, ratio, thousands};
@@ -276,10 +277,6 @@ fn ScoreLine(
     let oversold = s.oversold_units > 0;
     let negative = s.final_stock < 0;
     let too_many_orders = row.kind.is_bad() && s.orders_accepted > s.stock;
-    let lost = s.lost_updates != 0;
-    let gave_up = s.gave_up > 0;
-    let in_doubt = s.in_doubt_units > 0;
-    let refused_early = s.false_sold_out > 0;
     view! {
         <tr
             data-testid="scoreboard-row"
@@ -291,15 +288,7 @@ fn ScoreLine(
             data-in-doubt=s.in_doubt_units.to_string()
             data-false-sold-out=s.false_sold_out.to_string()
         >
-            <td class="who">
-                {row.unsafe_by_design.then(|| view! { <span class="warn-mark" title="Unsafe by design">"⚠ "</span> })}
-                {row.label.clone()}
-                <small>{row.strategy.clone()}</small>
-            </td>
-            <td data-label="verdict">
-                <span class="badge" data-kind=row.kind.as_str()>{row.kind.as_str()}</span>
-                {refused_early.then(|| view! { <small class="verdict-note">{format!("refused {} while units remained", count(s.false_sold_out.into(), "buyer"))}</small> })}
-            </td>
+            {who_cells(&row)}
             <td class="n" data-label="sold / stock">{format!("{} / {}", thousands(s.units_sold as i64), thousands(s.stock.into()))}</td>
             <td class="n" data-label="oversold" class:neg=oversold data-testid="scoreboard-oversold">
                 {s.oversold_units.to_string()}
@@ -307,29 +296,9 @@ fn ScoreLine(
             <td class="n" data-label="final stock" class:neg=negative>{thousands(s.final_stock)}</td>
             <td class="n" data-label="orders" class:neg=too_many_orders>{thousands(s.orders_accepted.into())}</td>
             {match s.checkout.as_deref().filter(|_| checkout) {
-                Some(t) => {
-                    let (leaked, twice, past, over) = (
-                        t.leaked_units != 0,
-                        t.duplicate_reservations > 0,
-                        t.limit_violations > 0,
-                        t.overage_units > 0,
-                    );
-                    view! {
-                        <td class="n" data-label="confirmed" data-testid="scoreboard-confirmed">{thousands(t.confirmed_units as i64)}</td>
-                        <td class="n" data-label="leaked" class:neg=leaked data-testid="scoreboard-leaked">{thousands(t.leaked_units)}</td>
-                        <td class="n" data-label="reserved twice" class:neg=twice>{thousands(t.duplicate_reservations as i64)}</td>
-                        <td class="n" data-label="past limit" class:neg=past>{thousands(t.limit_violations.into())}</td>
-                        <td class="n" data-label="overbooked" class:neg=over>{thousands(t.overage_units as i64)}</td>
-                    }
-                        .into_any()
-                }
+                Some(t) => checkout_cells(t).into_any(),
                 None if cart => cart_cells(s).into_any(),
-                None => view! {
-                    <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
-                    <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
-                    <td class="n" data-label="in doubt" class:warn=in_doubt>{thousands(s.in_doubt_units as i64)}</td>
-                }
-                    .into_any(),
+                None => rare_cells(s).into_any(),
             }}
             <td class="n" data-label="p50">{micros(s.latency.p50_us)}</td>
             <td class="n" data-label="p99">{micros(s.latency.p99_us)}</td>
@@ -342,8 +311,55 @@ fn ScoreLine(
     }
 }
 
+/// The row's first two cells: who raced (marked when unsafe by design), and the verdict, with
+/// a note when it refused buyers while units remained.
+fn who_cells(row: &ScoreRow) -> impl IntoView + use<> {
+    let s = &row.summary;
+    let refused_early = s.false_sold_out > 0;
+    view! {
+        <td class="who">
+            {row.unsafe_by_design.then(|| view! { <span class="warn-mark" title="Unsafe by design">"⚠ "</span> })}
+            {row.label.clone()}
+            <small>{row.strategy.clone()}</small>
+        </td>
+        <td data-label="verdict">
+            <span class="badge" data-kind=row.kind.as_str()>{row.kind.as_str()}</span>
+            {refused_early.then(|| view! { <small class="verdict-note">{format!("refused {} while units remained", count(s.false_sold_out.into(), "buyer"))}</small> })}
+        </td>
+    }
+}
+
+/// A race row's rarer cells: lost updates, buyers who gave up, units in doubt.
+fn rare_cells(s: &RunSummary) -> impl IntoView + use<> {
+    let lost = s.lost_updates != 0;
+    let gave_up = s.gave_up > 0;
+    let in_doubt = s.in_doubt_units > 0;
+    view! {
+        <td class="n" data-label="lost updates" class:neg=lost>{thousands(s.lost_updates.abs())}</td>
+        <td class="n" data-label="gave up" class:warn=gave_up>{thousands(s.gave_up.into())}</td>
+        <td class="n" data-label="in doubt" class:warn=in_doubt>{thousands(s.in_doubt_units as i64)}</td>
+    }
+}
+
+/// A checkout row's own cells: the ledger's confirmed units and the checkout's harms.
+fn checkout_cells(t: &CheckoutTally) -> impl IntoView + use<> {
+    let (leaked, twice, past, over) = (
+        t.leaked_units != 0,
+        t.duplicate_reservations > 0,
+        t.limit_violations > 0,
+        t.overage_units > 0,
+    );
+    view! {
+        <td class="n" data-label="confirmed" data-testid="scoreboard-confirmed">{thousands(t.confirmed_units as i64)}</td>
+        <td class="n" data-label="leaked" class:neg=leaked data-testid="scoreboard-leaked">{thousands(t.leaked_units)}</td>
+        <td class="n" data-label="reserved twice" class:neg=twice>{thousands(t.duplicate_reservations as i64)}</td>
+        <td class="n" data-label="past limit" class:neg=past>{thousands(t.limit_violations.into())}</td>
+        <td class="n" data-label="overbooked" class:neg=over>{thousands(t.overage_units as i64)}</td>
+    }
+}
+
 /// A cart or warehouse row's own cells: what became of the orders beyond the counters.
-fn cart_cells(s: &oversold_protocol::RunSummary) -> impl IntoView + use<> {
+fn cart_cells(s: &RunSummary) -> impl IntoView + use<> {
     let t = s.cart.as_deref();
     let partial = t.map_or(0, |t| t.partial_carts);
     let stranded = t.map_or(0, |t| t.stranded_units);
