@@ -46,76 +46,92 @@ pub struct Line {
 /// strategy's, from `hello` (`None` if the server did not list it).
 pub fn story(log: &StepLog, category: Option<Category>) -> Vec<Line> {
     let mut lines = Vec::new();
-    for (i, c) in log.cells.iter().enumerate() {
-        let who = format!("buyer {}", c.buyer);
-        match c.kind {
-            CellKind::Phantom => lines.push(Line {
-                at: i,
-                tone: Tone::Bad,
-                text: format!("{who} {}: {}.", phantom(log, i), why_phantom(log, i)),
-            }),
-            CellKind::Overwrite => {
-                let b = c.before.unwrap_or_default();
-                let q = log.outcome(c.buyer).map_or(log.qty, |o| o.qty);
-                lines.push(Line {
-                    at: i,
-                    tone: Tone::Bad,
-                    text: format!(
-                        "{who}'s write left the counter at {} instead of {}: it wrote back a value computed from a read that had gone stale, so {} the counter no longer shows (a lost update).",
-                        c.after.unwrap_or_default(),
-                        b - i64::from(q),
-                        units(c.lost_units, "sold unit")
-                    ),
-                });
-            }
-            CellKind::Nil => lines.push(Line {
-                at: i,
-                tone: Tone::Info,
-                text: format!("{who}'s {} came back nil: {}", c.command, why_nil(category)),
-            }),
-            CellKind::Overshoot => lines.push(Line {
-                at: i,
-                tone: Tone::Info,
-                text: format!(
-                    "{who}'s {} took the counter below zero ({}): not a sale; it has to put the units back.",
-                    c.command,
-                    c.after.unwrap_or_default()
-                ),
-            }),
-            CellKind::Undo => lines.push(Line {
-                at: i,
-                tone: Tone::Info,
-                text: format!(
-                    "{who} put units back ({} → {}): the counter is at {} again.",
-                    c.command,
-                    c.reply,
-                    c.after.unwrap_or_default()
-                ),
-            }),
-            _ => {}
+    for at in 0..log.cells.len() {
+        if let Some((tone, text)) = what_happened(log, at, category) {
+            lines.push(Line { at, tone, text });
         }
-        // A buyer done after one command: the check and the write were one step.
-        let only = log.of(c.buyer).count() == 1;
-        if let (true, Some(o)) = (only, log.outcome(c.buyer)) {
-            let text = match o.result {
-                OutcomeResult::Reserved => format!(
-                    "{who} checked and took in one command ({} → {}): the check and the write cannot be split, so nothing can run between them.",
-                    c.command, c.reply
-                ),
-                OutcomeResult::SoldOut => format!(
-                    "{who}'s one command ({} → {}) found too little stock and changed nothing: no read to go stale.",
-                    c.command, c.reply
-                ),
-                _ => continue,
-            };
+        if let Some(text) = one_command(log, at) {
             lines.push(Line {
-                at: i,
+                at,
                 tone: Tone::Good,
                 text,
             });
         }
     }
     lines
+}
+
+/// What command `i` of the log did, when it is worth a line: a unit that did not exist, a lost
+/// update, a `nil`, an overshoot, an undo.
+fn what_happened(log: &StepLog, i: usize, category: Option<Category>) -> Option<(Tone, String)> {
+    let c = &log.cells[i];
+    let who = format!("buyer {}", c.buyer);
+    let line = match c.kind {
+        CellKind::Phantom => (
+            Tone::Bad,
+            format!("{who} {}: {}.", phantom(log, i), why_phantom(log, i)),
+        ),
+        CellKind::Overwrite => (Tone::Bad, lost_update(log, i)),
+        CellKind::Nil => (
+            Tone::Info,
+            format!("{who}'s {} came back nil: {}", c.command, why_nil(category)),
+        ),
+        CellKind::Overshoot => (
+            Tone::Info,
+            format!(
+                "{who}'s {} took the counter below zero ({}): not a sale; it has to put the units back.",
+                c.command,
+                c.after.unwrap_or_default()
+            ),
+        ),
+        CellKind::Undo => (
+            Tone::Info,
+            format!(
+                "{who} put units back ({} → {}): the counter is at {} again.",
+                c.command,
+                c.reply,
+                c.after.unwrap_or_default()
+            ),
+        ),
+        _ => return None,
+    };
+    Some(line)
+}
+
+/// A write that overwrote a newer value: what the counter shows, what it should, and how many
+/// sold units it forgot.
+fn lost_update(log: &StepLog, i: usize) -> String {
+    let c = &log.cells[i];
+    let b = c.before.unwrap_or_default();
+    let q = log.outcome(c.buyer).map_or(log.qty, |o| o.qty);
+    format!(
+        "buyer {}'s write left the counter at {} instead of {}: it wrote back a value computed from a read that had gone stale, so {} the counter no longer shows (a lost update).",
+        c.buyer,
+        c.after.unwrap_or_default(),
+        b - i64::from(q),
+        units(c.lost_units, "sold unit")
+    )
+}
+
+/// A buyer done after one command (command `i`): the check and the write were one step, so
+/// nothing could run between them.
+fn one_command(log: &StepLog, i: usize) -> Option<String> {
+    let c = &log.cells[i];
+    if log.of(c.buyer).count() != 1 {
+        return None;
+    }
+    let who = format!("buyer {}", c.buyer);
+    match log.outcome(c.buyer)?.result {
+        OutcomeResult::Reserved => Some(format!(
+            "{who} checked and took in one command ({} → {}): the check and the write cannot be split, so nothing can run between them.",
+            c.command, c.reply
+        )),
+        OutcomeResult::SoldOut => Some(format!(
+            "{who}'s one command ({} → {}) found too little stock and changed nothing: no read to go stale.",
+            c.command, c.reply
+        )),
+        _ => None,
+    }
 }
 
 /// `sold a unit that did not exist`, `sold 3 units, 2 of which did not exist`.
