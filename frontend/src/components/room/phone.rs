@@ -23,43 +23,8 @@ pub fn RoomPage(
 ) -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    // An Effect because joining is talking to the outside world: on every (re)connect the
-    // server has forgotten this socket, so the page joins again.
-    // The phone's seat is kept in the browser (per room) so a reload is the same buyer.
-    let kept = format!("oversold-seat-{code}");
-    let join_code = code.clone();
-    let key = kept.clone();
-    Effect::new(move |_| {
-        if session.link.get() == Link::Open {
-            let back = web::recall(&key).as_deref().and_then(parse_seat);
-            send::join(&socket, session, &join_code, role, None, back);
-        }
-    });
-    Effect::new(move |_| {
-        if let Some(seat) = session.room.with(RoomState::seat) {
-            web::remember(&kept, &seat);
-        }
-    });
+    join_on_every_connect(session, socket, &code, role);
     let room = session.room;
-    let presence = move || {
-        room.with(|r| {
-            let p = r.presence;
-            format!("{} phones here · {} clicks", p.phones, p.clicks)
-        })
-    };
-    let sale_line = move || {
-        room.with(|r| match &r.sale {
-            None => "Waiting for the presenter to open a sale…".to_string(),
-            Some(s) if s.open => format!(
-                "Sale open: {} units, strategy {}",
-                s.config.stock, s.config.strategy
-            ),
-            Some(s) => match &s.error {
-                Some(why) => format!("Sale over, without a summary: {why}"),
-                None => "Sale over.".to_string(),
-            },
-        })
-    };
     let linked = move || session.link.get() == Link::Open;
     let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
     view! {
@@ -72,8 +37,8 @@ pub fn RoomPage(
                 </span>
             </header>
             <Notices/>
-            <p class="muted" data-testid="room-presence">{presence}</p>
-            <p data-testid="room-sale">{sale_line}</p>
+            <p class="muted" data-testid="room-presence">{move || presence_line(room)}</p>
+            <p data-testid="room-sale">{move || sale_line(room)}</p>
             <Show when=redis_down>
                 <p class="bad" data-testid="room-redis-down">
                     "Redis is down: the shop refuses orders (fails closed) until it is back."
@@ -86,6 +51,50 @@ pub fn RoomPage(
             <Inventory/>
         </main>
     }
+}
+
+/// Join room `code` as `role` whenever the socket opens, and keep the phone's seat in the
+/// browser (per room) so a reload is the same buyer.
+fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: RoomRole) {
+    // An Effect because joining is talking to the outside world: on every (re)connect the
+    // server has forgotten this socket, so the page joins again.
+    let kept = format!("oversold-seat-{code}");
+    let join_code = code.to_string();
+    let key = kept.clone();
+    Effect::new(move |_| {
+        if session.link.get() == Link::Open {
+            let back = web::recall(&key).as_deref().and_then(parse_seat);
+            send::join(&socket, session, &join_code, role, None, back);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(seat) = session.room.with(RoomState::seat) {
+            web::remember(&kept, &seat);
+        }
+    });
+}
+
+/// `12 phones here · 40 clicks`.
+fn presence_line(room: RwSignal<RoomState>) -> String {
+    room.with(|r| {
+        let p = r.presence;
+        format!("{} phones here · {} clicks", p.phones, p.clicks)
+    })
+}
+
+/// Where the sale stands: waiting for one, open (its stock and strategy), or over.
+fn sale_line(room: RwSignal<RoomState>) -> String {
+    room.with(|r| match &r.sale {
+        None => "Waiting for the presenter to open a sale…".to_string(),
+        Some(s) if s.open => format!(
+            "Sale open: {} units, strategy {}",
+            s.config.stock, s.config.strategy
+        ),
+        Some(s) => match &s.error {
+            Some(why) => format!("Sale over, without a summary: {why}"),
+            None => "Sale over.".to_string(),
+        },
+    })
 }
 
 /// The Buy button and, under it, what happened to this phone's click.
