@@ -288,15 +288,9 @@ async fn kill_mid_run(cluster: &mut TestCluster, name: &str, victim: usize, run_
             .await
         })
     };
-    seen.recv().await.expect("buyers are being served");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed = Instant::now();
-    cluster.cluster.kill(victim);
-    let ended = tokio::time::timeout(Duration::from_secs(10), race)
-        .await
-        .unwrap_or_else(|_| panic!("{name}: the run hung after its master was killed"))
-        .unwrap();
-    let took = killed.elapsed();
+    let (ended, took) = cluster
+        .kill_while_serving(victim, &mut seen, race, Duration::from_secs(10))
+        .await;
     let mut outcomes = Vec::new();
     while let Ok(o) = seen.try_recv() {
         outcomes.push(o);
@@ -370,18 +364,11 @@ async fn down_then_back(cluster: &mut TestCluster, name: &str, victim: usize) {
     assert_eq!(next.summary.final_stock, 0);
 }
 
-/// A run id (`prefix-N`) whose keys live on node `node`, found on the cluster's slot map
-/// (which a fresh connection still reads while a dead master's slots are unserved).
+/// A run id (`prefix-N`) whose keys live on node `node`.
 async fn run_id_on(cluster: &TestCluster, node: usize, prefix: &str) -> String {
-    let conn = cluster.conn().await;
-    let wanted = format!("127.0.0.1:{}", cluster.cluster.port(node));
-    for i in 0.. {
-        let id = format!("{prefix}-{i}");
-        if conn.node_of(RunKeys::new(&id).stock_key()).as_deref() == Some(wanted.as_str()) {
-            return id;
-        }
-    }
-    unreachable!()
+    cluster
+        .id_on(node, prefix, |id| RunKeys::new(id).stock_key().to_string())
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -111,15 +111,11 @@ async fn master_killed_mid_run(cluster: &mut TestCluster, strategy: &'static car
     let name: &str = &strategy.about.name;
     let victim = 1;
     // A run id whose shelves (one tag, one slot, whatever the kind) live on the victim.
-    let conn = cluster.conn().await;
-    let wanted = format!("127.0.0.1:{}", cluster.cluster.port(victim));
-    let run_id = (0..)
-        .map(|i| format!("kill-{name}-{i}"))
-        .find(|id| {
-            let keys = ShelfKeys::new(id, ShelfKind::Sku, &["phone"], Tagging::Shared);
-            conn.node_of(keys.counter(0)).as_deref() == Some(wanted.as_str())
-        })
-        .unwrap();
+    let shelf = |id: &str| {
+        let keys = ShelfKeys::new(id, ShelfKind::Sku, &["phone"], Tagging::Shared);
+        keys.counter(0).to_string()
+    };
+    let run_id = cluster.id_on(victim, &format!("kill-{name}"), shelf).await;
     let config = RunRequest {
         strategy: Some(name.into()),
         scenario: Some(strategy.about.scenario),
@@ -146,14 +142,9 @@ async fn master_killed_mid_run(cluster: &mut TestCluster, strategy: &'static car
             .await
         }
     });
-    seen.recv().await.expect("buyers are being served");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let killed = Instant::now();
-    cluster.cluster.kill(victim);
-    let ended = tokio::time::timeout(Duration::from_secs(15), race)
-        .await
-        .unwrap_or_else(|_| panic!("{name}: the run ended after its master was killed"))
-        .unwrap();
+    let (ended, took) = cluster
+        .kill_while_serving(victim, &mut seen, race, Duration::from_secs(15))
+        .await;
     assert!(
         ended.is_err(),
         "{name}: a summary from a lost master: {:?}",
@@ -161,9 +152,9 @@ async fn master_killed_mid_run(cluster: &mut TestCluster, strategy: &'static car
     );
     println!(
         "{name}: master killed mid-run; the run ended {:.2} s later",
-        killed.elapsed().as_secs_f64()
+        took.as_secs_f64()
     );
-    assert!(killed.elapsed() < Duration::from_secs(12), "{name}");
+    assert!(took < Duration::from_secs(12), "{name}");
     tokio::task::block_in_place(|| cluster.cluster.restart(victim)).expect("the node comes back");
     let config = default_config(strategy.about.scenario, name, 6);
     let report = run(&cluster.backends(), &config, "after-kill").await;

@@ -133,6 +133,44 @@ impl TestCluster {
         self.cluster.index_of(&node).expect("one of ours")
     }
 
+    /// The first id `prefix-N` whose key (`key_of(id)`) lives on node `node`, found on the
+    /// cluster's slot map (which a fresh connection still reads while a dead master's slots
+    /// are unserved).
+    pub async fn id_on(
+        &self,
+        node: usize,
+        prefix: &str,
+        key_of: impl Fn(&str) -> String,
+    ) -> String {
+        let conn = self.conn().await;
+        let wanted = format!("127.0.0.1:{}", self.cluster.port(node));
+        (0..)
+            .map(|i| format!("{prefix}-{i}"))
+            .find(|id| conn.node_of(&key_of(id)).as_deref() == Some(wanted.as_str()))
+            .expect("some id lands on every node")
+    }
+
+    /// Once `race`'s first buyer has been answered (on `seen`) and 300 ms more have passed,
+    /// kill node `victim`; then what `race` ended with, within `limit`, and how long after the
+    /// kill it ended.
+    pub async fn kill_while_serving<T: Send + 'static, O>(
+        &mut self,
+        victim: usize,
+        seen: &mut tokio::sync::mpsc::UnboundedReceiver<O>,
+        race: tokio::task::JoinHandle<T>,
+        limit: Duration,
+    ) -> (T, Duration) {
+        seen.recv().await.expect("buyers are being served");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let killed = std::time::Instant::now();
+        self.cluster.kill(victim);
+        let ended = tokio::time::timeout(limit, race)
+            .await
+            .expect("the run ended after its master was killed")
+            .unwrap();
+        (ended, killed.elapsed())
+    }
+
     /// Send `command args...` to every node (e.g. `SCRIPT FLUSH`).
     pub async fn on_every_node(&self, command: &[&str]) {
         for i in 0..oversold::private_cluster::MASTERS {
