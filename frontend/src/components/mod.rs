@@ -8,6 +8,7 @@ pub mod controls;
 pub mod counters;
 pub mod explainer;
 pub mod files;
+pub mod frames;
 pub mod header;
 pub mod history;
 pub mod inventory;

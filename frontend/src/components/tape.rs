@@ -15,6 +15,7 @@ use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::wasm_bindgen;
 
+use crate::components::frames::FrameRequests;
 use crate::components::timeline::paint;
 use crate::model::page::PageState;
 use crate::model::tape_view::scene::{Paint, scene};
@@ -105,10 +106,8 @@ struct Drawing {
     notes: RwSignal<Vec<String>>,
     /// The latest strip.
     strip: StoredValue<Option<Strip>>,
-    /// The next frame must rebuild the strip, not only redraw it.
-    stale: StoredValue<bool>,
-    /// A frame is already asked for.
-    queued: StoredValue<bool>,
+    /// At most one frame at a time, and whether it must rebuild.
+    frames: FrameRequests,
 }
 
 impl Drawing {
@@ -122,34 +121,26 @@ impl Drawing {
             shown_h: RwSignal::new(0.0_f64),
             notes: RwSignal::new(Vec::<String>::new()),
             strip: StoredValue::new(None::<Strip>),
-            stale: StoredValue::new(true),
-            queued: StoredValue::new(false),
+            frames: FrameRequests::default(),
         }
     }
 
     /// Ask for one frame, unless one is asked for already; `rebuild` makes it rebuild the
     /// strip too.
     fn request(self, rebuild: bool) {
-        if rebuild {
-            self.stale.set_value(true);
-        }
-        if !self.queued.get_value() {
-            self.queued.set_value(true);
-            request_animation_frame(move || self.frame());
-        }
+        self.frames.request(rebuild, move || self.frame());
     }
 
     /// The frame: rebuild the strip if it is stale, paint it at the panel's width, and report
     /// how long that took on the canvas.
     fn frame(self) {
-        self.queued.set_value(false);
+        self.frames.served();
         let (Some(el), Some(wrap)) = (self.canvas.get_untracked(), self.scroller.get_untracked())
         else {
             return;
         };
         let t0 = now();
-        if self.stale.get_value() {
-            self.stale.set_value(false);
+        if self.frames.take_stale() {
             let (fresh, said) = self.session.page.with_untracked(strip_of);
             self.strip.set_value(fresh);
             self.notes.set(said);

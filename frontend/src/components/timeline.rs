@@ -21,6 +21,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
+use crate::components::frames::FrameRequests;
 use crate::model::canvas::{self, Anchor, Arrow, Baseline, Rect};
 use crate::model::checkout::story;
 use crate::model::page::PageState;
@@ -101,11 +102,8 @@ struct Drawing {
     height: RwSignal<f64>,
     /// The latest layout.
     layout: StoredValue<Layout>,
-    /// The next frame must rebuild the layout (new outcomes, new order), not only redraw it
-    /// (a resize).
-    stale: StoredValue<bool>,
-    /// A frame is already asked for.
-    queued: StoredValue<bool>,
+    /// At most one frame at a time, and whether it must rebuild.
+    frames: FrameRequests,
 }
 
 impl Drawing {
@@ -124,33 +122,25 @@ impl Drawing {
             zoom,
             height,
             layout: StoredValue::new(Layout::default()),
-            stale: StoredValue::new(true),
-            queued: StoredValue::new(false),
+            frames: FrameRequests::default(),
         }
     }
 
     /// Ask for one frame, unless one is asked for already; `rebuild` makes it rebuild the
     /// layout too.
     fn request(self, rebuild: bool) {
-        if rebuild {
-            self.stale.set_value(true);
-        }
-        if !self.queued.get_value() {
-            self.queued.set_value(true);
-            request_animation_frame(move || self.frame());
-        }
+        self.frames.request(rebuild, move || self.frame());
     }
 
     /// The frame: rebuild the layout if it is stale, then paint it at the canvas's width.
     fn frame(self) {
         let session = self.session;
-        self.queued.set_value(false);
+        self.frames.served();
         let Some(el) = self.canvas.get_untracked() else {
             return;
         };
         let order = self.order.get_untracked();
-        if self.stale.get_value() {
-            self.stale.set_value(false);
+        if self.frames.take_stale() {
             let fresh = session.page.with_untracked(|p| match &p.run {
                 Some(r) => {
                     let tape = p.run_tape();
