@@ -47,4 +47,5 @@ if [ "$room" -eq 1 ]; then
     say "presenter: open http://$ip:$port and press Start a room"
   done
 fi
+print_step_times
 exec target/release/oversold serve "${redis_flags[@]}" --addr "${ADDR:-127.0.0.1:3000}" --assets dist

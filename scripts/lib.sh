@@ -1,8 +1,34 @@
 # Shared helpers for scripts/*.sh: install a Debian package only when its command is missing.
 # Sourced, not run.
 
+# Every `say` starts a timed step. The steps of a script and of the scripts it calls go to one
+# log (the first script to source this file makes it), and that script prints them at the end
+# (print_step_times), so a slow first start shows where its minutes went.
+if [ -z "${OVERSOLD_STEP_LOG:-}" ]; then
+  OVERSOLD_STEP_LOG=$(mktemp "${TMPDIR:-/tmp}/oversold-steps.XXXXXX")
+  export OVERSOLD_STEP_LOG
+  _owns_step_log=1
+  trap print_step_times EXIT # also when a step fails: the timings up to it
+else
+  _owns_step_log=0
+fi
+
 say() {
+  printf '%s\t%s\n' "$(date +%s)" "$*" >>"$OVERSOLD_STEP_LOG"
   if [ -t 1 ]; then printf '\033[1m==> %s\033[0m\n' "$*"; else printf '==> %s\n' "$*"; fi
+}
+
+# print_step_times: each step's seconds (until the next step began, or now), then the total.
+# Only the script that made the log prints it, once.
+print_step_times() {
+  [ "$_owns_step_log" -eq 1 ] && [ -s "$OVERSOLD_STEP_LOG" ] || return 0
+  printf '%s\t(end)\n' "$(date +%s)" >>"$OVERSOLD_STEP_LOG"
+  printf '==> step timings\n'
+  awk -F '\t' 'NR > 1 { printf "  %5d s  %s\n", $1 - t, name; total += $1 - t }
+                { t = $1; name = $2 }
+                END { printf "  %5d s  total\n", total }' "$OVERSOLD_STEP_LOG"
+  rm -f "$OVERSOLD_STEP_LOG"
+  _owns_step_log=0
 }
 
 as_root() {

@@ -4,11 +4,18 @@
 //! default address, and the tests start their own so they can kill and restart it.
 //! [`crate::private_cluster`] starts three of them in cluster mode
 //! ([`PrivateRedis::start_cluster_node_on`]).
+//!
+//! A private Redis never outlives this process, however it ends: Drop kills it on a normal
+//! exit, and a SIGKILL (or a closed terminal) kills it through the kernel's parent-death
+//! signal (see `keeper`). Scratch directories a killed process could not remove are swept
+//! by the next start ([`sweep_orphan_dirs`]).
 
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+
+mod keeper;
 
 /// Why a private Redis could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +92,7 @@ impl PrivateRedis {
             Mode::Standalone => "redis",
             Mode::ClusterNode => "cluster-node",
         };
+        sweep_orphan_dirs();
         let dir =
             std::env::temp_dir().join(format!("oversold-{name}-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| PrivateRedisError::DidNotStart {
@@ -105,7 +113,10 @@ impl PrivateRedis {
     /// to answer. A cluster node finds its `nodes.conf` there and rejoins its cluster.
     fn spawn(&mut self) -> Result<(), PrivateRedisError> {
         let port = self.port;
-        let mut command = Command::new("redis-server");
+        if keeper::find_on_path("redis-server").is_none() {
+            return Err(PrivateRedisError::NotInstalled);
+        }
+        let mut command = keeper::dies_with_us("redis-server");
         command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args([
@@ -131,18 +142,17 @@ impl PrivateRedis {
                     &CLUSTER_NODE_TIMEOUT_MS.to_string(),
                 ]);
         }
-        let child = command
+        command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .stdin(Stdio::null())
-            .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => PrivateRedisError::NotInstalled,
-                _ => PrivateRedisError::DidNotStart {
-                    port,
-                    reason: e.to_string(),
-                },
-            })?;
+            .stdin(Stdio::null());
+        let child = keeper::spawn(command).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => PrivateRedisError::NotInstalled,
+            _ => PrivateRedisError::DidNotStart {
+                port,
+                reason: e.to_string(),
+            },
+        })?;
         self.child = Some(child);
         self.wait_until_ready()
     }
@@ -216,6 +226,34 @@ impl Drop for PrivateRedis {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Remove the scratch directories of private Redis servers whose process is gone: a server
+/// that was SIGKILLed could not run its Drop, and its `redis-server` died with it (the
+/// parent-death signal) but left its directory. Directory names carry the owner's pid.
+pub fn sweep_orphan_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = owner_pid(&name.to_string_lossy()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The owner's pid in `oversold-redis-PID-PORT` or `oversold-cluster-node-PID-PORT`.
+fn owner_pid(dir_name: &str) -> Option<u32> {
+    let rest = dir_name
+        .strip_prefix("oversold-redis-")
+        .or_else(|| dir_name.strip_prefix("oversold-cluster-node-"))?;
+    let (pid, port) = rest.split_once('-')?;
+    port.parse::<u16>().ok()?;
+    pid.parse().ok()
 }
 
 /// A port the OS just handed out. Another process could take it before we bind it,

@@ -31,6 +31,7 @@ mod faults;
 mod hostile;
 mod http;
 mod invariants;
+mod leftovers;
 mod lua_contract;
 mod rooms;
 mod stalls;
