@@ -457,6 +457,17 @@ pub struct WireError {
     pub run_id: Option<String>,
 }
 
+impl WireError {
+    /// An error that concerns no particular run.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        WireError {
+            code,
+            message: message.into(),
+            run_id: None,
+        }
+    }
+}
+
 /// Machine-readable error codes. An error that carries a `run_id` ends that run (it is the
 /// run's terminal frame); the connection always stays open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,8 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 
 use crate::backends::Backends;
-use crate::engine::{Arena, Line, RunError};
+use crate::engine::{Arena, OrderTerms};
+use crate::run::RunError;
 use crate::strategy::Strategy;
 use crate::summary::latency;
 
@@ -180,7 +181,7 @@ async fn worker(
     requests: u64,
 ) -> Tally {
     let mut tally = Tally::default();
-    let line = Line {
+    let line = OrderTerms {
         qty: 1,
         race_window: Duration::ZERO,
         ticket: u64::from(w),

@@ -15,14 +15,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use oversold_protocol::{BuyerOutcome, RunConfig, RunSummary};
-use tokio::sync::{Mutex, mpsc, watch};
+use oversold_protocol::{BuyerOutcome, RunConfig};
+use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
+use crate::gate::{StartGate, Turn};
 use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
+use crate::run::{Event, EventSink, RunError, RunReport, tell};
 use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
 use crate::store::stock::{self, Reading};
 use crate::store::turnstile::Turnstile;
@@ -36,55 +38,9 @@ use crate::summary::summarize;
 /// timeouts normally fire first; this is the backstop that guarantees a run ends.
 const BUYER_DEADLINE: Duration = Duration::from_secs(20);
 
-/// Why a run could not produce a summary.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The store was unreachable (or refused) before any buyer ran. Nothing was sold.
-    #[error("could not set the run up: {0}")]
-    Setup(#[source] ShelfError),
-    /// The store became unreachable mid-run: the run stopped releasing buyers. The outcomes
-    /// of the buyers that did run were delivered; no summary is invented from a lost store.
-    #[error(
-        "the store was lost mid-run ({why}); {ran} of {buyers} buyers ran before the run stopped"
-    )]
-    StoreLost {
-        /// The first buyer's error that showed it.
-        why: String,
-        /// Buyers that ran.
-        ran: usize,
-        /// Buyers planned.
-        buyers: u32,
-    },
-    /// Redis refused the run's commands for what they are (a Redis Cluster's `CROSSSLOT`
-    /// for a script whose keys span slots): the message says why and what would fix it.
-    #[error("Redis refused the run: {0}")]
-    Refused(String),
-    /// Buyers ran, but the final stock could not be read back (or was not what it must be).
-    #[error("the run's final stock could not be read back: {0}")]
-    ReadBack(#[source] ShelfError),
-}
-
-/// Everything a finished run produced.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    /// The run's id.
-    pub run_id: String,
-    /// The tally.
-    pub summary: RunSummary,
-    /// One entry per buyer that ran, in the order they finished.
-    pub outcomes: Vec<BuyerOutcome>,
-    /// Requests the buyers' Redis connections really sent (0 for PostgreSQL), counted at the
-    /// connection: tests hold the outcomes' `round_trips` to it.
-    pub redis_requests: u64,
-}
-
-/// Where outcomes go as they happen. Unbounded on purpose: a buyer must never wait
-/// for a slow reader, and a run has at most `MAX_BUYERS` outcomes, so memory is bounded.
-pub type OutcomeSink = mpsc::UnboundedSender<BuyerOutcome>;
-
 /// One buyer's order, as the arena needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct Line {
+pub struct OrderTerms {
     /// Units wanted.
     pub qty: u32,
     /// Simulated app work between a read and its write.
@@ -95,7 +51,7 @@ pub struct Line {
     pub by_hand: bool,
 }
 
-type BuyFn = Arc<dyn Fn(u32, Line) -> BoxFuture<'static, Attempt> + Send + Sync>;
+type BuyFn = Arc<dyn Fn(u32, OrderTerms) -> BoxFuture<'static, Attempt> + Send + Sync>;
 /// Answers "can the run go on?": `None` when a fresh connection reaches the store and the
 /// run's stock is still there, else why not.
 type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
@@ -199,7 +155,7 @@ impl Arena {
     }
 
     /// Place one order on app server `app_server` (taken modulo the number of app servers).
-    pub fn buy(&self, app_server: u32, line: Line) -> BoxFuture<'static, Attempt> {
+    pub fn buy(&self, app_server: u32, line: OrderTerms) -> BoxFuture<'static, Attempt> {
         (self.buy)(app_server % self.app_servers, line)
     }
 
@@ -394,7 +350,7 @@ async fn postgres(
     Ok((buy, Vec::new()))
 }
 
-fn order<S>(shelf: &S, line: Line) -> Order<'_, S> {
+fn order<S>(shelf: &S, line: OrderTerms) -> Order<'_, S> {
     Order {
         shelf,
         qty: line.qty,
@@ -410,7 +366,7 @@ pub async fn run(
     strategy: &'static Strategy,
     config: &RunConfig,
     run_id: &str,
-    sink: Option<OutcomeSink>,
+    sink: Option<EventSink>,
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
     let race_config = &config.race;
@@ -451,12 +407,11 @@ pub async fn run(
 async fn race(
     arena: &Arc<Arena>,
     config: &RunConfig,
-    sink: Option<OutcomeSink>,
+    sink: Option<EventSink>,
     cancel: CancellationToken,
     lost: Arc<std::sync::OnceLock<String>>,
 ) -> Vec<BuyerOutcome> {
-    // The gate carries the instant it opened, so every offset is measured from one origin.
-    let (open_gate, gate) = watch::channel(None::<Instant>);
+    let (gate, turn) = StartGate::new();
     let race_window = Duration::from_millis(u64::from(config.race.race_window_ms));
     // Stops releasing buyers: cancelled by the caller, or by an outage.
     let stop = cancel.child_token();
@@ -471,11 +426,9 @@ async fn race(
             stop: stop.clone(),
             outage: outage.clone(),
         };
-        buyers.spawn(buyer.run(gate.clone()));
+        buyers.spawn(buyer.run(turn.clone()));
     }
-    // Let the freshly spawned tasks reach the gate before it opens, so "all at once" is real.
-    tokio::task::yield_now().await;
-    open_gate.send_replace(Some(Instant::now()));
+    gate.open().await;
 
     drop(outage);
     let mut outcomes = Vec::with_capacity(config.race.buyers as usize);
@@ -513,7 +466,7 @@ struct Buyer {
     plan: BuyerPlan,
     arena: Arc<Arena>,
     race_window: Duration,
-    sink: Option<OutcomeSink>,
+    sink: Option<EventSink>,
     stop: CancellationToken,
     outage: mpsc::UnboundedSender<String>,
 }
@@ -521,17 +474,9 @@ struct Buyer {
 impl Buyer {
     /// Wait for the gate and the arrival time, place the order, report. `None` if the run
     /// stopped first.
-    async fn run(self, mut gate: watch::Receiver<Option<Instant>>) -> Option<BuyerOutcome> {
-        let opened = match gate.wait_for(Option::is_some).await {
-            Ok(t) => t.expect("checked by wait_for"),
-            Err(_) => return None, // the run was dropped before it started
-        };
-        tokio::select! {
-            biased;
-            _ = self.stop.cancelled() => return None,
-            _ = tokio::time::sleep_until((opened + self.plan.arrival).into()) => {}
-        }
-        let line = Line {
+    async fn run(self, turn: Turn) -> Option<BuyerOutcome> {
+        let opened = turn.arrive(self.plan.arrival, &self.stop).await?;
+        let line = OrderTerms {
             qty: self.plan.qty,
             race_window: self.race_window,
             ticket: self.plan.ticket,
@@ -548,10 +493,7 @@ impl Buyer {
         if let Some(why) = outage {
             let _ = self.outage.send(why);
         }
-        if let Some(sink) = &self.sink {
-            // A closed sink only means nobody is watching any more; the run goes on.
-            let _ = sink.send(outcome.clone());
-        }
+        tell(&self.sink, Event::Outcome(outcome.clone()));
         Some(outcome)
     }
 }
@@ -564,7 +506,7 @@ pub async fn buy_once(
     arena: &Arena,
     buyer: u32,
     app_server: u32,
-    line: Line,
+    line: OrderTerms,
     opened: Instant,
 ) -> (BuyerOutcome, Option<String>) {
     let started = Instant::now();

@@ -11,12 +11,9 @@ use oversold_protocol::{
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
-use crate::checkout::{self, Watchers};
-use crate::engine::{self, RunError, RunReport};
-use crate::store::shelves::Tagging;
-use crate::strategy::cart::CartStrategy;
-use crate::strategy::checkout::CheckoutStrategy;
-use crate::strategy::{self, REGISTRY, Strategy};
+use crate::run::{RunError, RunReport, Watchers};
+use crate::scenario::{self, AnyStrategy};
+use crate::strategy::Strategy;
 
 /// Why a headless run did not produce a summary.
 #[derive(Debug, thiserror::Error)]
@@ -29,22 +26,15 @@ pub enum HeadlessError {
     Run(#[from] RunError),
 }
 
-/// Look a strategy up by name and check it can run here.
-pub fn resolve_strategy(
+/// The strategy `name` of `scenario`, checked that it can run here: the scenario layer's
+/// lookup, with its one hint text.
+pub fn resolve(
     backends: &Backends,
+    scenario: Scenario,
     name: &str,
-) -> Result<&'static Strategy, HeadlessError> {
-    let strategy = strategy::find(name).ok_or_else(|| {
-        let names: Vec<_> = REGISTRY.iter().map(|s| s.name()).collect();
-        let hint = match strategy::checkout::find(name) {
-            Some(_) => " (a checkout strategy: add --scenario checkout)",
-            None => "",
-        };
-        HeadlessError::Config(format!(
-            "unknown strategy {name:?}{hint}; available: {}",
-            names.join(", ")
-        ))
-    })?;
+) -> Result<AnyStrategy, HeadlessError> {
+    let strategy =
+        scenario::find(scenario, name).map_err(|e| HeadlessError::Config(e.to_string()))?;
     if let Some(why) = strategy.unavailable_reason(backends) {
         return Err(HeadlessError::Config(format!(
             "strategy {name:?} is unavailable: {why}"
@@ -53,44 +43,19 @@ pub fn resolve_strategy(
     Ok(strategy)
 }
 
-/// Look a checkout strategy up by name.
-pub fn resolve_checkout(name: &str) -> Result<&'static CheckoutStrategy, HeadlessError> {
-    strategy::checkout::find(name).ok_or_else(|| {
-        let names: Vec<_> = strategy::checkout::REGISTRY
-            .iter()
-            .map(|s| s.name())
-            .collect();
-        HeadlessError::Config(format!(
-            "unknown checkout strategy {name:?}; available: {}",
-            names.join(", ")
-        ))
-    })
-}
-
-/// Look a cart or warehouse strategy up by name, in the config's scenario.
-pub fn resolve_cart(config: &RunConfig) -> Result<&'static CartStrategy, HeadlessError> {
-    let scenario = config.race.scenario;
-    strategy::cart::find(&config.strategy)
-        .filter(|s| s.about.scenario == scenario)
-        .ok_or_else(|| {
-            let names: Vec<_> = strategy::cart::of(scenario).map(|s| s.name()).collect();
-            HeadlessError::Config(format!(
-                "unknown {scenario} strategy {:?}; available: {}",
-                config.strategy,
-                names.join(", ")
-            ))
-        })
+/// A `race` strategy for `oversold bench` (the closed loop races only the race's buyers).
+pub fn resolve_race(backends: &Backends, name: &str) -> Result<&'static Strategy, HeadlessError> {
+    match resolve(backends, Scenario::Race, name)? {
+        AnyStrategy::Race(s) => Ok(s),
+        _ => unreachable!("scenario::find(Race, ..) finds race strategies only"),
+    }
 }
 
 /// What a strategy of any scenario says about itself.
 fn about(config: &RunConfig) -> Option<&'static StrategyAbout> {
-    match config.race.scenario {
-        Scenario::Race => strategy::find(&config.strategy).map(|s| &s.about),
-        Scenario::Checkout => strategy::checkout::find(&config.strategy).map(|s| &s.about),
-        Scenario::Cart | Scenario::Warehouses => {
-            strategy::cart::find(&config.strategy).map(|s| &s.about)
-        }
-    }
+    scenario::find(config.race.scenario, &config.strategy)
+        .ok()
+        .map(|s| s.about())
 }
 
 /// Validate, run, and return the summary.
@@ -126,42 +91,16 @@ pub async fn run_report(
         .validate(rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
-    if config.race.scenario == Scenario::Checkout {
-        let strategy = resolve_checkout(&config.strategy)?;
-        let report = checkout::run(
+    let strategy = resolve(backends, config.race.scenario, &config.strategy)?;
+    let report = strategy
+        .run(
             backends,
-            strategy,
             &config,
             &run_id,
             Watchers::default(),
             CancellationToken::new(),
         )
         .await?;
-        return Ok((config, report));
-    }
-    if matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses) {
-        let strategy = resolve_cart(&config)?;
-        let report = crate::cart::run(
-            backends,
-            strategy,
-            &config,
-            &run_id,
-            None,
-            CancellationToken::new(),
-        )
-        .await?;
-        return Ok((config, report));
-    }
-    let strategy = resolve_strategy(backends, &config.strategy)?;
-    let report = engine::run(
-        backends,
-        strategy,
-        &config,
-        &run_id,
-        None,
-        CancellationToken::new(),
-    )
-    .await?;
     Ok((config, report))
 }
 
@@ -173,42 +112,9 @@ pub async fn compare(
 ) -> Result<(Vec<(RunConfig, RunSummary)>, Vec<(String, String)>), HeadlessError> {
     // Fix the seed once, so every strategy faces the same crowd in the same order.
     let seed = race.seed.unwrap_or_else(rand::random);
+    let lineup = scenario::lineup(race.scenario.unwrap_or_default(), backends);
     let mut results = Vec::new();
-    let mut skipped = Vec::new();
-    if let Some(scenario @ (Scenario::Cart | Scenario::Warehouses)) = race.scenario {
-        for strategy in strategy::cart::of(scenario) {
-            // On a cluster the untagged script is refused by design: its lesson is a run of
-            // its own, not a hole in the scoreboard.
-            if backends.redis.is_cluster() && strategy.tagging == Tagging::Untagged {
-                let why = "a Redis Cluster refuses it with CROSSSLOT (run it alone to see)";
-                skipped.push((strategy.name().to_string(), why.to_string()));
-                continue;
-            }
-            let request = RunRequest {
-                strategy: Some(strategy.name().into()),
-                seed: Some(seed),
-                ..race.clone()
-            };
-            results.push(run_once(backends, &request).await?);
-        }
-        return Ok((results, skipped));
-    }
-    if race.scenario == Some(Scenario::Checkout) {
-        for strategy in strategy::checkout::REGISTRY {
-            let request = RunRequest {
-                strategy: Some(strategy.name().into()),
-                seed: Some(seed),
-                ..race.clone()
-            };
-            results.push(run_once(backends, &request).await?);
-        }
-        return Ok((results, skipped));
-    }
-    for strategy in REGISTRY {
-        if let Some(why) = strategy.unavailable_reason(backends) {
-            skipped.push((strategy.name().to_string(), why));
-            continue;
-        }
+    for strategy in lineup.races {
         let request = RunRequest {
             strategy: Some(strategy.name().into()),
             seed: Some(seed),
@@ -216,7 +122,7 @@ pub async fn compare(
         };
         results.push(run_once(backends, &request).await?);
     }
-    Ok((results, skipped))
+    Ok((results, lineup.skipped))
 }
 
 /// The scoreboard `oversold compare` prints.

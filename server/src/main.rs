@@ -123,7 +123,7 @@ async fn compare(backends: &Backends, args: CompareArgs) -> anyhow::Result<()> {
 
 /// `oversold bench`: one strategy under a closed-loop load.
 async fn bench(backends: &Backends, args: BenchArgs) -> anyhow::Result<()> {
-    let strategy = headless::resolve_strategy(backends, &args.strategy)?;
+    let strategy = headless::resolve_race(backends, &args.strategy)?;
     let config = BenchConfig {
         requests: args.requests,
         concurrency: args.concurrency,

@@ -18,7 +18,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::backends::Backends;
-use crate::engine::{Arena, Line, RunError};
+use crate::engine::{Arena, OrderTerms};
+use crate::run::RunError;
 use crate::store::RedisConn;
 use crate::store::stock::{self, Reading};
 use crate::store::turnstile::{Passed, Turn, Turnstile};
@@ -100,7 +101,7 @@ impl Stepper {
         let plan = crate::plan::plan(&config.race);
         let mut tasks = JoinSet::new();
         for p in &plan {
-            let line = Line {
+            let line = OrderTerms {
                 qty: p.qty,
                 race_window: Duration::ZERO,
                 ticket: p.ticket,

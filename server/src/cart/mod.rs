@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 use oversold_protocol::{
     BuyerOutcome, CartLine, CartStory, LineEnd, OutcomeResult, RunConfig, Scenario,
 };
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
-use crate::engine::{OutcomeSink, RunError, RunReport};
+use crate::gate::StartGate;
+use crate::run::{Event, EventSink, RunError, RunReport, tell};
 use crate::shelf::ShelfError;
 use crate::store::shelves::{self, ShelfKeys, ShelfKind, Tagging};
 use crate::store::{RedisConn, scripts};
@@ -104,7 +104,7 @@ pub async fn run(
     strategy: &'static CartStrategy,
     config: &RunConfig,
     run_id: &str,
-    sink: Option<OutcomeSink>,
+    sink: Option<EventSink>,
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
     let Layout {
@@ -248,10 +248,10 @@ impl Race<'_> {
     async fn run(
         &self,
         crowd: Vec<Shopper>,
-        sink: Option<OutcomeSink>,
+        sink: Option<EventSink>,
         cancel: CancellationToken,
     ) -> (Vec<BuyerOutcome>, Option<String>) {
-        let (open_gate, gate) = watch::channel(None::<Instant>);
+        let (gate, turn) = StartGate::new();
         let stop = cancel.child_token();
         let mut buyers = JoinSet::new();
         for shopper in crowd {
@@ -263,16 +263,12 @@ impl Race<'_> {
                 split: self.split,
                 race_window: self.race_window,
             };
-            let (mut gate, stop) = (gate.clone(), stop.clone());
+            let (turn, stop) = (turn.clone(), stop.clone());
             let buyer = self.strategy.buyer;
             let (kind, nodes) = (self.shelves.kind, self.shelves.nodes.clone());
             let plan = shopper.plan;
             buyers.spawn(async move {
-                let opened = *gate.wait_for(Option::is_some).await.ok()?.as_ref()?;
-                tokio::select! {
-                    _ = tokio::time::sleep_until((opened + plan.arrival).into()) => {}
-                    _ = stop.cancelled() => return None,
-                }
+                let opened = turn.arrive(plan.arrival, &stop).await?;
                 let start = Instant::now();
                 let bought = match tokio::time::timeout(
                     BUYER_DEADLINE,
@@ -286,8 +282,7 @@ impl Race<'_> {
                 Some(outcome(&plan, opened, start, bought, (kind, &nodes)))
             });
         }
-        tokio::task::yield_now().await;
-        open_gate.send_replace(Some(Instant::now()));
+        gate.open().await;
         let mut outcomes = Vec::new();
         let mut lost = None;
         while let Some(joined) = buyers.join_next().await {
@@ -298,9 +293,7 @@ impl Race<'_> {
                 lost = o.error.clone();
                 stop.cancel();
             }
-            if let Some(sink) = &sink {
-                let _ = sink.send(o.clone());
-            }
+            tell(&sink, Event::Outcome(o.clone()));
             outcomes.push(o);
         }
         (outcomes, lost)

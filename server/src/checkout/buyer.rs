@@ -13,13 +13,13 @@ use oversold_protocol::{
     BuyerOutcome, CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, FailMode, Fate,
     OutcomeResult, Stage, StepOutcome,
 };
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::clock::{ShopClock, micros};
 use super::crowd::Shopper;
 use super::ledger::{Ledger, RowState};
-use super::{Event, EventSink};
+use crate::gate::Turn;
+use crate::run::{Event, EventSink};
 use crate::store::{Cause, CheckoutKeys, HoldKey, RedisConn, StoreError};
 use crate::strategy::checkout::{
     CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
@@ -237,14 +237,9 @@ fn result_for(end: CheckoutEnd, in_doubt: bool) -> OutcomeResult {
 impl Buyer {
     /// Wait for the gate and the arrival time, check out, report. `None` if the run
     /// stopped first.
-    pub async fn run(self, mut gate: watch::Receiver<Option<Instant>>) -> Option<BuyerOutcome> {
-        let opened = (*gate.wait_for(Option::is_some).await.ok()?)?;
+    pub async fn run(self, turn: Turn) -> Option<BuyerOutcome> {
+        let opened = turn.arrive(self.shopper.plan.arrival, &self.stop).await?;
         let clock = ShopClock::start(opened, self.shop.knobs.time_scale);
-        tokio::select! {
-            biased;
-            _ = self.stop.cancelled() => return None,
-            _ = tokio::time::sleep_until((opened + self.shopper.plan.arrival).into()) => {}
-        }
         let arrived = Instant::now();
         let mut tale = Tale {
             clock,

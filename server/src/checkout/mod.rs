@@ -30,7 +30,8 @@ use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
-use crate::engine::{RunError, RunReport};
+use crate::gate::StartGate;
+use crate::run::{Control, Event, RunError, RunReport, Watchers, tell};
 use crate::shelf::ShelfError;
 use crate::store::holds::Counters;
 use crate::store::{CheckoutKeys, RedisConn, holds, scripts, stock};
@@ -53,48 +54,6 @@ use tally::Closing;
 pub const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
 /// Extra real time allowed for the last hold to be reaped once it is due.
 const DRAIN_SLACK: Duration = Duration::from_secs(5);
-
-/// What a checkout run tells whoever watches it, as it happens.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// A buyer's story ended.
-    Outcome(BuyerOutcome),
-    /// The shelf, reconciled, now.
-    Snapshot(Reconciliation),
-    /// The answer to a `reconcile`.
-    Reconciled(ReconcileReport),
-    /// A `reconcile` that could not be done, and why.
-    ReconcileFailed(String),
-}
-
-/// Where events go. Unbounded, as outcomes are in a race: bounded by the run's size.
-pub type EventSink = mpsc::UnboundedSender<Event>;
-
-/// Send `event` to whoever watches, if anyone does. A watcher that went away only means
-/// nobody is looking any more; the run goes on.
-fn tell(events: &Option<EventSink>, event: Event) {
-    if let Some(events) = events {
-        let _ = events.send(event);
-    }
-}
-
-/// What a watcher may ask of a running checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    /// Run the correction: available = stock - sold - held.
-    Reconcile,
-}
-
-/// Who watches a run: where its events go, and where requests come from. Both optional
-/// (the CLI watches nothing). The requests' channel is lent: a comparison hands the same
-/// one to each of its races in turn.
-#[derive(Default)]
-pub struct Watchers<'a> {
-    /// Events, as they happen.
-    pub events: Option<EventSink>,
-    /// Requests, such as `reconcile`.
-    pub control: Option<&'a mut mpsc::Receiver<Control>>,
-}
 
 /// The knobs of a checkout config, or the setup error saying there are none.
 pub fn knobs(config: &RunConfig) -> Result<&CheckoutConfig, RunError> {
@@ -437,7 +396,7 @@ impl<'w> Race<'_, 'w> {
         &self,
         stop: &CancellationToken,
     ) -> (JoinSet<Option<BuyerOutcome>>, ShopClock) {
-        let (open_gate, gate) = watch::channel(None::<Instant>);
+        let (gate, turn) = StartGate::new();
         let mut buyers = JoinSet::new();
         for shopper in crowd::crowd(&self.config.race) {
             let buyer = Buyer {
@@ -446,13 +405,10 @@ impl<'w> Race<'_, 'w> {
                 stop: stop.clone(),
                 sink: self.watchers.events.clone(),
             };
-            buyers.spawn(buyer.run(gate.clone()));
+            buyers.spawn(buyer.run(turn.clone()));
         }
-        // Let the buyers reach the gate, so "all at once" is real.
-        tokio::task::yield_now().await;
-        let opened = Instant::now();
+        let opened = gate.open().await;
         let clock = ShopClock::start(opened, self.shop.knobs.time_scale);
-        open_gate.send_replace(Some(opened));
         (buyers, clock)
     }
 

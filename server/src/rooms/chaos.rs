@@ -18,7 +18,6 @@ use super::{check_presenter, unavailable};
 use crate::app::AppState;
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{self as redis_store, RedisConn};
-use crate::ws::inbound::wire_error;
 
 /// `pause_redis` pauses every client this long.
 pub const PAUSE_MS: u64 = 1_000;
@@ -41,13 +40,13 @@ pub async fn press(
     if !state.backends.owns_redis
         || (action == ChaosAction::RestartRedis && state.rooms.private.is_none())
     {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::ChaosNotAllowed,
             "chaos buttons only act on a Redis this server started itself (--private-redis)",
         ));
     }
     if state.rooms.chaos_running.swap(true, Ordering::AcqRel) {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::RateLimited,
             "a chaos action is still running; wait for it to finish",
         ));
@@ -156,7 +155,7 @@ async fn slow_script(store: &redis_store::Store, mut conn: RedisConn) -> Result<
     let waited = ping_time(store).await;
     let spent = spin
         .await
-        .map_err(|e| wire_error(ErrorCode::RunFailed, e.to_string()))?
+        .map_err(|e| WireError::new(ErrorCode::RunFailed, e.to_string()))?
         .map_err(unavailable)?;
     Ok(format!(
         "a Lua script spun {} ms inside Redis; a PING sent {} ms in waited {waited} behind it",
@@ -174,7 +173,7 @@ async fn restart(
 ) -> Result<String, WireError> {
     let record = store::record(&mut conn, keys).await.map_err(unavailable)?;
     let Some(private) = state.rooms.private.clone() else {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::ChaosNotAllowed,
             "this server did not start its Redis",
         ));
@@ -186,8 +185,8 @@ async fn restart(
         redis.restart()
     })
     .await
-    .map_err(|e| wire_error(ErrorCode::RunFailed, e.to_string()))?
-    .map_err(|e| wire_error(ErrorCode::RedisUnavailable, e.to_string()))?;
+    .map_err(|e| WireError::new(ErrorCode::RunFailed, e.to_string()))?
+    .map_err(|e| WireError::new(ErrorCode::RedisUnavailable, e.to_string()))?;
     let down = t.elapsed();
     let mut fresh = state.backends.redis.connect().await.map_err(unavailable)?;
     store::restore(&mut fresh, keys, &record, state.rooms.ttl_s())

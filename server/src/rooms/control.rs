@@ -14,7 +14,6 @@ use super::{check_presenter, unavailable};
 use crate::app::AppState;
 use crate::store::rooms as store;
 use crate::strategy;
-use crate::ws::inbound::wire_error;
 
 /// `open_sale`: the token, the config, the strategy, admission; then the sale opens.
 pub async fn open_sale(
@@ -29,21 +28,21 @@ pub async fn open_sale(
     check_presenter(&mut conn, &keys, token).await?;
     config
         .check()
-        .map_err(|why| wire_error(ErrorCode::OutOfRange, why))?;
+        .map_err(|why| WireError::new(ErrorCode::OutOfRange, why))?;
     let strategy = strategy::find(&config.strategy).ok_or_else(|| {
-        wire_error(
+        WireError::new(
             ErrorCode::UnknownStrategy,
             format!("no strategy is called {:?}", config.strategy),
         )
     })?;
     if !strategy.uses_redis() {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::StrategyUnavailable,
             "a room's sale runs on Redis; pick a Redis strategy",
         ));
     }
     if let Some(why) = strategy.unavailable_reason(&state.backends) {
-        return Err(wire_error(ErrorCode::StrategyUnavailable, why));
+        return Err(WireError::new(ErrorCode::StrategyUnavailable, why));
     }
     let admitted = admit(state, config.app_servers)?;
     let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
@@ -57,14 +56,14 @@ pub async fn open_sale(
 /// A run slot and the sale's connections, or `busy`/`resource_exhausted` now.
 fn admit(state: &AppState, app_servers: u32) -> Result<Admitted, WireError> {
     let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
-        wire_error(
+        WireError::new(
             ErrorCode::Busy,
             "the server is running its maximum of races; try again in a moment",
         )
     })?;
     let wanted = (app_servers as usize + 2) * state.backends.redis.sockets_per_connection();
     let connections = state.connections.try_reserve(wanted).map_err(|short| {
-        wire_error(
+        WireError::new(
             ErrorCode::ResourceExhausted,
             format!(
                 "this sale needs {} connections and {} are free",
@@ -81,10 +80,10 @@ pub async fn close_sale(state: &Arc<AppState>, code: &str, token: &str) -> Resul
     let mut conn = state.rooms.conn(&state.backends.redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
     let Some(json) = store::sale(&mut conn, &keys).await.map_err(unavailable)? else {
-        return Err(wire_error(ErrorCode::SaleState, "no sale is open"));
+        return Err(WireError::new(ErrorCode::SaleState, "no sale is open"));
     };
     let record: SaleRecord = serde_json::from_str(&json)
-        .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?;
+        .map_err(|e| WireError::new(ErrorCode::SaleState, format!("unreadable sale: {e}")))?;
     state
         .rooms
         .publish(

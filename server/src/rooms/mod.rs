@@ -40,7 +40,7 @@ use crate::client::ClientAddr;
 use crate::private_redis::PrivateRedis;
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{RedisConn, Store, StoreError};
-use crate::ws::inbound::wire_error;
+
 use event::Event;
 
 /// A room nobody touches for this long is gone (its keys expire).
@@ -131,7 +131,7 @@ impl Rooms {
             .await
             .map_err(unavailable)?
             .ok_or_else(|| {
-                wire_error(
+                WireError::new(
                     ErrorCode::Busy,
                     format!(
                         "this server follows its maximum of {} rooms; try again later",
@@ -176,7 +176,7 @@ impl Rooms {
 
 /// Redis could not do what a room needed.
 pub fn unavailable(e: StoreError) -> WireError {
-    wire_error(
+    WireError::new(
         ErrorCode::RedisUnavailable,
         format!("Redis could not be reached: {}", e.short()),
     )
@@ -193,7 +193,7 @@ pub async fn check_presenter(
     match store::token_hash(conn, keys).await.map_err(unavailable)? {
         None => Err(no_such_room()),
         Some(stored) if secret::matches(token, &stored) => Ok(()),
-        Some(_) => Err(wire_error(
+        Some(_) => Err(WireError::new(
             ErrorCode::NotPresenter,
             "only the room's presenter may do that (the presenter token does not match)",
         )),
@@ -202,7 +202,7 @@ pub async fn check_presenter(
 
 /// The room does not exist (or expired).
 pub fn no_such_room() -> WireError {
-    wire_error(
+    WireError::new(
         ErrorCode::NoSuchRoom,
         "no room has that code (it may have expired)",
     )

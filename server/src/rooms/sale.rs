@@ -22,13 +22,12 @@ use tokio_util::sync::CancellationToken;
 use super::event::{Event, Stamped, StreamId};
 use super::hub::Hub;
 use crate::app::AppState;
-use crate::engine::{self, Arena, Line};
+use crate::engine::{self, Arena, OrderTerms};
 use crate::plan::plan;
 use crate::store::RedisConn;
 use crate::store::rooms as store;
 use crate::strategy::Strategy;
 use crate::summary::summarize;
-use crate::ws::inbound::wire_error;
 
 /// Clicks one sale takes; later ones are refused (a room has at most its participant cap
 /// of phones, each allowed a few clicks a second).
@@ -84,7 +83,7 @@ pub async fn open(
     strategy: &'static Strategy,
     admitted: Admitted,
 ) -> Result<(), WireError> {
-    let sale_id = crate::ws::job::new_id("s");
+    let sale_id = crate::run::new_id("s");
     let run = run_config(&config)?;
     let record = SaleRecord {
         sale_id: sale_id.clone(),
@@ -105,7 +104,7 @@ pub async fn open(
         Ok(arena) => arena,
         Err(e) => {
             let _ = store::end_sale(&mut conn, &hub.keys, &record).await;
-            return Err(wire_error(ErrorCode::RedisUnavailable, e.to_string()));
+            return Err(WireError::new(ErrorCode::RedisUnavailable, e.to_string()));
         }
     };
     let reloads_before = store::reload_calls(&mut conn).await.unwrap_or(0);
@@ -149,7 +148,7 @@ async fn take_lease(
         .await
         .map_err(super::unavailable)?;
     if !taken {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::SaleState,
             "a sale is already open in this room; close it first",
         ));
@@ -190,7 +189,7 @@ fn run_config(config: &SaleConfig) -> Result<RunConfig, WireError> {
     };
     let mut run = request
         .validate(rand::random())
-        .map_err(|e| wire_error(ErrorCode::OutOfRange, e.to_string()))?;
+        .map_err(|e| WireError::new(ErrorCode::OutOfRange, e.to_string()))?;
     run.race.buyers = config.bots;
     Ok(run)
 }
@@ -312,8 +311,8 @@ impl Sale {
         }
     }
 
-    fn line(&self, qty: u32, ticket: u64) -> Line {
-        Line {
+    fn line(&self, qty: u32, ticket: u64) -> OrderTerms {
+        OrderTerms {
             qty,
             race_window: Duration::from_millis(u64::from(self.config.race_window_ms)),
             ticket,
@@ -517,7 +516,7 @@ async fn bot(
     arena: Arc<Arena>,
     buyer: u32,
     app_server: u32,
-    line: Line,
+    line: OrderTerms,
     opened: Instant,
     arrives: Instant,
     stop: CancellationToken,

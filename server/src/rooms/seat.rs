@@ -20,7 +20,6 @@ use super::{check_presenter, no_such_room, secret, unavailable};
 use crate::app::AppState;
 use crate::store::rooms as store;
 use crate::ws::Caller;
-use crate::ws::inbound::wire_error;
 
 /// A phone's Buy button: a burst of this many clicks…
 const BUY_BURST: f64 = 3.0;
@@ -159,7 +158,7 @@ pub(super) fn room_keys(code: &str) -> Result<store::RoomKeys, WireError> {
     if room::is_room_code(code) {
         Ok(store::RoomKeys::new(code))
     } else {
-        Err(wire_error(
+        Err(WireError::new(
             ErrorCode::OutOfRange,
             format!(
                 "a room code is {} letters of {}",
@@ -178,7 +177,7 @@ async fn create(
 ) -> Result<(), WireError> {
     let rooms = &state.rooms;
     if !rooms.allow_creation(caller.addr) {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::RateLimited,
             "this address has created its share of rooms for now; try again in a few minutes",
         ));
@@ -209,7 +208,7 @@ async fn create(
             return Ok(());
         }
     }
-    Err(wire_error(
+    Err(WireError::new(
         ErrorCode::Busy,
         "no free room code was found; try again",
     ))
@@ -277,7 +276,7 @@ async fn admit_to_room(
     }
     let (phones, watchers) = store::presence(conn, keys).await.map_err(unavailable)?;
     if phones.saturating_add(watchers) >= state.rooms.max_participants {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::ResourceExhausted,
             format!("the room is full ({} people)", state.rooms.max_participants),
         ));
@@ -372,19 +371,19 @@ async fn buy(
     seat: &mut Option<Seat>,
 ) -> Result<(), WireError> {
     let Some(me) = seat.as_mut().filter(|s| s.hub.code == code) else {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::NotInRoom,
             "join the room before buying",
         ));
     };
     if me.role != RoomRole::Phone {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::NotInRoom,
             "only phones buy; this socket joined as a spectator or presenter",
         ));
     }
     if !room::is_request_id(request_id) {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::OutOfRange,
             format!(
                 "request_id must be 1 to {} of A-Z a-z 0-9 - _",
@@ -393,7 +392,7 @@ async fn buy(
         ));
     }
     if !me.allow_buy() {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::RateLimited,
             "too many clicks; slow down",
         ));
@@ -402,9 +401,9 @@ async fn buy(
     let keys = &me.hub.keys;
     let record: SaleRecord = match store::sale(&mut conn, keys).await.map_err(unavailable)? {
         Some(json) => serde_json::from_str(&json)
-            .map_err(|e| wire_error(ErrorCode::SaleState, format!("unreadable sale: {e}")))?,
+            .map_err(|e| WireError::new(ErrorCode::SaleState, format!("unreadable sale: {e}")))?,
         None => {
-            return Err(wire_error(
+            return Err(WireError::new(
                 ErrorCode::SaleState,
                 "no sale is open right now",
             ));
@@ -416,7 +415,7 @@ async fn buy(
             .await
             .map_err(unavailable)?
     {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::AlreadyBought,
             "you have already bought in this sale",
         ));

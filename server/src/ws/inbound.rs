@@ -36,21 +36,12 @@ const KNOWN_TYPES: [(&str, &[&str]); 14] = [
     ("chaos", &["room", "presenter_token", "action"]),
 ];
 
-/// Build an error frame body.
-pub fn wire_error(code: ErrorCode, message: impl Into<String>) -> WireError {
-    WireError {
-        code,
-        message: message.into(),
-        run_id: None,
-    }
-}
-
 /// Parse one text frame.
 pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
     let value: Value = serde_json::from_str(text)
-        .map_err(|e| wire_error(ErrorCode::BadJson, format!("not valid JSON: {e}")))?;
+        .map_err(|e| WireError::new(ErrorCode::BadJson, format!("not valid JSON: {e}")))?;
     let Some(object) = value.as_object() else {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::BadJson,
             "expected a JSON object with a \"type\" field",
         ));
@@ -58,7 +49,7 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
     let (kind, fields) = message_type(object)?;
     for key in object.keys() {
         if key != "type" && !fields.contains(&key.as_str()) {
-            return Err(wire_error(
+            return Err(WireError::new(
                 ErrorCode::BadMessage,
                 format!("unknown field {key:?} in {kind}"),
             ));
@@ -74,7 +65,7 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
     }
     // Every shape the enum could refuse was refused above with its own code; what is left is
     // a mismatch between these checks and the protocol types, reported as such.
-    serde_json::from_value(value).map_err(|e| wire_error(ErrorCode::BadMessage, e.to_string()))
+    serde_json::from_value(value).map_err(|e| WireError::new(ErrorCode::BadMessage, e.to_string()))
 }
 
 /// The frame's `type` and the fields that type takes, or `unknown_type` listing them all.
@@ -85,12 +76,12 @@ fn message_type(
     match object.get("type").and_then(Value::as_str) {
         Some(t) => match KNOWN_TYPES.iter().find(|(known, _)| *known == t) {
             Some(&(kind, fields)) => Ok((kind, fields)),
-            None => Err(wire_error(
+            None => Err(WireError::new(
                 ErrorCode::UnknownType,
                 format!("unknown type {t:?}; expected one of {names:?}"),
             )),
         },
-        None => Err(wire_error(
+        None => Err(WireError::new(
             ErrorCode::UnknownType,
             format!("missing string field \"type\"; expected one of {names:?}"),
         )),
@@ -100,16 +91,16 @@ fn message_type(
 /// A `kind` frame's `buyer`: present, and a whole number that fits a buyer's number.
 fn check_buyer(kind: &str, buyer: Option<&Value>) -> Result<(), WireError> {
     match buyer {
-        None => Err(wire_error(
+        None => Err(WireError::new(
             ErrorCode::MissingField,
             format!("{kind} needs a \"buyer\" number"),
         )),
         Some(v) if v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()) => Ok(()),
-        Some(v) if v.as_i64().is_some_and(|n| n < 0) => Err(wire_error(
+        Some(v) if v.as_i64().is_some_and(|n| n < 0) => Err(WireError::new(
             ErrorCode::OutOfRange,
             format!("buyer = {v} is out of range: buyers are numbered from 1"),
         )),
-        Some(v) => Err(wire_error(
+        Some(v) => Err(WireError::new(
             ErrorCode::BadMessage,
             format!("\"buyer\" must be a whole number, got {v}"),
         )),
@@ -120,12 +111,12 @@ fn check_buyer(kind: &str, buyer: Option<&Value>) -> Result<(), WireError> {
 /// wants it.
 fn check_config_object(kind: &str, config: Option<&Value>) -> Result<(), WireError> {
     match config {
-        None => Err(wire_error(
+        None => Err(WireError::new(
             ErrorCode::MissingField,
             format!("{kind} needs a \"config\" object"),
         )),
         Some(Value::Object(config)) => check_config(config),
-        Some(_) => Err(wire_error(
+        Some(_) => Err(WireError::new(
             ErrorCode::BadMessage,
             "\"config\" must be a JSON object",
         )),
@@ -139,7 +130,7 @@ fn check_config_object(kind: &str, config: Option<&Value>) -> Result<(), WireErr
 fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
     for (field, value) in config {
         let Some(kind) = RunRequest::field_kind(field) else {
-            return Err(wire_error(
+            return Err(WireError::new(
                 ErrorCode::BadMessage,
                 format!(
                     "unknown config field {field:?}; expected one of {:?}",
@@ -162,7 +153,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
             if kind == FieldKind::Fraction
                 && let Some(f) = value.as_f64().filter(|f| !(0.0..=1.0).contains(f))
             {
-                return Err(wire_error(
+                return Err(WireError::new(
                     ErrorCode::OutOfRange,
                     format!("{field} = {f} is out of range: it must be between 0.0 and 1.0"),
                 ));
@@ -171,7 +162,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
         }
         let negative = value.as_i64().is_some_and(|n| n < 0);
         if negative && matches!(kind, FieldKind::Whole32 | FieldKind::Whole64) {
-            return Err(wire_error(
+            return Err(WireError::new(
                 ErrorCode::OutOfRange,
                 format!("{field} = {value} is out of range: it cannot be negative"),
             ));
@@ -185,7 +176,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
             (FieldKind::Fraction, _) => "a number from 0.0 to 1.0",
             (FieldKind::Flag, _) => "true or false",
         };
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::BadMessage,
             format!("config.{field} must be {expected}, got {value}"),
         ));
@@ -206,7 +197,7 @@ pub fn config_error(e: &ConfigError) -> WireError {
         | ConfigError::TooSlow { .. }
         | ConfigError::MoreLinesThanSkus { .. } => ErrorCode::OutOfRange,
     };
-    wire_error(code, e.to_string())
+    WireError::new(code, e.to_string())
 }
 
 /// `start_run`: check ranges and fill defaults, picking a fresh seed when none was given.

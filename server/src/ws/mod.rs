@@ -13,6 +13,7 @@
 //! - [`batcher`]: outcome batching; [`rate`]: the per-socket token bucket;
 //!   [`origin`]: which pages may open a socket.
 
+pub mod admit;
 mod batcher;
 pub mod inbound;
 pub mod job;
@@ -36,11 +37,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
-use crate::checkout::Control;
 use crate::client::ClientAddr;
 use crate::rooms::{self, seat::Seat};
-use inbound::wire_error;
-use job::Job;
+use crate::run::Control;
+
+use admit::Job;
 
 /// Largest frame a client may send. A start_run is a few hundred bytes.
 const MAX_FRAME_BYTES: usize = 16 * 1024;
@@ -215,7 +216,7 @@ impl Session {
         // work too.
         if !self.limiter.allow() {
             if self.limiter.should_report() {
-                let e = wire_error(ErrorCode::RateLimited, "too many frames; slow down");
+                let e = WireError::new(ErrorCode::RateLimited, "too many frames; slow down");
                 send_error(&self.frames, e).await;
             }
             return ControlFlow::Continue(());
@@ -223,7 +224,7 @@ impl Session {
         let text = match frame {
             Message::Text(t) => t,
             Message::Binary(_) => {
-                let e = wire_error(
+                let e = WireError::new(
                     ErrorCode::BadJson,
                     "binary frames are not supported; send JSON text",
                 );
@@ -312,16 +313,16 @@ impl Session {
             Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
                 if self.in_flight.is_some() =>
             {
-                let mut e = wire_error(
+                let mut e = WireError::new(
                     ErrorCode::RunInProgress,
                     "this connection already has a run in flight; wait for its end or send cancel_run",
                 );
                 e.run_id = self.in_flight.as_ref().map(|job| job.id.clone());
                 Err(e)
             }
-            Ok(ClientMessage::StartRun { config }) => job::admit_run(state, caller, &config),
+            Ok(ClientMessage::StartRun { config }) => admit::admit_run(state, caller, &config),
             Ok(ClientMessage::StartCompare { config }) => {
-                job::admit_compare(state, caller, &config)
+                admit::admit_compare(state, caller, &config)
             }
             Ok(step_message) => {
                 let answer = self.step(step_message).await;
@@ -342,7 +343,7 @@ impl Session {
         match &self.in_flight {
             Some(job) => job.cancel.cancel(),
             None => {
-                let e = wire_error(
+                let e = WireError::new(
                     ErrorCode::NoRunInProgress,
                     "there is no run in flight to cancel",
                 );
@@ -362,7 +363,7 @@ impl Session {
             ClientMessage::StepReset => step::reset(state, &self.caller, stepping).await,
             _ => match step::close(state, stepping).await {
                 Some(closed) => closed,
-                None => ServerMessage::Error(wire_error(
+                None => ServerMessage::Error(WireError::new(
                     ErrorCode::NoRunInProgress,
                     "no step-through is open",
                 )),
@@ -382,7 +383,7 @@ fn is_too_big(e: axum::Error) -> bool {
 /// Pass a `reconcile` to the checkout job in flight; the error to send when there is none
 /// (the job answers with `reconciled` itself).
 fn reconcile(in_flight: Option<&InFlight>) -> Option<WireError> {
-    let not_now = |why: &str| Some(wire_error(ErrorCode::NoRunInProgress, why));
+    let not_now = |why: &str| Some(WireError::new(ErrorCode::NoRunInProgress, why));
     let Some(job) = in_flight else {
         return not_now("reconcile works during a checkout run, and none is in flight");
     };
@@ -391,7 +392,7 @@ fn reconcile(in_flight: Option<&InFlight>) -> Option<WireError> {
     };
     match control.try_send(Control::Reconcile) {
         Ok(()) => None,
-        Err(mpsc::error::TrySendError::Full(_)) => Some(wire_error(
+        Err(mpsc::error::TrySendError::Full(_)) => Some(WireError::new(
             ErrorCode::RateLimited,
             "a reconcile is already waiting to run; wait for its answer",
         )),
@@ -408,7 +409,7 @@ fn start(
 ) -> InFlight {
     let cancel = state.shutdown.child_token();
     let ended = CancellationToken::new();
-    let run_id = job::new_id("r");
+    let run_id = crate::run::new_id("r");
     let id = job.id(&run_id);
     let (control, requests) = mpsc::channel(PENDING_RECONCILES);
     let control = job.is_checkout().then_some(control);

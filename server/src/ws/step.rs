@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use super::Caller;
-use super::inbound::{self, wire_error};
-use super::job::{self, Holds};
+use super::admit::{self, Permits};
+use super::inbound;
 use crate::app::AppState;
 use crate::stepper::{StepError, Stepper};
 use crate::strategy;
@@ -19,7 +19,7 @@ use oversold_protocol::{ErrorCode, RunConfig, RunRequest, ServerMessage, WireErr
 /// A socket's open step session and the caps it holds (as a run would).
 pub struct StepSlot {
     stepper: Stepper,
-    _holds: Holds,
+    _permits: Permits,
 }
 
 impl StepSlot {
@@ -45,14 +45,14 @@ fn admit(
     };
     let config = inbound::validate_run(&request)?;
     if config.race.checkout.is_some() {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::BadMessage,
             "step-through steps the race scenario's commands; a checkout runs with start_run",
         ));
     }
     let buyers = config.race.buyers;
     if !(MIN_STEP_BUYERS..=MAX_STEP_BUYERS).contains(&buyers) {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::OutOfRange,
             format!(
                 "buyers = {buyers} is out of range for step-through: it must be between \
@@ -62,13 +62,13 @@ fn admit(
         ));
     }
     let Some(strategy) = strategy::find(&config.strategy) else {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::UnknownStrategy,
             format!("unknown strategy {:?}", config.strategy),
         ));
     };
     if !strategy.uses_redis() {
-        return Err(wire_error(
+        return Err(WireError::new(
             ErrorCode::StrategyUnavailable,
             format!(
                 "{} runs in PostgreSQL; step-through steps Redis commands",
@@ -90,30 +90,30 @@ pub async fn open(
         Ok(ok) => ok,
         Err(e) => return ServerMessage::Error(e),
     };
-    // The session being replaced gives its holds back first.
+    // The session being replaced gives its permits back first.
     close_quietly(state, current).await;
-    let holds = match job::hold_for_step(state, caller, config.race.buyers) {
-        Ok(holds) => holds,
+    let permits = match admit::permits_for_step(state, caller, config.race.buyers) {
+        Ok(permits) => permits,
         Err(e) => return ServerMessage::Error(e),
     };
-    let run_id = job::new_id("s");
+    let run_id = crate::run::new_id("s");
     match Stepper::open(&state.backends, strategy, config, run_id).await {
         Ok(mut stepper) => {
             let snapshot = stepper.state().await;
             *current = Some(StepSlot {
                 stepper,
-                _holds: holds,
+                _permits: permits,
             });
             ServerMessage::StepState(snapshot)
         }
-        Err(e) => ServerMessage::Error(wire_error(ErrorCode::RedisUnavailable, e.to_string())),
+        Err(e) => ServerMessage::Error(WireError::new(ErrorCode::RedisUnavailable, e.to_string())),
     }
 }
 
 /// `step`: move one buyer by one command.
 pub async fn step(buyer: u32, current: &mut Option<StepSlot>) -> ServerMessage {
     let Some(slot) = current.as_mut() else {
-        return ServerMessage::Error(wire_error(
+        return ServerMessage::Error(WireError::new(
             ErrorCode::NoRunInProgress,
             "no step-through is open; send step_open first",
         ));
@@ -128,7 +128,7 @@ pub async fn step(buyer: u32, current: &mut Option<StepSlot>) -> ServerMessage {
                 StepError::Done(_) => ErrorCode::BadMessage,
                 StepError::Stuck(..) | StepError::Setup(_) => ErrorCode::RunFailed,
             };
-            let mut err = wire_error(code, e.to_string());
+            let mut err = WireError::new(code, e.to_string());
             err.run_id = Some(snapshot.run_id);
             ServerMessage::Error(err)
         }
@@ -142,7 +142,7 @@ pub async fn reset(
     current: &mut Option<StepSlot>,
 ) -> ServerMessage {
     let Some(slot) = current.as_ref() else {
-        return ServerMessage::Error(wire_error(
+        return ServerMessage::Error(WireError::new(
             ErrorCode::NoRunInProgress,
             "no step-through is open; send step_open first",
         ));

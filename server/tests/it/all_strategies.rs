@@ -13,7 +13,8 @@
 use crate::common::TestRedis;
 use crate::common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
 use oversold::backends::Backends;
-use oversold::engine::{self, RunReport};
+use oversold::engine;
+use oversold::run::RunReport;
 use oversold::strategy::Strategy;
 
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};

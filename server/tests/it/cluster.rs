@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use crate::all_strategies::random_runs_hold_the_invariants;
 use crate::common::TestCluster;
 use crate::common::checks::{assert_one_outcome_per_buyer, strategy};
-use oversold::engine::{self, RunError, RunReport};
+use oversold::engine;
 use oversold::health;
+use oversold::run::{RunError, RunReport};
 use oversold::store::cluster::slot_of;
 use oversold::store::{RunKeys, StockLayout, stock};
 use oversold::strategy::REGISTRY;
@@ -292,8 +293,8 @@ async fn kill_mid_run(cluster: &mut TestCluster, name: &str, victim: usize, run_
         .kill_while_serving(victim, &mut seen, race, Duration::from_secs(10))
         .await;
     let mut outcomes = Vec::new();
-    while let Ok(o) = seen.try_recv() {
-        outcomes.push(o);
+    while let Ok(event) = seen.try_recv() {
+        outcomes.extend(event.outcome());
     }
     println!(
         "{name}: master killed mid-run; the run ended {:.2} s later: {}",

@@ -9,6 +9,7 @@ use crate::common::checks::{
 };
 use oversold::backends::Backends;
 use oversold::engine;
+use oversold::run::RunReport;
 use oversold_protocol::RunRequest;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -205,7 +206,7 @@ async fn same_seed_same_schedule() {
     )
     .await
     .unwrap();
-    let plan = |r: &engine::RunReport| {
+    let plan = |r: &RunReport| {
         let mut v: Vec<(u32, u32, u32)> = r
             .outcomes
             .iter()

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use crate::common::checks::strategy;
 use crate::common::{TestRedis, calls, reply};
-use oversold::engine::{self, RunReport};
+use oversold::engine;
+use oversold::run::RunReport;
 use oversold::store::{RedisConn, RunKeys, functions, lock, scripts, stock};
 use oversold::strategy::{Attempt, Backend, Order, REGISTRY};
 use oversold_protocol::{OutcomeResult, RunConfig, RunRequest};

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use oversold::backends::Backends;
-use oversold::engine::RunReport;
+use oversold::run::RunReport;
 use oversold::strategy::cart;
 use oversold_protocol::{CartTally, LineEnd, OutcomeResult, RunConfig, RunRequest, Scenario};
 use rand::{Rng, SeedableRng};

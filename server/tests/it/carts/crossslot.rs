@@ -2,7 +2,7 @@
 
 use super::checks::{check_all_or_nothing, default_config, run};
 use crate::common::{TestCluster, TestRedis, TestServer};
-use oversold::engine::RunError;
+use oversold::run::RunError;
 use oversold::strategy::cart;
 use oversold_protocol::{ErrorCode, RunRequest, Scenario, ServerMessage};
 use serde_json::json;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::checks::{check, check_all_or_nothing, default_config, run};
 use crate::common::{TestCluster, TestRedis};
-use oversold::engine::{RunError, RunReport};
+use oversold::run::{RunError, RunReport};
 use oversold::store::shelves::{ShelfKeys, ShelfKind, Tagging};
 use oversold::strategy::cart;
 use oversold_protocol::{RunConfig, RunRequest};

@@ -1,8 +1,9 @@
 //! What a checkout does when Redis is unreachable (closed against open), when it may not
 //! pause Redis, when PostgreSQL is missing, and what `reconcile` fixes.
 
-use oversold::checkout::{self, Control, Watchers};
-use oversold::engine::RunError;
+use oversold::checkout;
+use oversold::run::RunError;
+use oversold::run::{Control, Watchers};
 use oversold::shelf::ShelfError;
 use oversold_protocol::{FailMode, LedgerKind, RunRequest};
 use tokio::sync::mpsc;
@@ -125,8 +126,7 @@ async fn checkout_settles_in_redis_when_there_is_no_postgres_and_says_so() {
         check_checkout(&config, report, true, true).unwrap();
     }
     // Same seed, same crowd, same fates: the two ledgers settle the same orders.
-    let sold =
-        |r: &oversold::engine::RunReport| r.summary.checkout.as_ref().unwrap().confirmed_units;
+    let sold = |r: &oversold::run::RunReport| r.summary.checkout.as_ref().unwrap().confirmed_units;
     assert!(sold(&in_redis) > 0);
     let note = oversold::checkout::ledger::info(&redis.backends()).note;
     assert!(note.contains("PostgreSQL is not available"), "{note}");
@@ -135,9 +135,7 @@ async fn checkout_settles_in_redis_when_there_is_no_postgres_and_says_so() {
 
 /// A checkout whose buyers all reserve at once and then pay for a long while, half of
 /// them lost to crashed app servers; `reconcile` sent while the others are paying.
-async fn reconcile_mid_run(
-    name: &str,
-) -> (oversold::engine::RunReport, Vec<oversold::checkout::Event>) {
+async fn reconcile_mid_run(name: &str) -> (oversold::run::RunReport, Vec<oversold::run::Event>) {
     let redis = TestRedis::start();
     let config = RunRequest {
         stock: Some(10),
@@ -177,7 +175,7 @@ async fn reconcile_mid_run(
         let mut all = Vec::new();
         let mut crashed = 0;
         while let Some(e) = seen.recv().await {
-            if matches!(&e, oversold::checkout::Event::Outcome(_)) {
+            if matches!(&e, oversold::run::Event::Outcome(_)) {
                 crashed += 1;
                 if crashed == 5 {
                     control.send(Control::Reconcile).await.unwrap();
@@ -191,11 +189,11 @@ async fn reconcile_mid_run(
     (report.unwrap(), all)
 }
 
-fn reconciled(events: &[oversold::checkout::Event]) -> oversold_protocol::ReconcileReport {
+fn reconciled(events: &[oversold::run::Event]) -> oversold_protocol::ReconcileReport {
     events
         .iter()
         .find_map(|e| match e {
-            oversold::checkout::Event::Reconciled(r) => Some(*r),
+            oversold::run::Event::Reconciled(r) => Some(*r),
             _ => None,
         })
         .expect("a reconciled event")
@@ -235,7 +233,7 @@ async fn checkout_reconcile_with_holds_finds_nothing_to_fix_mid_run() {
     let snapshots: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            oversold::checkout::Event::Snapshot(s) => Some(*s),
+            oversold::run::Event::Snapshot(s) => Some(*s),
             _ => None,
         })
         .collect();

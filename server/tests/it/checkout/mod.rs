@@ -16,8 +16,9 @@ mod settle_once;
 mod wire;
 
 use oversold::backends::Backends;
-use oversold::checkout::{self, Watchers};
-use oversold::engine::RunReport;
+use oversold::checkout;
+use oversold::run::RunReport;
+use oversold::run::Watchers;
 use oversold::strategy::checkout::{CheckoutStrategy, find};
 use oversold_protocol::{RunConfig, RunRequest, Scenario};
 use tokio_util::sync::CancellationToken;

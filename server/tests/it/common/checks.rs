@@ -183,7 +183,7 @@ fn story_units(o: &BuyerOutcome) -> (u64, u64, u64) {
 /// the first broken one. `holds`: the strategy keeps holds; `safe`: it must never oversell.
 pub fn check_checkout(
     config: &RunConfig,
-    report: &oversold::engine::RunReport,
+    report: &oversold::run::RunReport,
     holds: bool,
     safe: bool,
 ) -> Result<(), String> {

@@ -416,7 +416,7 @@ pub fn reply(reserved: bool, before: i64, after: i64) -> oversold::store::stock:
 
 /// The round trips a run's buyers say they made, summed: a test holds it to what the
 /// connections really sent.
-pub fn reported_round_trips(report: &oversold::engine::RunReport) -> u64 {
+pub fn reported_round_trips(report: &oversold::run::RunReport) -> u64 {
     report
         .outcomes
         .iter()

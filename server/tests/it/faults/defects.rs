@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use oversold::engine::RunError;
+use oversold::run::RunError;
 use oversold::shelf::ShelfError;
 use oversold_protocol::{OutcomeResult, RunConfig, RunRequest};
 use tokio_util::sync::CancellationToken;

@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use oversold::engine::RunError;
+use oversold::run::RunError;
 use oversold::shelf::ShelfError;
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary};
 

@@ -6,8 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use oversold::engine::{self, RunError, RunReport};
+use oversold::engine;
 use oversold::plan::plan;
+use oversold::run::{Event, RunError, RunReport};
 use oversold::store;
 use oversold::strategy::Strategy;
 use oversold_protocol::{BuyerOutcome, RunConfig, RunRequest};
@@ -79,7 +80,7 @@ pub async fn injector(redis: &TestRedis) -> MultiplexedConnection {
 /// A run going on in the background, with the outcomes it has delivered so far.
 pub struct Running {
     pub task: JoinHandle<Result<RunReport, RunError>>,
-    pub outcomes: mpsc::UnboundedReceiver<BuyerOutcome>,
+    pub outcomes: mpsc::UnboundedReceiver<Event>,
     pub started: Instant,
     pub seen: Vec<BuyerOutcome>,
 }
@@ -120,7 +121,9 @@ impl Running {
         let first = tokio::time::timeout(Duration::from_secs(10), self.outcomes.recv())
             .await
             .expect("a first outcome within 10 s")
-            .expect("the run delivers outcomes");
+            .expect("the run delivers outcomes")
+            .outcome()
+            .expect("a race sends outcomes only");
         let gate = Instant::now() - Duration::from_micros(first.end_us);
         self.seen.push(first);
         gate
@@ -138,7 +141,7 @@ impl Running {
             }
         };
         let at = Instant::now();
-        while let Ok(o) = self.outcomes.try_recv() {
+        while let Some(o) = self.outcomes.try_recv().ok().and_then(Event::outcome) {
             self.seen.push(o);
         }
         (ended, self.seen, at)
