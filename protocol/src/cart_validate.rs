@@ -3,6 +3,7 @@
 use crate::RunRequest;
 use crate::cart::{CartConfig, WarehouseConfig};
 use crate::checkout::Scenario;
+use crate::config::Knobs;
 use crate::limits::{CART_LIMITS, Range};
 use crate::validate::{ConfigError, check};
 
@@ -37,12 +38,9 @@ impl RunRequest {
         Ok(())
     }
 
-    /// The `cart` or `warehouses` knobs, defaults filled in and ranges checked; `None` for
-    /// the other scenarios.
-    pub(crate) fn multi_key(
-        &self,
-        scenario: Scenario,
-    ) -> Result<(Option<CartConfig>, Option<WarehouseConfig>), ConfigError> {
+    /// The `cart` or `warehouses` knobs, defaults filled in and ranges checked (the other
+    /// scenarios have none of these: [`Knobs::Race`]).
+    pub(crate) fn multi_key(&self, scenario: Scenario) -> Result<Knobs, ConfigError> {
         let l = CART_LIMITS;
         Ok(match scenario {
             Scenario::Cart => {
@@ -55,16 +53,13 @@ impl RunRequest {
                 if max_lines > skus {
                     return Err(ConfigError::MoreLinesThanSkus { max_lines, skus });
                 }
-                (Some(CartConfig { skus, max_lines }), None)
+                Knobs::Cart(CartConfig { skus, max_lines })
             }
-            Scenario::Warehouses => (
-                None,
-                Some(WarehouseConfig {
-                    warehouses: check("warehouses", self.warehouses, l.warehouses)?,
-                    split: self.split.unwrap_or(false),
-                }),
-            ),
-            Scenario::Race | Scenario::Checkout => (None, None),
+            Scenario::Warehouses => Knobs::Warehouses(WarehouseConfig {
+                warehouses: check("warehouses", self.warehouses, l.warehouses)?,
+                split: self.split.unwrap_or(false),
+            }),
+            Scenario::Race | Scenario::Checkout => Knobs::Race,
         })
     }
 }

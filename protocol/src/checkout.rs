@@ -46,7 +46,7 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    /// The wire spelling: `race` or `checkout`.
+    /// The wire spelling: `race`, `checkout`, `cart` or `warehouses`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",

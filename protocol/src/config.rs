@@ -43,8 +43,9 @@ pub struct RunRequest {
     /// Seed for quantities and arrival times (default: chosen by the server, reported back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// `race` (default) or `checkout`. Every field below applies to `checkout` only, and is
-    /// refused in a `race`.
+    /// `race` (default), `checkout`, `cart` or `warehouses`. Each field below belongs to one
+    /// scenario (the checkout's, then the cart's and the warehouses'), and is refused in any
+    /// other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Scenario>,
     /// How long a hold lasts, shop ms (default 300,000: five minutes).
@@ -194,20 +195,88 @@ pub struct RaceConfig {
     pub race_window_ms: u32,
     /// The seed actually used.
     pub seed: u64,
-    /// `race` or `checkout` (absent in version 2 frames: `race`).
+    /// The scenario and its own knobs. On the wire: `scenario` (absent in version 2
+    /// frames: `race`) and the scenario's knobs flat beside the others.
+    #[serde(flatten)]
+    pub knobs: Knobs,
+}
+
+/// A scenario and the knobs only it has: one value, so a checkout run always has its
+/// checkout knobs and a race has none (no `Option` beside `scenario` to check by hand).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "FlatKnobs", try_from = "FlatKnobs")]
+pub enum Knobs {
+    /// The race: no knobs of its own.
+    Race,
+    /// A checkout: holds, payment, fates, the fail mode.
+    Checkout(CheckoutConfig),
+    /// Carts over several SKUs.
+    Cart(CartConfig),
+    /// One product in several warehouses.
+    Warehouses(WarehouseConfig),
+}
+
+/// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
+/// flat. Only serde sees this shape.
+#[derive(Serialize, Deserialize)]
+struct FlatKnobs {
     #[serde(default)]
-    pub scenario: Scenario,
-    /// The checkout knobs, flat beside the others: present exactly when `scenario` is
-    /// `checkout`.
+    scenario: Scenario,
     #[serde(flatten, default)]
-    pub checkout: Option<CheckoutConfig>,
-    /// The `cart` knobs (`skus`, `max_lines`), flat: present exactly in a `cart` run.
+    checkout: Option<CheckoutConfig>,
     #[serde(flatten, default)]
-    pub cart: Option<CartConfig>,
-    /// The `warehouses` knobs (`warehouses`, `split`), flat: present exactly in a
-    /// `warehouses` run.
+    cart: Option<CartConfig>,
     #[serde(flatten, default)]
-    pub warehouses: Option<WarehouseConfig>,
+    warehouses: Option<WarehouseConfig>,
+}
+
+impl From<Knobs> for FlatKnobs {
+    fn from(knobs: Knobs) -> Self {
+        let scenario = knobs.scenario();
+        let (mut checkout, mut cart, mut warehouses) = (None, None, None);
+        match knobs {
+            Knobs::Race => {}
+            Knobs::Checkout(c) => checkout = Some(c),
+            Knobs::Cart(c) => cart = Some(c),
+            Knobs::Warehouses(w) => warehouses = Some(w),
+        }
+        FlatKnobs {
+            scenario,
+            checkout,
+            cart,
+            warehouses,
+        }
+    }
+}
+
+impl TryFrom<FlatKnobs> for Knobs {
+    type Error = String;
+
+    fn try_from(flat: FlatKnobs) -> Result<Self, String> {
+        let missing = |what: &str| format!("a {} config without its {what} knobs", flat.scenario);
+        Ok(match flat.scenario {
+            Scenario::Race => Knobs::Race,
+            Scenario::Checkout => {
+                Knobs::Checkout(flat.checkout.ok_or_else(|| missing("checkout"))?)
+            }
+            Scenario::Cart => Knobs::Cart(flat.cart.ok_or_else(|| missing("cart"))?),
+            Scenario::Warehouses => {
+                Knobs::Warehouses(flat.warehouses.ok_or_else(|| missing("warehouse"))?)
+            }
+        })
+    }
+}
+
+impl Knobs {
+    /// Which scenario these are the knobs of.
+    pub fn scenario(&self) -> Scenario {
+        match self {
+            Knobs::Race => Scenario::Race,
+            Knobs::Checkout(_) => Scenario::Checkout,
+            Knobs::Cart(_) => Scenario::Cart,
+            Knobs::Warehouses(_) => Scenario::Warehouses,
+        }
+    }
 }
 
 /// One run's configuration: a strategy and the race's knobs. On the wire the knobs sit beside
@@ -222,6 +291,43 @@ pub struct RunConfig {
 }
 
 impl RaceConfig {
+    /// Which scenario this is.
+    pub fn scenario(&self) -> Scenario {
+        self.knobs.scenario()
+    }
+
+    /// The checkout knobs, in a checkout.
+    pub fn checkout(&self) -> Option<&CheckoutConfig> {
+        match &self.knobs {
+            Knobs::Checkout(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The checkout knobs to change, in a checkout.
+    pub fn checkout_mut(&mut self) -> Option<&mut CheckoutConfig> {
+        match &mut self.knobs {
+            Knobs::Checkout(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The cart knobs, in a cart run.
+    pub fn cart(&self) -> Option<CartConfig> {
+        match self.knobs {
+            Knobs::Cart(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The warehouse knobs, in a warehouses run.
+    pub fn warehouses(&self) -> Option<WarehouseConfig> {
+        match self.knobs {
+            Knobs::Warehouses(w) => Some(w),
+            _ => None,
+        }
+    }
+
     /// This race, run by `strategy`.
     pub fn with_strategy(&self, strategy: impl Into<String>) -> RunConfig {
         RunConfig {
@@ -246,14 +352,14 @@ impl RaceConfig {
             self.race_window_ms,
             self.seed
         );
-        if let Some(c) = &self.cart {
+        if let Some(c) = self.cart() {
             return format!("{race}; cart: {} SKUs, up to {} lines", c.skus, c.max_lines);
         }
-        if let Some(w) = &self.warehouses {
+        if let Some(w) = self.warehouses() {
             let split = if w.split { ", split allowed" } else { "" };
             return format!("{race}; {} warehouses{split}", w.warehouses);
         }
-        match &self.checkout {
+        match self.checkout() {
             None => race,
             Some(c) => format!("{race}; checkout: {}", c.describe()),
         }

@@ -102,7 +102,7 @@ pub use checkout::{
     LedgerInfo, LedgerKind, ReaperStats, ReconcileReport, Reconciliation, Scenario, Stage,
     StepOutcome,
 };
-pub use config::{FieldKind, RaceConfig, RunConfig, RunRequest};
+pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use strategy::{
     Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
@@ -122,7 +122,12 @@ pub use validate::ConfigError;
 /// ignores it, and never sees the rest unless it asks for a new scenario):
 /// `hello.outage_allowed`; the `cart` and `warehouses` scenarios (`hello.cart_strategies`,
 /// `hello.limits.cart`, the `skus`, `max_lines`, `warehouses` and `split` knobs,
-/// `outcomes[].cart`, the cart fields flat in the summary, the `saga` category).
+/// `outcomes[].cart`, the cart fields flat in the summary, the `saga` category); rooms
+/// (the client messages `create_room`, `join_room`, `open_sale`, `buy`, `close_sale` and
+/// `chaos`; the frames `room_created`, `room_joined`, `sale_opened`, `buy_result`,
+/// `sale_closed`, `room_presence`, `chaos_applied` and the room error codes: see [`room`]); an
+/// answer to every request frame, `rate_limited` included, and a socket closed with 1008
+/// past a hard limit of refused frames.
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
@@ -224,6 +229,58 @@ pub enum ClientMessage {
         /// Which button.
         action: room::ChaosAction,
     },
+}
+
+impl ClientMessage {
+    /// Every `type` a client may send, with the fields it takes besides `type`: what a
+    /// server checks a frame against before serde, so each mistake gets its own code.
+    /// `tests::every_client_message_is_in_types` keeps it equal to the enum above.
+    pub const TYPES: [(&'static str, &'static [&'static str]); 14] = [
+        ("start_run", &["config"]),
+        ("start_compare", &["config"]),
+        ("cancel_run", &[]),
+        ("step_open", &["config"]),
+        ("step", &["buyer"]),
+        ("step_reset", &[]),
+        ("step_close", &[]),
+        ("reconcile", &[]),
+        ("create_room", &[]),
+        (
+            "join_room",
+            &[
+                "room",
+                "as",
+                "presenter_token",
+                "participant_id",
+                "seat_token",
+            ],
+        ),
+        ("open_sale", &["room", "presenter_token", "config"]),
+        ("buy", &["room", "request_id"]),
+        ("close_sale", &["room", "presenter_token"]),
+        ("chaos", &["room", "presenter_token", "action"]),
+    ];
+
+    /// This message's `type`. A `match` that names every message: a new one does not
+    /// compile until it is named here (and the test then wants it in [`Self::TYPES`]).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ClientMessage::StartRun { .. } => "start_run",
+            ClientMessage::StartCompare { .. } => "start_compare",
+            ClientMessage::CancelRun => "cancel_run",
+            ClientMessage::StepOpen { .. } => "step_open",
+            ClientMessage::Step { .. } => "step",
+            ClientMessage::StepReset => "step_reset",
+            ClientMessage::StepClose => "step_close",
+            ClientMessage::Reconcile => "reconcile",
+            ClientMessage::CreateRoom => "create_room",
+            ClientMessage::JoinRoom { .. } => "join_room",
+            ClientMessage::OpenSale { .. } => "open_sale",
+            ClientMessage::Buy { .. } => "buy",
+            ClientMessage::CloseSale { .. } => "close_sale",
+            ClientMessage::Chaos { .. } => "chaos",
+        }
+    }
 }
 
 /// Every frame the server sends. Tagged by `type`, fields in `snake_case`.

@@ -348,8 +348,8 @@ fn checkout(f: impl FnOnce(&mut RunRequest)) -> RunRequest {
 #[test]
 fn a_version_2_request_is_a_race_with_no_checkout_knobs() {
     let config = RunRequest::for_strategy("lua").validate(1).unwrap();
-    assert_eq!(config.race.scenario, Scenario::Race);
-    assert_eq!(config.race.checkout, None);
+    assert_eq!(config.race.scenario(), Scenario::Race);
+    assert_eq!(config.race.checkout(), None);
     let v = serde_json::to_value(&config).unwrap();
     assert_eq!(v["scenario"], "race");
     assert!(v.get("hold_ttl_ms").is_none());
@@ -362,8 +362,8 @@ fn a_version_2_request_is_a_race_with_no_checkout_knobs() {
 #[test]
 fn checkout_defaults_are_filled_in_and_sit_flat() {
     let config = checkout(|_| {}).validate(5).unwrap();
-    let c = config.race.checkout.clone().expect("checkout knobs");
-    assert_eq!(config.race.scenario, Scenario::Checkout);
+    let c = config.race.checkout().cloned().expect("checkout knobs");
+    assert_eq!(config.race.scenario(), Scenario::Checkout);
     assert_eq!(
         (c.hold_ttl_ms, c.time_scale, c.pay_ms),
         (300_000, 100, 60_000)
@@ -391,7 +391,7 @@ fn checkout_defaults_are_filled_in_and_sit_flat() {
     assert!(v.get("checkout").is_none(), "the knobs sit flat");
     assert_eq!(serde_json::from_value::<RunConfig>(v).unwrap(), config);
     let odd = checkout(|r| r.buyers = Some(7)).validate(1).unwrap();
-    assert_eq!(odd.race.checkout.unwrap().customers, 4);
+    assert_eq!(odd.race.checkout().unwrap().customers, 4);
 }
 
 #[test]
@@ -612,15 +612,15 @@ mod cart {
     #[test]
     fn cart_defaults_and_ranges() {
         let c = request(Scenario::Cart).validate(1).unwrap();
-        assert_eq!(c.race.scenario, Scenario::Cart);
-        let cart = c.race.cart.unwrap();
+        assert_eq!(c.race.scenario(), Scenario::Cart);
+        let cart = c.race.cart().unwrap();
         assert_eq!((cart.skus, cart.max_lines), (3, 3));
-        assert!(c.race.checkout.is_none() && c.race.warehouses.is_none());
+        assert!(c.race.checkout().is_none() && c.race.warehouses().is_none());
         let r = RunRequest {
             skus: Some(5),
             ..request(Scenario::Cart)
         };
-        assert_eq!(r.validate(1).unwrap().race.cart.unwrap().max_lines, 5);
+        assert_eq!(r.validate(1).unwrap().race.cart().unwrap().max_lines, 5);
         for (skus, lines) in [(0, None), (9, None), (3, Some(0)), (3, Some(9))] {
             let r = RunRequest {
                 skus: Some(skus),
@@ -695,7 +695,7 @@ mod cart {
     #[test]
     fn warehouse_defaults_and_ranges() {
         let w = request(Scenario::Warehouses).validate(1).unwrap();
-        let k = w.race.warehouses.unwrap();
+        let k = w.race.warehouses().unwrap();
         assert_eq!((k.warehouses, k.split), (3, false));
         for n in [1, 9] {
             let r = RunRequest {
@@ -728,7 +728,7 @@ mod cart {
         let v = serde_json::to_value(&race).unwrap();
         assert!(v.get("skus").is_none() && v.get("warehouses").is_none());
         let back: crate::RunConfig = serde_json::from_value(v).unwrap();
-        assert!(back.race.cart.is_none() && back.race.warehouses.is_none());
+        assert!(back.race.cart().is_none() && back.race.warehouses().is_none());
     }
 
     #[test]
@@ -778,4 +778,110 @@ mod cart {
         assert_eq!(s.cart.as_deref(), Some(&tally));
         assert!(s.checkout.is_none());
     }
+}
+
+/// `ClientMessage::TYPES` names every message with exactly the fields it serializes (every
+/// optional field set), and nothing else.
+#[test]
+fn every_client_message_is_in_types() {
+    let sale: room::SaleConfig =
+        serde_json::from_value(json!({"strategy":"lua","stock":10})).unwrap();
+    let every = [
+        ClientMessage::StartRun {
+            config: RunRequest::default(),
+        },
+        ClientMessage::StartCompare {
+            config: RunRequest::default(),
+        },
+        ClientMessage::CancelRun,
+        ClientMessage::StepOpen {
+            config: RunRequest::default(),
+        },
+        ClientMessage::Step { buyer: 1 },
+        ClientMessage::StepReset,
+        ClientMessage::StepClose,
+        ClientMessage::Reconcile,
+        ClientMessage::CreateRoom,
+        ClientMessage::JoinRoom {
+            room: "ABCD".into(),
+            role: Some(room::RoomRole::Spectator),
+            presenter_token: Some("t".into()),
+            participant_id: Some(1),
+            seat_token: Some("s".into()),
+        },
+        ClientMessage::OpenSale {
+            room: "ABCD".into(),
+            presenter_token: "t".into(),
+            config: sale,
+        },
+        ClientMessage::Buy {
+            room: "ABCD".into(),
+            request_id: "r".into(),
+        },
+        ClientMessage::CloseSale {
+            room: "ABCD".into(),
+            presenter_token: "t".into(),
+        },
+        ClientMessage::Chaos {
+            room: "ABCD".into(),
+            presenter_token: "t".into(),
+            action: room::ChaosAction::PauseRedis,
+        },
+    ];
+    assert_eq!(every.len(), ClientMessage::TYPES.len());
+    for msg in every {
+        let value = serde_json::to_value(&msg).unwrap();
+        let kind = value["type"].as_str().unwrap();
+        assert_eq!(kind, msg.type_name());
+        let (_, fields) = ClientMessage::TYPES
+            .iter()
+            .find(|(t, _)| *t == kind)
+            .unwrap_or_else(|| panic!("{kind} is missing from ClientMessage::TYPES"));
+        let mut sent: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "type")
+            .collect();
+        let mut listed = fields.to_vec();
+        sent.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(sent, listed, "{kind}");
+    }
+}
+
+/// Today's wire format of a run's config, pinned before its types change: what the server
+/// sends in `run_started` (and saved runs keep) for each scenario, byte for byte, reads back
+/// to the same config; and what the README's client and the page send is still accepted.
+#[test]
+fn the_run_config_wire_format_is_pinned_for_every_scenario() {
+    let requests = [
+        json!({"strategy":"lua","stock":10,"buyers":50}),
+        json!({"strategy":"holds","scenario":"checkout","crash_fraction":0.1}),
+        json!({"strategy":"cart_script","scenario":"cart","skus":4,"max_lines":3}),
+        json!({"strategy":"warehouse_script","scenario":"warehouses","warehouses":3,"split":true}),
+    ];
+    let pinned = [
+        r#"{"strategy":"lua","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"race"}"#,
+        r#"{"strategy":"holds","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"checkout","hold_ttl_ms":300000,"time_scale":100,"pay_ms":60000,"abandon_fraction":0.2,"pay_fail_fraction":0.1,"crash_fraction":0.1,"retry_fraction":0.2,"customers":25,"per_customer_limit":1,"fail_mode":"closed","no_wait_expiry":false,"outage_at_ms":0,"outage_ms":0}"#,
+        r#"{"strategy":"cart_script","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"cart","skus":4,"max_lines":3}"#,
+        r#"{"strategy":"warehouse_script","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"warehouses","warehouses":3,"split":true}"#,
+    ];
+    for (request, pinned) in requests.into_iter().zip(pinned) {
+        let request: RunRequest = serde_json::from_value(request).unwrap();
+        let config = request.validate(7).unwrap();
+        let sent = serde_json::to_string(&config).unwrap();
+        let sent_value: serde_json::Value = serde_json::from_str(&sent).unwrap();
+        let pinned_value: serde_json::Value = serde_json::from_str(pinned).unwrap();
+        assert_eq!(sent_value, pinned_value, "{sent}");
+        let back: RunConfig = serde_json::from_str(pinned).unwrap();
+        assert_eq!(back, config);
+    }
+    // A version 2 frame had no `scenario`: it is a race.
+    let old: RunConfig = serde_json::from_str(
+        r#"{"strategy":"naive","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7}"#,
+    )
+    .unwrap();
+    assert_eq!(old.race.scenario(), Scenario::Race);
 }

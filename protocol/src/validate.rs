@@ -7,7 +7,7 @@ use crate::checkout::{CheckoutConfig, Scenario};
 use crate::limits::{
     CHECKOUT_LIMITS, FractionRange, LIMITS, MAX_REAL_OUTAGE_MS, MAX_REAL_PHASE_MS, Range,
 };
-use crate::{RaceConfig, RunConfig, RunRequest};
+use crate::{Knobs, RaceConfig, RunConfig, RunRequest};
 
 /// Why a request was refused. The server maps this to an `error` frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,17 +197,16 @@ impl RunRequest {
         let buyers = check("buyers", self.buyers, LIMITS.buyers)?;
         let scenario = self.scenario.unwrap_or_default();
         self.only_this_scenario(scenario)?;
-        let checkout = match scenario {
+        let knobs = match scenario {
             Scenario::Race => {
                 if let Some(field) = self.checkout_field_sent() {
                     return Err(ConfigError::NotThisScenario { field });
                 }
-                None
+                Knobs::Race
             }
-            Scenario::Checkout => Some(self.checkout(buyers)?),
-            Scenario::Cart | Scenario::Warehouses => None,
+            Scenario::Checkout => Knobs::Checkout(self.checkout(buyers)?),
+            Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
         };
-        let (cart, warehouses) = self.multi_key(scenario)?;
         Ok(RaceConfig {
             stock: check("stock", self.stock, LIMITS.stock)?,
             buyers,
@@ -221,10 +220,7 @@ impl RunRequest {
             )?,
             race_window_ms: check("race_window_ms", self.race_window_ms, LIMITS.race_window_ms)?,
             seed: self.seed.unwrap_or(fresh_seed),
-            scenario,
-            checkout,
-            cart,
-            warehouses,
+            knobs,
         })
     }
 

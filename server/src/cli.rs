@@ -173,8 +173,8 @@ impl ServeLimits {
     /// A lab on a laptop or a conference room's Wi-Fi.
     pub fn lab() -> Self {
         ServeLimits {
-            max_runs: crate::app::DEFAULT_MAX_RUNS,
-            max_sockets: crate::app::DEFAULT_MAX_SOCKETS,
+            max_runs: crate::state::DEFAULT_MAX_RUNS,
+            max_sockets: crate::state::DEFAULT_MAX_SOCKETS,
             per_client: ClientCaps::default(),
             pg_max_connections: crate::budget::DEFAULT_PG_MAX_CONNECTIONS,
             postgres_needs_explicit_url: false,
@@ -281,8 +281,9 @@ pub struct CartArgs {
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Checkout (with --scenario checkout)")]
 pub struct CheckoutArgs {
-    /// `race` (the decrement, and nothing after) or `checkout` (reserve, pay, confirm or
-    /// release, crashes, resends, holds that expire, a ledger) [default: race].
+    /// `race` (the decrement, and nothing after), `checkout` (reserve, pay, confirm or
+    /// release, crashes, resends, holds that expire, a ledger), `cart` (orders over several
+    /// SKUs) or `warehouses` (one product in several warehouses) [default: race].
     #[arg(long, value_name = "race|checkout|cart|warehouses")]
     pub scenario: Option<Scenario>,
     /// How long a hold lasts, shop ms [default: 300000, five minutes].

@@ -18,11 +18,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
-
-use crate::app::AppState;
 
 /// Default WebSockets per address. At a conference every visitor on the venue Wi-Fi shares
 /// one NAT address: 32 lets a full room keep the page open (a tab each) while one script
@@ -98,23 +94,12 @@ fn forwarded_ip(headers: &HeaderMap, name: &HeaderName) -> Option<IpAddr> {
     last.parse().ok()
 }
 
-impl FromRequestParts<Arc<AppState>> for ClientAddr {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &Arc<AppState>,
-    ) -> Result<Self, Self::Rejection> {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0);
-        Ok(ClientAddr::of(
-            &parts.headers,
-            peer,
-            state.clients.ip_header(),
-        ))
-    }
+/// What a session knows about its client, for admission.
+pub struct Caller {
+    /// The address its per-address caps count against.
+    pub addr: ClientAddr,
+    /// `scheme://host` the client reached us at (a room's join URL starts with it).
+    pub base_url: String,
 }
 
 /// What an address holds right now.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use oversold_protocol::{BuyerOutcome, RunConfig};
+use oversold_protocol::{BuyerOutcome, Knobs, RunConfig, Scenario};
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -370,6 +370,13 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
     let race_config = &config.race;
+    if race_config.knobs != Knobs::Race {
+        return Err(RunError::WrongScenario {
+            strategy: strategy.name().to_string(),
+            expected: Scenario::Race,
+            got: race_config.scenario(),
+        });
+    }
     let arena = Arena::set_up(
         backends,
         strategy,

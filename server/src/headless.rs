@@ -53,7 +53,7 @@ pub fn resolve_race(backends: &Backends, name: &str) -> Result<&'static Strategy
 
 /// What a strategy of any scenario says about itself.
 fn about(config: &RunConfig) -> Option<&'static StrategyAbout> {
-    scenario::find(config.race.scenario, &config.strategy)
+    scenario::find(config.race.scenario(), &config.strategy)
         .ok()
         .map(|s| s.about())
 }
@@ -91,7 +91,7 @@ pub async fn run_report(
         .validate(rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
-    let strategy = resolve(backends, config.race.scenario, &config.strategy)?;
+    let strategy = resolve(backends, config.race.scenario(), &config.strategy)?;
     let report = strategy
         .run(
             backends,

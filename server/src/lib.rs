@@ -55,6 +55,7 @@ pub mod run;
 pub mod scenario;
 pub mod serve;
 pub mod shelf;
+pub mod state;
 pub mod stepper;
 pub mod store;
 pub mod strategy;

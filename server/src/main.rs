@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use oversold::app::AppState;
 use oversold::backends::Backends;
 use oversold::bench::BenchConfig;
 use oversold::cli::{BenchArgs, Cli, Command, CompareArgs, RunArgs, ServeArgs};
 use oversold::pg::{self, PgDb};
+use oversold::state::AppState;
 use oversold::{budget, headless, health, redis_source};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;

@@ -5,7 +5,9 @@
 //! It sits below the scenarios (`engine`, `cart`, `checkout`) so that each of them and the
 //! one door above them (`scenario`) speak the same types without depending on each other.
 
-use oversold_protocol::{BuyerOutcome, ErrorCode, ReconcileReport, Reconciliation, RunSummary};
+use oversold_protocol::{
+    BuyerOutcome, ErrorCode, ReconcileReport, Reconciliation, RunSummary, Scenario,
+};
 use tokio::sync::mpsc;
 
 use crate::shelf::ShelfError;
@@ -35,6 +37,17 @@ pub enum RunError {
     /// for a script whose keys span slots): the message says why and what would fix it.
     #[error("Redis refused the run: {0}")]
     Refused(String),
+    /// A scenario's runner was handed another scenario's config. The front doors cannot do
+    /// this (they find the strategy in the config's own scenario); a caller in code can.
+    #[error("strategy {strategy:?} runs in the {expected} scenario, not in a {got} config")]
+    WrongScenario {
+        /// The strategy's name.
+        strategy: String,
+        /// Its scenario.
+        expected: Scenario,
+        /// The config's.
+        got: Scenario,
+    },
     /// Buyers ran, but the final stock could not be read back (or was not what it must be).
     #[error("the run's final stock could not be read back: {0}")]
     ReadBack(#[source] ShelfError),
@@ -71,6 +84,7 @@ impl RunError {
             }
             RunError::Setup(ShelfError::OutageNotAllowed) => ErrorCode::OutageNotAllowed,
             RunError::Setup(_) => ErrorCode::StrategyUnavailable,
+            RunError::WrongScenario { .. } => ErrorCode::UnknownStrategy,
             RunError::StoreLost { .. } | RunError::Refused(_) | RunError::ReadBack(_) => {
                 ErrorCode::RunFailed
             }

@@ -24,7 +24,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use crate::app::{AppState, app};
+use crate::app::app;
+use crate::state::AppState;
 
 /// Longest a client may take to send a request's headers, and longest an idle keep-alive
 /// connection is kept waiting for its next request.

@@ -29,7 +29,8 @@ use crate::strategy::{Attempt, Strategy};
 /// ms between polls; nothing else waits at all).
 const SETTLE: Duration = Duration::from_secs(5);
 /// A step session nobody clicked for this long is closed, so a forgotten tab frees its keys.
-pub const IDLE: Duration = Duration::from_secs(10 * 60);
+/// Defined with the orders (by-hand orders' timers stretch to it), named here for the socket.
+pub const IDLE: Duration = crate::strategy::BY_HAND_IDLE;
 
 /// Why step-through mode could not open, or a click could not be carried out.
 #[derive(Debug, thiserror::Error)]

@@ -330,7 +330,7 @@ fn describe(run: &RunModel, label: &str) -> String {
         None => format!("{} units each", c.qty),
     };
     // A checkout: its clock and its hold, in shop time and in the room's.
-    let checkout = c.checkout.as_ref().map_or_else(String::new, |k| {
+    let checkout = c.checkout().map_or_else(String::new, |k| {
         format!(
             " · hold {} (×{}: {} real)",
             shop_span(k.hold_ttl_ms.into()),

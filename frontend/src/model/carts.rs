@@ -5,7 +5,7 @@
 //! summary once it has one, so the page's numbers are the server's.
 
 use oversold_protocol::cart::{catalogue, warehouses};
-use oversold_protocol::{LineEnd, OutcomeResult, RunConfig, Scenario};
+use oversold_protocol::{Knobs, LineEnd, OutcomeResult, RunConfig, Scenario};
 
 use super::run::{Phase, RunModel};
 
@@ -86,16 +86,19 @@ pub struct CartView {
 /// The shelves a config names: name and stock each.
 pub fn shelves(config: &RunConfig) -> Vec<(&'static str, u32)> {
     let race = &config.race;
-    match (race.scenario, race.cart, race.warehouses) {
-        (Scenario::Cart, Some(c), _) => catalogue(c.skus, race.stock),
-        (Scenario::Warehouses, _, Some(w)) => warehouses(w.warehouses, race.stock),
-        _ => Vec::new(),
+    match race.knobs {
+        Knobs::Cart(c) => catalogue(c.skus, race.stock),
+        Knobs::Warehouses(w) => warehouses(w.warehouses, race.stock),
+        Knobs::Race | Knobs::Checkout(_) => Vec::new(),
     }
 }
 
 /// True for a run of the `cart` or `warehouses` scenario.
 pub fn is_multi_key(config: &RunConfig) -> bool {
-    matches!(config.race.scenario, Scenario::Cart | Scenario::Warehouses)
+    matches!(
+        config.race.scenario(),
+        Scenario::Cart | Scenario::Warehouses
+    )
 }
 
 /// What the outcomes so far say, per shelf and in all.
@@ -211,7 +214,7 @@ pub fn view(run: &RunModel) -> Option<CartView> {
         _ => None,
     };
     Some(CartView {
-        warehouses: run.config.race.scenario == Scenario::Warehouses,
+        warehouses: run.config.race.scenario() == Scenario::Warehouses,
         rows,
         partial: summary.map_or(live.partial, |(_, t)| t.partial_carts),
         stranded: summary.map_or(live.stranded.iter().sum(), |(_, t)| t.stranded_units),

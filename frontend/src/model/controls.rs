@@ -193,15 +193,15 @@ pub fn replay_request(config: &RunConfig) -> RunRequest {
         seed: Some(r.seed),
         ..Default::default()
     };
-    if let Some(c) = &r.checkout {
+    if let Some(c) = r.checkout() {
         request.scenario = Some(Scenario::Checkout);
         knobs::replay_fields(c, &mut request);
     }
-    if let Some(c) = r.cart {
+    if let Some(c) = r.cart() {
         request.scenario = Some(Scenario::Cart);
         (request.skus, request.max_lines) = (Some(c.skus), Some(c.max_lines));
     }
-    if let Some(w) = r.warehouses {
+    if let Some(w) = r.warehouses() {
         request.scenario = Some(Scenario::Warehouses);
         (request.warehouses, request.split) = (Some(w.warehouses), Some(w.split));
     }

@@ -135,10 +135,7 @@ pub(crate) fn config(stock: u32, buyers: u32) -> RunConfig {
         arrival_spread_ms: 0,
         race_window_ms: 0,
         seed: 7,
-        scenario: oversold_protocol::Scenario::Race,
-        checkout: None,
-        cart: None,
-        warehouses: None,
+        knobs: oversold_protocol::Knobs::Race,
     }
     .with_strategy("naive")
 }

@@ -511,7 +511,7 @@ impl PageState {
             .or_else(|| {
                 self.run
                     .as_ref()
-                    .filter(|r| r.config.race.scenario == scenario)
+                    .filter(|r| r.config.race.scenario() == scenario)
                     .map(|r| r.config.strategy.clone())
             })
             .or_else(|| {

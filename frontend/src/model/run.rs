@@ -182,7 +182,7 @@ impl RunModel {
 
     /// True for a run of the checkout scenario.
     pub fn is_checkout(&self) -> bool {
-        self.config.race.scenario == Scenario::Checkout
+        self.config.race.scenario() == Scenario::Checkout
     }
 
     /// Fold in one `outcomes` frame.

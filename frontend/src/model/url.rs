@@ -11,6 +11,7 @@
 //! form keeps its default for that knob, and the link is not offered for replay: a crowd with
 //! one knob changed is not the same crowd.
 
+use oversold_protocol::Knobs as ScenarioKnobs;
 use oversold_protocol::limits::{CheckoutLimits, FractionRange, Limits, Range};
 use oversold_protocol::{
     CartConfig, CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
@@ -38,16 +39,16 @@ pub fn encode(config: &RunConfig) -> String {
         "&app_servers={}&arrival_spread_ms={}&race_window_ms={}&seed={}",
         r.app_servers, r.arrival_spread_ms, r.race_window_ms, r.seed
     ));
-    if let Some(c) = &r.checkout {
+    if let Some(c) = r.checkout() {
         q.push_str(&checkout_query(c));
     }
-    if let Some(c) = r.cart {
+    if let Some(c) = r.cart() {
         q.push_str(&format!(
             "&scenario=cart&skus={}&max_lines={}",
             c.skus, c.max_lines
         ));
     }
-    if let Some(w) = r.warehouses {
+    if let Some(w) = r.warehouses() {
         q.push_str(&format!(
             "&scenario=warehouses&warehouses={}&split={}",
             w.warehouses, w.split
@@ -177,16 +178,18 @@ fn race_config(
         arrival_spread_ms: knobs.arrival_spread_ms,
         race_window_ms: knobs.race_window_ms,
         seed,
-        scenario,
-        checkout,
-        cart: (scenario == Scenario::Cart).then_some(CartConfig {
-            skus: cart.skus,
-            max_lines: cart.max_lines.min(cart.skus),
-        }),
-        warehouses: (scenario == Scenario::Warehouses).then_some(WarehouseConfig {
-            warehouses: cart.warehouses,
-            split: cart.split,
-        }),
+        knobs: match (scenario, checkout) {
+            (Scenario::Checkout, Some(c)) => ScenarioKnobs::Checkout(c),
+            (Scenario::Cart, _) => ScenarioKnobs::Cart(CartConfig {
+                skus: cart.skus,
+                max_lines: cart.max_lines.min(cart.skus),
+            }),
+            (Scenario::Warehouses, _) => ScenarioKnobs::Warehouses(WarehouseConfig {
+                warehouses: cart.warehouses,
+                split: cart.split,
+            }),
+            _ => ScenarioKnobs::Race,
+        },
     }
 }
 
@@ -561,7 +564,7 @@ mod tests {
             .chain(checkout_strategies())
             .collect();
         let mut c = checkout_config(10, 50);
-        let k = c.race.checkout.as_mut().unwrap();
+        let k = c.race.checkout_mut().unwrap();
         k.abandon_fraction = 0.35;
         k.time_scale = 1_000;
         k.fail_mode = FailMode::Open;

@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn carts_are_seeded_distinct_and_in_range() {
         let r = race(Scenario::Cart, 7);
-        let c = r.cart.unwrap();
+        let c = r.cart().unwrap();
         let a = carts(&r, c);
         assert_eq!(a, carts(&r, c));
         assert_ne!(a, carts(&race(Scenario::Cart, 8), c));
@@ -123,7 +123,7 @@ mod tests {
     #[test]
     fn warehouse_orders_list_every_warehouse_once() {
         let r = race(Scenario::Warehouses, 3);
-        let w = r.warehouses.unwrap();
+        let w = r.warehouses().unwrap();
         let orders = warehouse_orders(&r, w);
         let mut preferred = [0; 3];
         for s in &orders {

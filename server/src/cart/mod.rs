@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use oversold_protocol::{
-    BuyerOutcome, CartLine, CartStory, LineEnd, OutcomeResult, RunConfig, Scenario,
+    BuyerOutcome, CartLine, CartStory, Knobs, LineEnd, OutcomeResult, RunConfig, Scenario,
 };
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -67,24 +67,23 @@ pub struct Layout {
 /// The shelves and the crowd of a multi-key run, or why `config` is not one.
 pub fn layout(config: &RunConfig, run_id: &str, tagging: Tagging) -> Result<Layout, RunError> {
     let race = &config.race;
-    let (kind, specs, crowd) = match (race.scenario, race.cart, race.warehouses) {
-        (Scenario::Cart, Some(c), _) => (
+    let (kind, specs, crowd) = match race.knobs {
+        Knobs::Cart(c) => (
             ShelfKind::Sku,
             oversold_protocol::cart::catalogue(c.skus, race.stock),
             crowd::carts(race, c),
         ),
-        (Scenario::Warehouses, _, Some(w)) => (
+        Knobs::Warehouses(w) => (
             ShelfKind::Warehouse,
             oversold_protocol::cart::warehouses(w.warehouses, race.stock),
             crowd::warehouse_orders(race, w),
         ),
-        _ => {
-            return Err(RunError::Setup(ShelfError::Prepare(
-                crate::strategy::PrepareError::Refused(
-                    "a cart or warehouse strategy needs \"scenario\":\"cart\" or \"warehouses\""
-                        .into(),
-                ),
-            )));
+        Knobs::Race | Knobs::Checkout(_) => {
+            return Err(RunError::WrongScenario {
+                strategy: config.strategy.clone(),
+                expected: Scenario::Cart,
+                got: race.scenario(),
+            });
         }
     };
     let names: Vec<&str> = specs.iter().map(|s| s.0).collect();
@@ -115,7 +114,7 @@ pub async fn run(
     } = layout(config, run_id, strategy.tagging)?;
     let (mut admin, fleet, shelves) =
         open_shelves(backends, strategy, config, run_id, (kind, specs, keys)).await?;
-    let split = config.race.warehouses.is_some_and(|w| w.split);
+    let split = config.race.warehouses().is_some_and(|w| w.split);
     let race = Race {
         strategy,
         fleet: &fleet,

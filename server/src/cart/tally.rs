@@ -36,7 +36,7 @@ pub fn summarize(
         .unwrap_or(0)
         .min(summary.in_doubt_units);
     summary.lost_updates = summary.in_doubt_taken as i64 - unexplained;
-    let split = config.race.warehouses.is_some_and(|w| w.split);
+    let split = config.race.warehouses().is_some_and(|w| w.split);
     summary.false_sold_out = false_sold_out(outcomes, (shelves.kind, split), finals);
     let stories = || outcomes.iter().filter_map(|o| o.cart.as_ref());
     let tally = CartTally {

@@ -37,12 +37,8 @@ pub struct Shopper {
     pub pay_ms: u64,
 }
 
-/// The whole crowd of a checkout run. `race.checkout` must be set.
-pub fn crowd(race: &RaceConfig) -> Vec<Shopper> {
-    let knobs = race
-        .checkout
-        .as_ref()
-        .expect("a checkout run has checkout knobs");
+/// The whole crowd of a checkout run with these knobs.
+pub fn crowd(race: &RaceConfig, knobs: &CheckoutConfig) -> Vec<Shopper> {
     let buyers = race.buyers as usize;
     let mut rng = ChaCha8Rng::seed_from_u64(race.seed ^ SALT);
     let customers = customers(buyers, knobs.customers, &mut rng);
@@ -127,11 +123,16 @@ mod tests {
         r.validate_compare(0).unwrap()
     }
 
+    /// The crowd of a checkout race config.
+    fn crowd_of(race: &RaceConfig) -> Vec<Shopper> {
+        crowd(race, race.checkout().unwrap())
+    }
+
     #[test]
     fn same_seed_same_crowd_and_fates() {
-        let a = crowd(&race(3, |_| {}));
-        assert_eq!(a, crowd(&race(3, |_| {})));
-        assert_ne!(a, crowd(&race(4, |_| {})));
+        let a = crowd_of(&race(3, |_| {}));
+        assert_eq!(a, crowd_of(&race(3, |_| {})));
+        assert_ne!(a, crowd_of(&race(4, |_| {})));
         // The race's schedule is untouched by the checkout's draws.
         let plans: Vec<BuyerPlan> = a.iter().map(|s| s.plan).collect();
         assert_eq!(plans, plan(&race(3, |_| {})));
@@ -139,7 +140,7 @@ mod tests {
 
     #[test]
     fn fractions_are_exact_counts() {
-        let c = crowd(&race(9, |r| {
+        let c = crowd_of(&race(9, |r| {
             r.crash_fraction = Some(0.1);
             r.abandon_fraction = Some(0.25);
             r.pay_fail_fraction = Some(0.05);
@@ -161,7 +162,7 @@ mod tests {
 
     #[test]
     fn fewer_customers_than_buyers_makes_bots() {
-        let c = crowd(&race(5, |r| r.customers = Some(40)));
+        let c = crowd_of(&race(5, |r| r.customers = Some(40)));
         let mut orders: BTreeMap<u32, usize> = BTreeMap::new();
         for s in &c {
             *orders.entry(s.customer).or_default() += 1;
@@ -174,7 +175,7 @@ mod tests {
             "{bots:?}"
         );
         assert_eq!(orders.values().sum::<usize>(), 100);
-        let everyone = crowd(&race(5, |r| r.customers = Some(100)));
+        let everyone = crowd_of(&race(5, |r| r.customers = Some(100)));
         assert!(
             everyone
                 .iter()

@@ -24,7 +24,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oversold_protocol::{BuyerOutcome, CheckoutConfig, ReconcileReport, Reconciliation, RunConfig};
+use oversold_protocol::{
+    BuyerOutcome, CheckoutConfig, ReconcileReport, Reconciliation, RunConfig, Scenario,
+};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -55,13 +57,19 @@ pub const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
 /// Extra real time allowed for the last hold to be reaped once it is due.
 const DRAIN_SLACK: Duration = Duration::from_secs(5);
 
-/// The knobs of a checkout config, or the setup error saying there are none.
-pub fn knobs(config: &RunConfig) -> Result<&CheckoutConfig, RunError> {
-    config.race.checkout.as_ref().ok_or_else(|| {
-        RunError::Setup(ShelfError::Prepare(crate::strategy::PrepareError::Refused(
-            "a checkout strategy needs \"scenario\":\"checkout\"".into(),
-        )))
-    })
+/// The knobs of a checkout config, or the error saying it is another scenario's.
+pub fn knobs<'a>(
+    strategy: &CheckoutStrategy,
+    config: &'a RunConfig,
+) -> Result<&'a CheckoutConfig, RunError> {
+    config
+        .race
+        .checkout()
+        .ok_or_else(|| RunError::WrongScenario {
+            strategy: strategy.name().to_string(),
+            expected: Scenario::Checkout,
+            got: config.race.scenario(),
+        })
 }
 
 /// Run one checkout to its end (or cancellation). `config` must be validated and name a
@@ -74,11 +82,11 @@ pub async fn run(
     watchers: Watchers<'_>,
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
-    let knobs = knobs(config)?.clone();
+    let knobs = knobs(strategy, config)?.clone();
     if knobs.outage_ms > 0 && !backends.owns_redis {
         return Err(RunError::Setup(ShelfError::OutageNotAllowed));
     }
-    let (shop, mut admin) = set_up(backends, strategy, config, run_id)
+    let (shop, mut admin) = set_up(backends, strategy, config, knobs, run_id)
         .await
         .map_err(RunError::Setup)?;
     let shop = Arc::new(shop);
@@ -120,9 +128,9 @@ async fn set_up(
     backends: &Backends,
     strategy: &'static CheckoutStrategy,
     config: &RunConfig,
+    knobs: CheckoutConfig,
     run_id: &str,
 ) -> Result<(Shop, RedisConn), ShelfError> {
-    let knobs = config.race.checkout.clone().expect("checked by the caller");
     let mut admin = backends
         .redis
         .connect_named(&format!("oversold:{run_id}:admin"))
@@ -398,7 +406,7 @@ impl<'w> Race<'_, 'w> {
     ) -> (JoinSet<Option<BuyerOutcome>>, ShopClock) {
         let (gate, turn) = StartGate::new();
         let mut buyers = JoinSet::new();
-        for shopper in crowd::crowd(&self.config.race) {
+        for shopper in crowd::crowd(&self.config.race, &self.shop.knobs) {
             let buyer = Buyer {
                 shopper,
                 shop: self.shop.clone(),

@@ -124,8 +124,7 @@ fn tally(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> Ch
     let stock = i64::from(config.race.stock);
     let limit = config
         .race
-        .checkout
-        .as_ref()
+        .checkout()
         .map_or(u32::MAX, |c| c.per_customer_limit);
     let ended = |end: CheckoutEnd| stories(outcomes).filter(|(_, s)| s.end == end).count() as u32;
     let ledger = &closing.ledger;

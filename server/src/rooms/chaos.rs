@@ -14,8 +14,7 @@ use oversold_protocol::{ErrorCode, ServerMessage, WireError};
 
 use super::event::Event;
 use super::sale::{SaleRecord, unix_us};
-use super::{check_presenter, unavailable};
-use crate::app::AppState;
+use super::{Host, check_presenter, unavailable};
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{self as redis_store, RedisConn};
 
@@ -29,23 +28,23 @@ const PING_AFTER: Duration = Duration::from_millis(20);
 /// `chaos`: check the presenter and the Redis, then run the action in the background (it
 /// can take a second) and announce what it did.
 pub async fn press(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     code: &str,
     token: &str,
     action: ChaosAction,
 ) -> Result<(), WireError> {
     let keys = super::seat::room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
-    if !state.backends.owns_redis
-        || (action == ChaosAction::RestartRedis && state.rooms.private.is_none())
+    if !state.backends().owns_redis
+        || (action == ChaosAction::RestartRedis && state.rooms().private.is_none())
     {
         return Err(WireError::new(
             ErrorCode::ChaosNotAllowed,
             "chaos buttons only act on a Redis this server started itself (--private-redis)",
         ));
     }
-    if state.rooms.chaos_running.swap(true, Ordering::AcqRel) {
+    if state.rooms().chaos_running.swap(true, Ordering::AcqRel) {
         return Err(WireError::new(
             ErrorCode::RateLimited,
             "a chaos action is still running; wait for it to finish",
@@ -64,7 +63,7 @@ pub async fn press(
     };
     let state = state.clone();
     let code = code.to_string();
-    state.rooms.tracker.clone().spawn(async move {
+    state.rooms().tracker.clone().spawn(async move {
         let started = Instant::now();
         let at_us = clock.map(|c| unix_us().saturating_sub(c));
         let detail = match apply(&state, &keys, action, record.as_ref()).await {
@@ -81,24 +80,24 @@ pub async fn press(
             took_us,
             detail,
         });
-        if let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await {
+        if let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await {
             let _ = state
-                .rooms
+                .rooms()
                 .publish(&mut conn, &keys, &Event::All { msg })
                 .await;
         }
-        state.rooms.chaos_running.store(false, Ordering::Release);
+        state.rooms().chaos_running.store(false, Ordering::Release);
     });
     Ok(())
 }
 
 async fn apply(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     keys: &RoomKeys,
     action: ChaosAction,
     sale: Option<&SaleRecord>,
 ) -> Result<String, WireError> {
-    let store = &state.backends.redis;
+    let store = &state.backends().redis;
     let mut conn = store.connect().await.map_err(unavailable)?;
     match action {
         ChaosAction::ScriptFlush => {
@@ -167,12 +166,12 @@ async fn slow_script(store: &redis_store::Store, mut conn: RedisConn) -> Result<
 /// Stop the server's own Redis and start it again, empty; put the room's record back so
 /// the room goes on (the sale in flight is lost, and says so).
 async fn restart(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     keys: &RoomKeys,
     mut conn: RedisConn,
 ) -> Result<String, WireError> {
     let record = store::record(&mut conn, keys).await.map_err(unavailable)?;
-    let Some(private) = state.rooms.private.clone() else {
+    let Some(private) = state.rooms().private.clone() else {
         return Err(WireError::new(
             ErrorCode::ChaosNotAllowed,
             "this server did not start its Redis",
@@ -188,8 +187,13 @@ async fn restart(
     .map_err(|e| WireError::new(ErrorCode::RunFailed, e.to_string()))?
     .map_err(|e| WireError::new(ErrorCode::RedisUnavailable, e.to_string()))?;
     let down = t.elapsed();
-    let mut fresh = state.backends.redis.connect().await.map_err(unavailable)?;
-    store::restore(&mut fresh, keys, &record, state.rooms.ttl_s())
+    let mut fresh = state
+        .backends()
+        .redis
+        .connect()
+        .await
+        .map_err(unavailable)?;
+    store::restore(&mut fresh, keys, &record, state.rooms().ttl_s())
         .await
         .map_err(unavailable)?;
     Ok(format!(

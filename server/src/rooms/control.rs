@@ -10,21 +10,20 @@ use oversold_protocol::{ErrorCode, WireError};
 use super::event::Event;
 use super::sale::{self, Admitted, SaleRecord};
 use super::seat::{Seat, room_keys};
-use super::{check_presenter, unavailable};
-use crate::app::AppState;
+use super::{Host, check_presenter, unavailable};
 use crate::store::rooms as store;
 use crate::strategy;
 
 /// `open_sale`: the token, the config, the strategy, admission; then the sale opens.
 pub async fn open_sale(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     code: &str,
     token: &str,
     config: room::SaleConfig,
     seat: &Option<Seat>,
 ) -> Result<(), WireError> {
     let keys = room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
     config
         .check()
@@ -41,28 +40,28 @@ pub async fn open_sale(
             "a room's sale runs on Redis; pick a Redis strategy",
         ));
     }
-    if let Some(why) = strategy.unavailable_reason(&state.backends) {
+    if let Some(why) = strategy.unavailable_reason(state.backends()) {
         return Err(WireError::new(ErrorCode::StrategyUnavailable, why));
     }
     let admitted = admit(state, config.app_servers)?;
     let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
         Some(s) => s.hub.clone(),
-        None => state.rooms.hub(code, &state.backends.redis).await?,
+        None => state.rooms().hub(code, &state.backends().redis).await?,
     };
-    let _ = store::touch(&mut conn, &keys, state.rooms.ttl_s()).await;
+    let _ = store::touch(&mut conn, &keys, state.rooms().ttl_s()).await;
     sale::open(state, hub, config, strategy, admitted).await
 }
 
 /// A run slot and the sale's connections, or `busy`/`resource_exhausted` now.
-fn admit(state: &AppState, app_servers: u32) -> Result<Admitted, WireError> {
-    let run = state.run_slots.clone().try_acquire_owned().map_err(|_| {
+fn admit(state: &Arc<dyn Host>, app_servers: u32) -> Result<Admitted, WireError> {
+    let run = state.run_slots().clone().try_acquire_owned().map_err(|_| {
         WireError::new(
             ErrorCode::Busy,
             "the server is running its maximum of races; try again in a moment",
         )
     })?;
-    let wanted = (app_servers as usize + 2) * state.backends.redis.sockets_per_connection();
-    let connections = state.connections.try_reserve(wanted).map_err(|short| {
+    let wanted = (app_servers as usize + 2) * state.backends().redis.sockets_per_connection();
+    let connections = state.connections().try_reserve(wanted).map_err(|short| {
         WireError::new(
             ErrorCode::ResourceExhausted,
             format!(
@@ -75,9 +74,9 @@ fn admit(state: &AppState, app_servers: u32) -> Result<Admitted, WireError> {
 }
 
 /// `close_sale`: the token; then a `close` event for the process that runs the sale.
-pub async fn close_sale(state: &Arc<AppState>, code: &str, token: &str) -> Result<(), WireError> {
+pub async fn close_sale(state: &Arc<dyn Host>, code: &str, token: &str) -> Result<(), WireError> {
     let keys = room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
     let Some(json) = store::sale(&mut conn, &keys).await.map_err(unavailable)? else {
         return Err(WireError::new(ErrorCode::SaleState, "no sale is open"));
@@ -85,7 +84,7 @@ pub async fn close_sale(state: &Arc<AppState>, code: &str, token: &str) -> Resul
     let record: SaleRecord = serde_json::from_str(&json)
         .map_err(|e| WireError::new(ErrorCode::SaleState, format!("unreadable sale: {e}")))?;
     state
-        .rooms
+        .rooms()
         .publish(
             &mut conn,
             &keys,

@@ -34,14 +34,33 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use oversold_protocol::{ErrorCode, WireError};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::backends::Backends;
+use crate::budget::Budget;
 use crate::client::ClientAddr;
 use crate::private_redis::PrivateRedis;
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{RedisConn, Store, StoreError};
 
 use event::Event;
+
+/// What rooms need from the server they run in. The app's state implements it; rooms name
+/// no type of the layers above them (the socket, the router), so the module graph has no
+/// cycle through them.
+pub trait Host: Send + Sync + 'static {
+    /// The stores.
+    fn backends(&self) -> &Backends;
+    /// This process's rooms.
+    fn rooms(&self) -> &Rooms;
+    /// Cancelled on shutdown.
+    fn shutdown(&self) -> &CancellationToken;
+    /// The server's run cap (a sale takes a slot like a run).
+    fn run_slots(&self) -> &Arc<tokio::sync::Semaphore>;
+    /// The connection budget (a sale reserves its connections from it).
+    fn connections(&self) -> &Budget;
+}
 
 /// A room nobody touches for this long is gone (its keys expire).
 pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 60);

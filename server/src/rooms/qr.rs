@@ -2,26 +2,19 @@
 //! sees who joins which room).
 
 use std::fmt::Write;
-use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use oversold_protocol::room::is_room_code;
 use qrcodegen::{QrCode, QrCodeEcc};
-
-use crate::app::AppState;
 
 /// Light modules around the code, as the QR standard asks.
 const QUIET_ZONE: i32 = 4;
 
 /// The handler. The URL is built from the request's own host, so the code a presenter shows
 /// is the address the presenter's browser reached (a LAN address, or the proxy's name).
-pub async fn svg(
-    State(_state): State<Arc<AppState>>,
-    Path(file): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+pub async fn svg(Path(file): Path<String>, headers: HeaderMap) -> Response {
     let Some(code) = file.strip_suffix(".svg").filter(|c| is_room_code(c)) else {
         return (StatusCode::NOT_FOUND, "no such QR code").into_response();
     };

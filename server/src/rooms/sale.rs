@@ -19,9 +19,9 @@ use tokio::sync::{OwnedSemaphorePermit, broadcast, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::Host;
 use super::event::{Event, Stamped, StreamId};
 use super::hub::Hub;
-use crate::app::AppState;
 use crate::engine::{self, Arena, OrderTerms};
 use crate::plan::plan;
 use crate::store::RedisConn;
@@ -77,7 +77,7 @@ pub fn unix_us() -> u64 {
 /// Open a sale in `hub`'s room and start running it. Every check on the presenter and the
 /// config has been made; this takes the lease, sets the shelf up and announces the sale.
 pub async fn open(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     hub: Arc<Hub>,
     config: SaleConfig,
     strategy: &'static Strategy,
@@ -91,10 +91,10 @@ pub async fn open(
         opened_unix_us: unix_us(),
     };
     let record = serde_json::to_string(&record).expect("a record serializes");
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     take_lease(&mut conn, &hub, &config, &record).await?;
     let set_up = Arena::set_up(
-        &state.backends,
+        state.backends(),
         strategy,
         &sale_id,
         config.stock,
@@ -131,7 +131,7 @@ pub async fn open(
         reloads_before,
         _admitted: admitted,
     };
-    state.rooms.tracker.spawn(sale.run(events));
+    state.rooms().tracker.spawn(sale.run(events));
     Ok(())
 }
 
@@ -158,7 +158,7 @@ async fn take_lease(
 
 /// Tell the whole room the sale is open, and note on the room where its stream starts.
 async fn announce(
-    state: &AppState,
+    state: &Arc<dyn Host>,
     conn: &mut RedisConn,
     hub: &Hub,
     opened: SaleOpened,
@@ -166,7 +166,7 @@ async fn announce(
     let opened_unix_us = opened.opened_unix_us;
     let msg = ServerMessage::SaleOpened(opened);
     let id = state
-        .rooms
+        .rooms()
         .publish(conn, &hub.keys, &Event::All { msg })
         .await?;
     let _ = store::set_sale_start(conn, &hub.keys, &id, opened_unix_us).await;
@@ -207,7 +207,7 @@ struct Finished {
 
 /// A running sale.
 struct Sale {
-    state: Arc<AppState>,
+    state: Arc<dyn Host>,
     hub: Arc<Hub>,
     arena: Arc<Arena>,
     sale_id: String,
@@ -236,7 +236,7 @@ struct Tally {
 
 impl Sale {
     async fn run(self, mut events: broadcast::Receiver<Arc<Stamped>>) {
-        let stop_bots = self.state.shutdown.child_token();
+        let stop_bots = self.state.shutdown().child_token();
         let (done, mut finished) = mpsc::unbounded_channel::<Finished>();
         let mut buyers = JoinSet::new();
         self.spawn_bots(&mut buyers, &stop_bots, &done);
@@ -264,7 +264,7 @@ impl Sale {
             }
             tokio::select! {
                 _ = &mut timer, if t.closing.is_none() => self.close(&mut t, &stop_bots).await,
-                _ = self.state.shutdown.cancelled(), if t.closing.is_none() => self.close(&mut t, &stop_bots).await,
+                _ = self.state.shutdown().cancelled(), if t.closing.is_none() => self.close(&mut t, &stop_bots).await,
                 ev = events.recv() => match ev {
                     Ok(s) => self.on_event(&s, &mut t, &mut buyers, &done, &stop_bots).await,
                     Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -374,7 +374,7 @@ impl Sale {
     async fn close(&self, t: &mut Tally, stop_bots: &CancellationToken) {
         stop_bots.cancel();
         t.closing = Some(Instant::now());
-        if let Ok(mut conn) = self.state.rooms.conn(&self.state.backends.redis).await {
+        if let Ok(mut conn) = self.state.rooms().conn(&self.state.backends().redis).await {
             // Counted before the lease's own compare-and-delete script, which may itself
             // have to be sent again after a flush: that reload is ours, not the strategy's.
             t.reloads_end = store::reload_calls(&mut conn).await.ok();
@@ -444,10 +444,10 @@ impl Sale {
     /// Append to the room's stream. A failure is logged: the screens miss this event, but
     /// the sale's own books (and the summary) still have it.
     async fn send(&self, event: Event) {
-        let sent = match self.state.rooms.conn(&self.state.backends.redis).await {
+        let sent = match self.state.rooms().conn(&self.state.backends().redis).await {
             Ok(mut conn) => self
                 .state
-                .rooms
+                .rooms()
                 .publish(&mut conn, &self.hub.keys, &event)
                 .await
                 .map(drop),
@@ -472,13 +472,13 @@ impl Sale {
             tracing::error!(sale = %sale_id, "a buyer still holds the sale's arena");
             return;
         };
-        let final_stock = arena.finish(&state.backends, &sale_id).await;
+        let final_stock = arena.finish(state.backends(), &sale_id).await;
         let reloads = t
             .reloads_end
             .unwrap_or(0)
             .saturating_sub(self.reloads_before);
-        if let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await {
-            let _ = store::touch(&mut conn, &hub.keys, state.rooms.ttl_s()).await;
+        if let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await {
+            let _ = store::touch(&mut conn, &hub.keys, state.rooms().ttl_s()).await;
         }
         run.race.buyers = u32::try_from(t.outcomes.len()).unwrap_or(u32::MAX);
         let (summary, error) = match (t.lost, final_stock) {
@@ -493,10 +493,10 @@ impl Sale {
             error,
             reloads,
         });
-        match state.rooms.conn(&state.backends.redis).await {
+        match state.rooms().conn(&state.backends().redis).await {
             Ok(mut conn) => {
                 if let Err(e) = state
-                    .rooms
+                    .rooms()
                     .publish(&mut conn, &hub.keys, &Event::All { msg })
                     .await
                 {

@@ -16,10 +16,9 @@ use tokio::time::Instant;
 use super::event::{Event, Stamped, StreamId};
 use super::hub::Hub;
 use super::sale::SaleRecord;
-use super::{check_presenter, no_such_room, secret, unavailable};
-use crate::app::AppState;
+use super::{Host, check_presenter, no_such_room, secret, unavailable};
+use crate::client::Caller;
 use crate::store::rooms as store;
-use crate::ws::Caller;
 
 /// A phone's Buy button: a burst of this many clicks…
 const BUY_BURST: f64 = 3.0;
@@ -50,9 +49,9 @@ impl Seat {
     /// Start turning the room's events into this socket's frames: called once the socket
     /// has been told it is in, so its first room frame is always `room_created` or
     /// `room_joined`, then the replay.
-    fn start_forwarding(&mut self, state: &AppState, frames: &mpsc::Sender<ServerMessage>) {
+    fn start_forwarding(&mut self, state: &Arc<dyn Host>, frames: &mpsc::Sender<ServerMessage>) {
         if let Some((live, replay_from)) = self.pending.take() {
-            self.forwarder = Some(state.rooms.tracker.spawn(super::forward::forward(
+            self.forwarder = Some(state.rooms().tracker.spawn(super::forward::forward(
                 self.hub.clone(),
                 live,
                 self.participant,
@@ -89,22 +88,9 @@ fn field(role: RoomRole) -> &'static str {
     }
 }
 
-/// True for the messages this module answers.
-pub fn is_room_message(msg: &ClientMessage) -> bool {
-    matches!(
-        msg,
-        ClientMessage::CreateRoom
-            | ClientMessage::JoinRoom { .. }
-            | ClientMessage::OpenSale { .. }
-            | ClientMessage::Buy { .. }
-            | ClientMessage::CloseSale { .. }
-            | ClientMessage::Chaos { .. }
-    )
-}
-
 /// Answer one room message. Errors go back as `error` frames; the socket stays open.
 pub async fn handle(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     caller: &Caller,
     msg: ClientMessage,
     frames: &mpsc::Sender<ServerMessage>,
@@ -146,7 +132,18 @@ pub async fn handle(
             presenter_token,
             action,
         } => super::chaos::press(state, &room, &presenter_token, action).await,
-        _ => Ok(()),
+        // Not a room's: the socket's dispatch sends these elsewhere. Named, not `_`, so a
+        // new message must be placed here too.
+        ClientMessage::StartRun { .. }
+        | ClientMessage::StartCompare { .. }
+        | ClientMessage::CancelRun
+        | ClientMessage::StepOpen { .. }
+        | ClientMessage::Step { .. }
+        | ClientMessage::StepReset
+        | ClientMessage::StepClose
+        | ClientMessage::Reconcile => {
+            Err(WireError::new(ErrorCode::BadMessage, "not a room message"))
+        }
     };
     if let Err(e) = answered {
         let _ = frames.send(ServerMessage::Error(e)).await;
@@ -170,19 +167,19 @@ pub(super) fn room_keys(code: &str) -> Result<store::RoomKeys, WireError> {
 }
 
 async fn create(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     caller: &Caller,
     frames: &mpsc::Sender<ServerMessage>,
     seat: &mut Option<Seat>,
 ) -> Result<(), WireError> {
-    let rooms = &state.rooms;
+    let rooms = state.rooms();
     if !rooms.allow_creation(caller.addr) {
         return Err(WireError::new(
             ErrorCode::RateLimited,
             "this address has created its share of rooms for now; try again in a few minutes",
         ));
     }
-    let mut conn = rooms.conn(&state.backends.redis).await?;
+    let mut conn = rooms.conn(&state.backends().redis).await?;
     let token = secret::new_token();
     let hash = secret::hash(&token);
     // 31^5 codes: a clash is rare, eight in a row means something else is wrong.
@@ -215,7 +212,7 @@ async fn create(
 }
 
 async fn join(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     code: &str,
     role: RoomRole,
     token: Option<String>,
@@ -224,7 +221,7 @@ async fn join(
     seat: &mut Option<Seat>,
 ) -> Result<(), WireError> {
     let keys = room_keys(code)?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     admit_to_room(state, &mut conn, &keys, role, token.as_deref()).await?;
     let back = match back {
         Some(back) if role == RoomRole::Phone => resume(&mut conn, &keys, back).await?,
@@ -259,7 +256,7 @@ async fn join(
 /// May this socket join as `role`: the room exists (and the token is right, for the
 /// presenter), and it is not full.
 async fn admit_to_room(
-    state: &AppState,
+    state: &Arc<dyn Host>,
     conn: &mut crate::store::RedisConn,
     keys: &store::RoomKeys,
     role: RoomRole,
@@ -275,10 +272,13 @@ async fn admit_to_room(
         return Err(no_such_room());
     }
     let (phones, watchers) = store::presence(conn, keys).await.map_err(unavailable)?;
-    if phones.saturating_add(watchers) >= state.rooms.max_participants {
+    if phones.saturating_add(watchers) >= state.rooms().max_participants {
         return Err(WireError::new(
             ErrorCode::ResourceExhausted,
-            format!("the room is full ({} people)", state.rooms.max_participants),
+            format!(
+                "the room is full ({} people)",
+                state.rooms().max_participants
+            ),
         ));
     }
     Ok(())
@@ -301,14 +301,14 @@ async fn resume(
 
 /// Count the socket in, announce the new head count, start forwarding.
 async fn take_seat(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     code: &str,
     role: RoomRole,
     back: Option<u32>,
 ) -> Result<Seat, WireError> {
-    let hub = state.rooms.hub(code, &state.backends.redis).await?;
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
-    let ttl = state.rooms.ttl_s();
+    let hub = state.rooms().hub(code, &state.backends().redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
+    let ttl = state.rooms().ttl_s();
     let participant = match back {
         Some(id) => {
             store::count_in(&mut conn, &hub.keys, field(role), ttl)
@@ -344,28 +344,28 @@ async fn take_seat(
 }
 
 /// Leave the room this socket is in, if any (another room joined, or the socket closed).
-pub async fn leave(state: &Arc<AppState>, seat: &mut Option<Seat>) {
+pub async fn leave(state: &Arc<dyn Host>, seat: &mut Option<Seat>) {
     let Some(left) = seat.take() else {
         return;
     };
-    let Ok(mut conn) = state.rooms.conn(&state.backends.redis).await else {
+    let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await else {
         return; // the counts are off until the room expires; nothing else depends on them
     };
     let _ = store::leave(&mut conn, &left.hub.keys, left.field()).await;
     announce_presence(state, &mut conn, &left.hub).await;
 }
 
-async fn announce_presence(state: &AppState, conn: &mut crate::store::RedisConn, hub: &Hub) {
+async fn announce_presence(state: &Arc<dyn Host>, conn: &mut crate::store::RedisConn, hub: &Hub) {
     if let Ok((phones, watchers)) = store::presence(conn, &hub.keys).await {
         let _ = state
-            .rooms
+            .rooms()
             .publish(conn, &hub.keys, &Event::Presence { phones, watchers })
             .await;
     }
 }
 
 async fn buy(
-    state: &Arc<AppState>,
+    state: &Arc<dyn Host>,
     code: &str,
     request_id: &str,
     seat: &mut Option<Seat>,
@@ -397,7 +397,7 @@ async fn buy(
             "too many clicks; slow down",
         ));
     }
-    let mut conn = state.rooms.conn(&state.backends.redis).await?;
+    let mut conn = state.rooms().conn(&state.backends().redis).await?;
     let keys = &me.hub.keys;
     let record: SaleRecord = match store::sale(&mut conn, keys).await.map_err(unavailable)? {
         Some(json) => serde_json::from_str(&json)
@@ -409,7 +409,7 @@ async fn buy(
             ));
         }
     };
-    let ttl = state.rooms.ttl_s();
+    let ttl = state.rooms().ttl_s();
     if !record.allow_repeat
         && !store::claim_buy(&mut conn, keys, &record.sale_id, me.participant, ttl)
             .await
@@ -425,6 +425,6 @@ async fn buy(
         participant: me.participant,
         request_id: request_id.to_string(),
     };
-    state.rooms.publish(&mut conn, keys, &click).await?;
+    state.rooms().publish(&mut conn, keys, &click).await?;
     Ok(())
 }

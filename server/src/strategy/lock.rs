@@ -56,7 +56,7 @@ pub const MAX_WAIT: Duration = Duration::from_secs(10);
 /// lock expire under the first buyer: that is a stall lesson, told by the stall tests).
 pub fn lease_for<S>(order: &Order<'_, S>) -> Duration {
     if order.by_hand {
-        crate::stepper::IDLE
+        super::BY_HAND_IDLE
     } else {
         LEASE + order.race_window
     }
@@ -65,7 +65,7 @@ pub fn lease_for<S>(order: &Order<'_, S>) -> Duration {
 /// How long a buyer may wait for the lock, from its arrival (see [`lease_for`]).
 pub fn max_wait_for<S>(order: &Order<'_, S>) -> Duration {
     if order.by_hand {
-        crate::stepper::IDLE
+        super::BY_HAND_IDLE
     } else {
         MAX_WAIT
     }

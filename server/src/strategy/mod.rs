@@ -156,6 +156,11 @@ pub trait PostgresBuyer: Sync {
     ) -> BoxFuture<'a, Attempt>;
 }
 
+/// How long a person stepping by hand may pause between clicks: a step session idle this
+/// long is closed, and the timers that bound a by-hand buyer (a lock's lease and its wait)
+/// stretch to it (see [`Order::by_hand`]).
+pub const BY_HAND_IDLE: Duration = Duration::from_secs(10 * 60);
+
 /// Everything one buyer needs to place its order, besides its connection.
 pub struct Order<'a, Shelf> {
     /// Where the run's stock is: its Redis keys, or its PostgreSQL row.

@@ -11,14 +11,14 @@
 use oversold_protocol::{ErrorCode, RaceConfig, RunConfig, RunRequest, WireError};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::Caller;
 use super::inbound;
-use crate::app::AppState;
 use crate::budget::Shortfall;
+use crate::client::Caller;
 use crate::client::ClientSlot;
 use crate::run::new_id;
 use crate::scenario::{self, AnyStrategy};
 use crate::shelf::ShelfError;
+use crate::state::AppState;
 
 /// Work admitted for one socket: a single race, or a comparison of several.
 pub struct Job {
@@ -72,11 +72,7 @@ impl Job {
 
 /// `outage_ms` only on a Redis this server started itself.
 fn check_outage(state: &AppState, config: &RunConfig) -> Result<(), WireError> {
-    let wants_outage = config
-        .race
-        .checkout
-        .as_ref()
-        .is_some_and(|c| c.outage_ms > 0);
+    let wants_outage = config.race.checkout().is_some_and(|c| c.outage_ms > 0);
     if wants_outage && !state.backends.owns_redis {
         return Err(WireError::new(
             ErrorCode::OutageNotAllowed,
@@ -93,7 +89,7 @@ pub fn admit_run(
     request: &RunRequest,
 ) -> Result<Job, WireError> {
     let config = inbound::validate_run(request)?;
-    let strategy = scenario::find(config.race.scenario, &config.strategy)
+    let strategy = scenario::find(config.race.scenario(), &config.strategy)
         .map_err(|e| WireError::new(ErrorCode::UnknownStrategy, e.to_string()))?;
     if let Some(why) = strategy.unavailable_reason(&state.backends) {
         return Err(WireError::new(
@@ -125,7 +121,7 @@ pub fn admit_compare(
 ) -> Result<Job, WireError> {
     let race = inbound::validate_compare(request)?;
     check_outage(state, &race.with_strategy(""))?;
-    let races: Vec<(AnyStrategy, RunConfig)> = scenario::lineup(race.scenario, &state.backends)
+    let races: Vec<(AnyStrategy, RunConfig)> = scenario::lineup(race.scenario(), &state.backends)
         .races
         .into_iter()
         .map(|s| (s, race.with_strategy(s.name())))

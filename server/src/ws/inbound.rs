@@ -9,33 +9,6 @@ use oversold_protocol::{
 };
 use serde_json::{Map, Value};
 
-/// The `type`s a client may send, and the fields each one takes besides `type`.
-const KNOWN_TYPES: [(&str, &[&str]); 14] = [
-    ("start_run", &["config"]),
-    ("start_compare", &["config"]),
-    ("cancel_run", &[]),
-    ("step_open", &["config"]),
-    ("step", &["buyer"]),
-    ("step_reset", &[]),
-    ("step_close", &[]),
-    ("reconcile", &[]),
-    ("create_room", &[]),
-    (
-        "join_room",
-        &[
-            "room",
-            "as",
-            "presenter_token",
-            "participant_id",
-            "seat_token",
-        ],
-    ),
-    ("open_sale", &["room", "presenter_token", "config"]),
-    ("buy", &["room", "request_id"]),
-    ("close_sale", &["room", "presenter_token"]),
-    ("chaos", &["room", "presenter_token", "action"]),
-];
-
 /// Parse one text frame.
 pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
     let value: Value = serde_json::from_str(text)
@@ -72,9 +45,9 @@ pub fn parse(text: &str) -> Result<ClientMessage, WireError> {
 fn message_type(
     object: &Map<String, Value>,
 ) -> Result<(&'static str, &'static [&'static str]), WireError> {
-    let names: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
+    let names: Vec<&str> = ClientMessage::TYPES.iter().map(|(t, _)| *t).collect();
     match object.get("type").and_then(Value::as_str) {
-        Some(t) => match KNOWN_TYPES.iter().find(|(known, _)| *known == t) {
+        Some(t) => match ClientMessage::TYPES.iter().find(|(known, _)| *known == t) {
             Some(&(kind, fields)) => Ok((kind, fields)),
             None => Err(WireError::new(
                 ErrorCode::UnknownType,

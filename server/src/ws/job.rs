@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::admit::{self, Job};
 use super::batcher;
-use crate::app::AppState;
 use crate::run::{Control, Event, RunError, RunReport, Watchers, new_id};
 use crate::scenario::AnyStrategy;
+use crate::state::AppState;
 
 /// Run a job's races one after another; a comparison is framed by its own messages.
 ///

@@ -30,18 +30,21 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use oversold_protocol::{ClientMessage, ErrorCode, ServerMessage, WireError};
+use oversold_protocol::{ClientMessage, ErrorCode, RunRequest, ServerMessage, WireError};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::AppState;
-use crate::client::ClientAddr;
+use crate::client::{Caller, ClientAddr};
 use crate::rooms::{self, seat::Seat};
 use crate::run::Control;
+use crate::state::AppState;
 
 use admit::Job;
+
+/// `admit_run` or `admit_compare`.
+type Admit = fn(&AppState, &Caller, &RunRequest) -> Result<Job, WireError>;
 
 /// Largest frame a client may send. A start_run is a few hundred bytes.
 const MAX_FRAME_BYTES: usize = 16 * 1024;
@@ -112,14 +115,6 @@ struct InFlight {
 
 /// `reconcile` requests a checkout job may have waiting at once; more are refused.
 const PENDING_RECONCILES: usize = 2;
-
-/// What a session knows about its client, for admission.
-pub struct Caller {
-    /// The address its per-address caps count against.
-    pub addr: ClientAddr,
-    /// `scheme://host` the client reached us at (a room's join URL starts with it).
-    pub base_url: String,
-}
 
 /// Everything one socket's session keeps between frames: what the session loop's branches
 /// read and change.
@@ -213,16 +208,19 @@ impl Session {
         };
         self.last_heard = Instant::now();
         // Every frame counts, whatever its kind: pings and binary frames cost the server
-        // work too.
-        if !self.limiter.allow() {
-            if self.limiter.should_report() {
-                let e = WireError::new(ErrorCode::RateLimited, "too many frames; slow down");
-                send_error(&self.frames, e).await;
-            }
-            return ControlFlow::Continue(());
+        // work too. A refused request still gets its one answer (an answer per request
+        // amplifies nothing); a client that keeps sending far past its budget is closed.
+        let verdict = self.limiter.check();
+        if verdict == rate::Verdict::Close {
+            tracing::info!(client = %self.caller.addr, "closing a socket that flooded frames");
+            let reason = "too many frames, far past the limit".to_string();
+            self.ask_to_close(close_code::POLICY, reason);
+            return ControlFlow::Break(());
         }
         let text = match frame {
             Message::Text(t) => t,
+            // Not a request, so nothing is owed: a refused one gets no answer.
+            _ if verdict == rate::Verdict::Refuse => return ControlFlow::Continue(()),
             Message::Binary(_) => {
                 let e = WireError::new(
                     ErrorCode::BadJson,
@@ -233,12 +231,17 @@ impl Session {
             }
             _ => return ControlFlow::Continue(()), // ping (answered by the library) or pong
         };
+        if verdict == rate::Verdict::Refuse {
+            let e = WireError::new(
+                ErrorCode::RateLimited,
+                "too many frames; slow down (this request was not carried out)",
+            );
+            send_error(&self.frames, e).await;
+            return ControlFlow::Continue(());
+        }
         match inbound::parse(&text) {
-            Ok(msg) if rooms::seat::is_room_message(&msg) => {
-                let (state, caller) = (&self.state, &self.caller);
-                rooms::seat::handle(state, caller, msg, &self.frames, &mut self.seat).await;
-            }
-            _ => self.handle(&text).await,
+            Ok(msg) => self.dispatch(msg).await,
+            Err(e) => send_error(&self.frames, e).await,
         }
         ControlFlow::Continue(())
     }
@@ -281,15 +284,18 @@ impl Session {
         // Sends fail fast once the writer is gone, so this cannot hang on a dead client.
         while self.jobs.join_next().await.is_some() {}
         step::close_quietly(&self.state, &mut self.stepping).await;
-        rooms::seat::leave(&self.state, &mut self.seat).await;
+        let host: Arc<dyn rooms::Host> = self.state.clone();
+        rooms::seat::leave(&host, &mut self.seat).await;
         drop(self.frames);
         if !writer.is_finished() {
             let _ = writer.await;
         }
     }
 
-    /// One text frame from the client that is not a room's.
-    async fn handle(&mut self, text: &str) {
+    /// One request from the client, parsed once. The match names every message, so a new
+    /// one cannot land in another's arm (an unknown or misplaced message gets its own error
+    /// and never closes a step-through or a room seat on the way).
+    async fn dispatch(&mut self, msg: ClientMessage) {
         // A job that is sending its last frame is over for the client, which may answer that
         // frame at once: wait for the task's last instant, so that answer meets an idle socket.
         if self
@@ -301,36 +307,56 @@ impl Session {
             self.in_flight = None;
         }
         let (state, caller) = (&self.state, &self.caller);
-        let admitted = match inbound::parse(text) {
-            Err(e) => Err(e),
-            Ok(ClientMessage::CancelRun) => return self.cancel_run().await,
-            Ok(ClientMessage::Reconcile) => {
-                if let Some(e) = reconcile(self.in_flight.as_ref()) {
-                    send_error(&self.frames, e).await;
-                }
-                return;
+        let answer = match msg {
+            ClientMessage::StartRun { config } => {
+                return self.admit(admit::admit_run, &config).await;
             }
-            Ok(ClientMessage::StartRun { .. } | ClientMessage::StartCompare { .. })
-                if self.in_flight.is_some() =>
-            {
-                let mut e = WireError::new(
-                    ErrorCode::RunInProgress,
-                    "this connection already has a run in flight; wait for its end or send cancel_run",
-                );
-                e.run_id = self.in_flight.as_ref().map(|job| job.id.clone());
-                Err(e)
+            ClientMessage::StartCompare { config } => {
+                return self.admit(admit::admit_compare, &config).await;
             }
-            Ok(ClientMessage::StartRun { config }) => admit::admit_run(state, caller, &config),
-            Ok(ClientMessage::StartCompare { config }) => {
-                admit::admit_compare(state, caller, &config)
+            ClientMessage::CancelRun => return self.cancel_run().await,
+            ClientMessage::Reconcile => match reconcile(self.in_flight.as_ref()) {
+                Some(e) => ServerMessage::Error(e),
+                None => return, // the job answers with `reconciled` itself
+            },
+            ClientMessage::StepOpen { config } => {
+                step::open(state, caller, &config, &mut self.stepping).await
             }
-            Ok(step_message) => {
-                let answer = self.step(step_message).await;
-                let _ = self.frames.send(answer).await;
+            ClientMessage::Step { buyer } => step::step(buyer, &mut self.stepping).await,
+            ClientMessage::StepReset => step::reset(state, caller, &mut self.stepping).await,
+            ClientMessage::StepClose => match step::close(state, &mut self.stepping).await {
+                Some(closed) => closed,
+                None => ServerMessage::Error(WireError::new(
+                    ErrorCode::NoRunInProgress,
+                    "no step-through is open",
+                )),
+            },
+            room @ (ClientMessage::CreateRoom
+            | ClientMessage::JoinRoom { .. }
+            | ClientMessage::OpenSale { .. }
+            | ClientMessage::Buy { .. }
+            | ClientMessage::CloseSale { .. }
+            | ClientMessage::Chaos { .. }) => {
+                let host: Arc<dyn rooms::Host> = self.state.clone();
+                rooms::seat::handle(&host, caller, room, &self.frames, &mut self.seat).await;
                 return;
             }
         };
-        match admitted {
+        let _ = self.frames.send(answer).await;
+    }
+
+    /// `start_run` or `start_compare`: refused while a job is in flight, else admitted (or
+    /// refused) by `admit`, and started.
+    async fn admit(&mut self, admit: Admit, request: &RunRequest) {
+        if let Some(job) = &self.in_flight {
+            let mut e = WireError::new(
+                ErrorCode::RunInProgress,
+                "this connection already has a run in flight; wait for its end or send cancel_run",
+            );
+            e.run_id = Some(job.id.clone());
+            return send_error(&self.frames, e).await;
+        }
+        match admit(&self.state, &self.caller, request) {
             Err(e) => send_error(&self.frames, e).await,
             Ok(job) => {
                 self.in_flight = Some(start(&self.state, &mut self.jobs, job, &self.frames));
@@ -349,25 +375,6 @@ impl Session {
                 );
                 send_error(&self.frames, e).await;
             }
-        }
-    }
-
-    /// Step-through mode answers each of its messages with its whole state (or an error).
-    async fn step(&mut self, message: ClientMessage) -> ServerMessage {
-        let (state, stepping) = (&self.state, &mut self.stepping);
-        match message {
-            ClientMessage::StepOpen { config } => {
-                step::open(state, &self.caller, &config, stepping).await
-            }
-            ClientMessage::Step { buyer } => step::step(buyer, stepping).await,
-            ClientMessage::StepReset => step::reset(state, &self.caller, stepping).await,
-            _ => match step::close(state, stepping).await {
-                Some(closed) => closed,
-                None => ServerMessage::Error(WireError::new(
-                    ErrorCode::NoRunInProgress,
-                    "no step-through is open",
-                )),
-            },
         }
     }
 }

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use super::Caller;
 use super::admit::{self, Permits};
 use super::inbound;
-use crate::app::AppState;
+use crate::client::Caller;
+use crate::state::AppState;
 use crate::stepper::{StepError, Stepper};
 use crate::strategy;
 use oversold_protocol::limits::{LIMITS, MAX_STEP_BUYERS, MIN_STEP_BUYERS};
@@ -44,7 +44,7 @@ fn admit(
         ..request.clone()
     };
     let config = inbound::validate_run(&request)?;
-    if config.race.checkout.is_some() {
+    if config.race.checkout().is_some() {
         return Err(WireError::new(
             ErrorCode::BadMessage,
             "step-through steps the race scenario's commands; a checkout runs with start_run",

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use axum::http::HeaderName;
-use oversold::app::AppState;
 use oversold::backends::Backends;
 use oversold::client::ClientCaps;
+use oversold::state::AppState;
 use oversold_protocol::{ErrorCode, RunSummary, ServerMessage, WireError};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;

@@ -33,6 +33,7 @@ mod http;
 mod invariants;
 mod leftovers;
 mod lua_contract;
+mod modules;
 mod rooms;
 mod stalls;
 mod step;

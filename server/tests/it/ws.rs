@@ -4,8 +4,8 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::common::{TestRedis, TestServer, calls};
-use oversold::app::AppState;
 use oversold::client::ClientCaps;
+use oversold::state::AppState;
 use oversold_protocol::{ErrorCode, OutcomeResult, RedisState, ServerMessage};
 use serde_json::json;
 

@@ -39,7 +39,7 @@ impl Shown {
     /// The panel's snapshot of page `p`, around the `books` on screen.
     fn of(p: &PageState, books: Numbers) -> Self {
         let r = p.run.as_ref();
-        let checkout = r.and_then(|r| r.config.race.checkout.as_ref());
+        let checkout = r.and_then(|r| r.config.race.checkout());
         let closing = r.and_then(|r| {
             let s = r.summary()?;
             let t = s.checkout.as_deref()?;
@@ -56,10 +56,7 @@ impl Shown {
         let sides = closing.as_ref().filter(|c| c.2.is_some()).map(|_| {
             both_sides(p.history.iter().map(|e| {
                 let kept = p.kept.get(&e.run_id);
-                (
-                    &e.summary,
-                    kept.and_then(|k| k.config.race.checkout.as_ref()),
-                )
+                (&e.summary, kept.and_then(|k| k.config.race.checkout()))
             }))
         });
         Shown {

@@ -18,7 +18,7 @@ pub fn CheckoutCounters() -> impl IntoView {
         session.with_run(|r| {
             (
                 r.is_some_and(|r| r.is_running()),
-                r.and_then(|r| r.config.race.checkout.as_ref())
+                r.and_then(|r| r.config.race.checkout())
                     .map(|c| c.time_scale),
             )
         })

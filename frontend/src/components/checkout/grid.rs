@@ -19,7 +19,7 @@ pub fn CheckoutGrid() -> impl IntoView {
         let b = books.get();
         session.with_run(|r| {
             let ttl = r
-                .and_then(|r| r.config.race.checkout.as_ref())
+                .and_then(|r| r.config.race.checkout())
                 .map_or(0, |c| u64::from(c.hold_ttl_ms));
             let rows = r.map(|r| r.rows.as_slice()).unwrap_or_default();
             units::layout(&b, rows.iter().map(|row| &row.outcome), ttl)

@@ -26,7 +26,7 @@ fn told(p: &PageState) -> Vec<Told> {
                 .iter()
                 .find(|e| e.strategy == name && e.summary.checkout.is_some())?;
             let kept = p.kept.get(&entry.run_id);
-            let config = kept.and_then(|k| k.config.race.checkout.as_ref());
+            let config = kept.and_then(|k| k.config.race.checkout());
             let outcomes = kept.map(|k| k.outcomes.as_slice()).unwrap_or_default();
             let label = strategies::short_label(p.known(), name);
             let lines = happened(&label, &entry.summary, config, outcomes.iter());

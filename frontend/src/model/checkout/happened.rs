@@ -210,7 +210,7 @@ mod tests {
         let lines = happened(
             "Idempotent holds",
             &s,
-            config.race.checkout.as_ref(),
+            config.race.checkout(),
             [resent].iter(),
         );
         assert_eq!(
@@ -241,7 +241,7 @@ mod tests {
         let lines = happened(
             "Naive checkout",
             &s,
-            config.race.checkout.as_ref(),
+            config.race.checkout(),
             std::iter::empty(),
         );
         assert_eq!(
@@ -275,7 +275,7 @@ mod tests {
         t.backorder_units = 5;
         t.overage_units = 3;
         let mut config = checkout_config(10, 50);
-        let c = config.race.checkout.as_mut().unwrap();
+        let c = config.race.checkout_mut().unwrap();
         c.fail_mode = FailMode::Open;
         c.outage_ms = 30_000;
         c.outage_at_ms = 10_000;

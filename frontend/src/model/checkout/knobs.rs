@@ -206,7 +206,7 @@ mod tests {
         assert_eq!((fraction(20), percent(0.2), percent(0.333)), (0.2, 20, 33));
         // The server fills in exactly what the form shows.
         let c = request(&k, 50).validate_compare(1).unwrap();
-        let filled = c.checkout.unwrap();
+        let filled = c.checkout().cloned().unwrap();
         assert_eq!(filled.abandon_fraction, 0.2);
         assert_eq!(filled.customers, 25, "left to the server: half the buyers");
         assert_eq!(CheckoutKnobs::from_config(&filled).abandon_pct, 20);
@@ -246,7 +246,8 @@ mod tests {
         let mut c = request(&CheckoutKnobs::defaults(&CHECKOUT_LIMITS), 50)
             .validate_compare(3)
             .unwrap()
-            .checkout
+            .checkout()
+            .cloned()
             .unwrap();
         c.abandon_fraction = 0.123;
         c.no_wait_expiry = true;
@@ -255,6 +256,6 @@ mod tests {
             ..Default::default()
         };
         replay_fields(&c, &mut r);
-        assert_eq!(r.validate_compare(9).unwrap().checkout, Some(c));
+        assert_eq!(r.validate_compare(9).unwrap().checkout(), Some(&c));
     }
 }

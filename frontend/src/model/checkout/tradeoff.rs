@@ -86,7 +86,7 @@ mod tests {
     #[test]
     fn only_an_outage_makes_a_trade() {
         let s = tally_summary(10, 6, 4, 0);
-        let mut config = checkout_config(10, 50).race.checkout.unwrap();
+        let mut config = checkout_config(10, 50).race.checkout().unwrap().clone();
         assert_eq!(TradeOff::of(&config, &s), None);
         config.outage_ms = 60_000;
         config.outage_at_ms = 90_000;
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn the_latest_run_of_each_mode_makes_the_two_sides() {
-        let base = checkout_config(10, 50).race.checkout.unwrap();
+        let base = checkout_config(10, 50).race.checkout().unwrap().clone();
         let with = |mode, outage| CheckoutConfig {
             fail_mode: mode,
             outage_ms: outage,

@@ -26,10 +26,7 @@ pub(crate) fn state(
             arrival_spread_ms: 0,
             race_window_ms: 0,
             seed: 1,
-            scenario: Default::default(),
-            checkout: None,
-            cart: None,
-            warehouses: None,
+            knobs: oversold_protocol::Knobs::Race,
         }
         .with_strategy("naive"),
         buyers: (1..=2)

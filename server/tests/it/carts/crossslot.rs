@@ -113,7 +113,7 @@ async fn the_socket_reports_crossslot_as_run_failed() {
         .await;
     let run_id = match client.next_not_status().await {
         ServerMessage::RunStarted { run_id, config } => {
-            assert_eq!(config.race.cart.map(|c| c.skus), Some(3));
+            assert_eq!(config.race.cart().map(|c| c.skus), Some(3));
             run_id
         }
         other => panic!("{other:?}"),

@@ -23,8 +23,8 @@ async fn collect(client: &mut Client, reconcile: bool) -> Seen {
     let mut seen = Seen::default();
     let run_id = match client.next_not_status().await {
         ServerMessage::RunStarted { run_id, config } => {
-            assert_eq!(config.race.scenario, Scenario::Checkout);
-            assert!(config.race.checkout.is_some());
+            assert_eq!(config.race.scenario(), Scenario::Checkout);
+            assert!(config.race.checkout().is_some());
             run_id
         }
         other => panic!("expected run_started, got {other:?}"),
@@ -173,7 +173,7 @@ async fn checkout_compare_races_every_checkout_strategy_with_one_crowd() {
         ServerMessage::CompareStarted {
             strategies, config, ..
         } => {
-            assert_eq!(config.scenario, Scenario::Checkout);
+            assert_eq!(config.scenario(), Scenario::Checkout);
             strategies
         }
         other => panic!("expected compare_started, got {other:?}"),

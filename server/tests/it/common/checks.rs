@@ -190,7 +190,7 @@ pub fn check_checkout(
     use oversold_protocol::{CheckoutEnd, StepOutcome};
     let s = &report.summary;
     let c = s.checkout.as_ref().ok_or("no checkout tally")?;
-    let knobs = config.race.checkout.as_ref().ok_or("no checkout knobs")?;
+    let knobs = config.race.checkout().ok_or("no checkout knobs")?;
     let stock = i64::from(config.race.stock);
     let fail = |what: String| {
         Err(format!(

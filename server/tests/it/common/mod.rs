@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use oversold::app::AppState;
 use oversold::backends::Backends;
 use oversold::private_cluster::PrivateCluster;
 use oversold::private_redis::PrivateRedis;
+use oversold::state::AppState;
 use oversold::store::{RedisConn, Store};
 use oversold_protocol::ServerMessage;
 use redis::aio::MultiplexedConnection;
@@ -205,7 +205,7 @@ impl TestServer {
             backends,
             max_runs,
             assets,
-            oversold::app::DEFAULT_MAX_SOCKETS,
+            oversold::state::DEFAULT_MAX_SOCKETS,
         )
         .await
     }

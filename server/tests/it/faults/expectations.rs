@@ -493,6 +493,7 @@ fn short_error(e: &RunError) -> &'static str {
         RunError::ReadBack(_) => "ReadBack(other)",
         RunError::Setup(_) => "Setup",
         RunError::Refused(_) => "Refused",
+        RunError::WrongScenario { .. } => "WrongScenario",
     }
 }
 

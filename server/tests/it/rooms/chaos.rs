@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use oversold::app::AppState;
 use oversold::backends::Backends;
 use oversold::private_redis::PrivateRedis;
 use oversold::rooms::Rooms;
+use oversold::state::AppState;
 use oversold::store::Store;
 use oversold_protocol::room::{ChaosAction, ChaosApplied, SaleClosed};
 use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};

@@ -1,8 +1,8 @@
 //! One server: create, join, open, buy, close; results to the right phones; spectators
 //! read-only; the presenter token enforced; expiry.
 
-use oversold::app::AppState;
 use oversold::rooms::Rooms;
+use oversold::state::AppState;
 use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
 use serde_json::json;
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
-use oversold::app::{AppState, app};
+use oversold::app::app;
 use oversold::backends::Backends;
+use oversold::state::AppState;
 use oversold::store::Store;
 use tower::ServiceExt;
 
