@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use oversold_protocol::{RedisCall, RedisCommand, RedisReply};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisFuture, Value};
@@ -506,10 +507,10 @@ impl RedisConn {
             return Err(StoreError::NotSent { op });
         }
         if let Some(t) = self.turnstile.clone() {
-            let command = turnstile::describe(cmd.args_iter().map(arg_bytes));
+            let call = turnstile::command(cmd.args_iter().map(arg_bytes)).into();
             let mut link = self.link.clone();
             return self
-                .through_turnstile(&t, command, op, async move { link.send(cmd, route).await })
+                .through_turnstile(&t, call, op, async move { link.send(cmd, route).await })
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
@@ -529,17 +530,17 @@ impl RedisConn {
             return Err(StoreError::NotSent { op });
         }
         if let Some(t) = self.turnstile.clone() {
-            let mut parts: Vec<String> = pipe
+            let commands: Vec<RedisCommand> = pipe
                 .cmd_iter()
-                .map(|c| turnstile::describe(c.args_iter().map(arg_bytes)))
+                .map(|c| turnstile::command(c.args_iter().map(arg_bytes)))
                 .collect();
-            if pipe.is_transaction() {
-                parts.insert(0, "MULTI".into());
-                parts.push("EXEC".into());
-            }
-            let command = parts.join(" · ");
+            let call = if pipe.is_transaction() {
+                RedisCall::Transaction(commands)
+            } else {
+                RedisCall::Pipeline(commands)
+            };
             return self
-                .through_turnstile(&t, command, op, pipe.query_async(&mut self.link.clone()))
+                .through_turnstile(&t, call, op, pipe.query_async(&mut self.link.clone()))
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
@@ -552,18 +553,18 @@ impl RedisConn {
     async fn through_turnstile<T: FromRedisValue>(
         &mut self,
         t: &Turnstile,
-        command: String,
+        call: RedisCall,
         op: &'static str,
         send: impl std::future::Future<Output = Result<Value, RedisError>>,
     ) -> Result<T, StoreError> {
-        t.wait(command.clone()).await;
+        t.wait(call.clone()).await;
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = send.await;
-        let shown = match &reply {
-            Ok(v) => turnstile::show(v),
-            Err(e) => e.to_string(),
+        let answer = match &reply {
+            Ok(v) => turnstile::reply(v),
+            Err(e) => RedisReply::Error(e.to_string()),
         };
-        t.passed(command, shown);
+        t.passed(call, answer);
         let value = self.check(op, reply)?;
         decode(op, value)
     }
