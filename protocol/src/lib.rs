@@ -130,7 +130,7 @@ pub use validate::ConfigError;
 /// `hello.limits.cart`, the `skus`, `max_lines`, `warehouses` and `split` knobs,
 /// `outcomes[].cart`, the cart fields flat in the summary, the `saga` category); the typed
 /// step-through fields (`step_state.log[].call` and `.answer`, `step_state.buyers[].next_call`:
-/// the text fields beside them are built from these).
+/// the text fields beside them are built from these); `hello.chaos`, the chaos buttons.
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
@@ -385,6 +385,10 @@ pub struct Hello {
     /// A page offers the outage knobs only when this is true (absent: false).
     #[serde(default)]
     pub outage_allowed: bool,
+    /// The presenter's chaos buttons, in order, each with its words (absent from an older
+    /// server: none).
+    #[serde(default)]
+    pub chaos: Vec<room::ChaosInfo>,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.

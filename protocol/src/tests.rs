@@ -899,3 +899,45 @@ mod step_frames {
         assert_eq!((b.next.as_deref(), b.next_call), (Some("GET stock"), None));
     }
 }
+
+mod hello_frames {
+    use super::*;
+    use crate::room::{ChaosAction, ChaosInfo};
+
+    fn hello_json() -> serde_json::Value {
+        json!({
+            "type": "hello", "protocol_version": 3, "server_version": "0.1.0",
+            "redis": "up", "strategies": [], "scripts": [],
+            "limits": serde_json::to_value(limits::LIMITS).unwrap()
+        })
+    }
+
+    #[test]
+    fn hello_lists_the_chaos_buttons_and_an_old_hello_still_parses() {
+        let ServerMessage::Hello(old) = serde_json::from_value(hello_json()).unwrap() else {
+            panic!("a hello")
+        };
+        assert!(old.chaos.is_empty(), "an older server lists none");
+        let mut hello = old;
+        hello.chaos = vec![ChaosInfo {
+            action: ChaosAction::ScriptFlush,
+            label: "Flush scripts".into(),
+            description: "Every cached script is gone.".into(),
+            needs_own_redis: true,
+        }];
+        let v = serde_json::to_value(ServerMessage::Hello(hello.clone())).unwrap();
+        assert_eq!(
+            v["chaos"],
+            json!([{
+                "action": "script_flush",
+                "label": "Flush scripts",
+                "description": "Every cached script is gone.",
+                "needs_own_redis": true
+            }])
+        );
+        assert_eq!(
+            serde_json::from_value::<ServerMessage>(v).unwrap(),
+            ServerMessage::Hello(hello)
+        );
+    }
+}
