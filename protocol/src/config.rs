@@ -118,6 +118,20 @@ pub enum FieldKind {
     Flag,
 }
 
+impl FieldKind {
+    /// What a value of this kind must be, in words: `true or false`. (`scenario` and
+    /// `fail_mode` name their own words.)
+    pub fn expected(self) -> &'static str {
+        match self {
+            FieldKind::Text => "a string",
+            FieldKind::Whole64 => "a whole number from 0 to 2^64-1",
+            FieldKind::Whole32 => "a whole number from 0 to 4294967295",
+            FieldKind::Fraction => "a number from 0.0 to 1.0",
+            FieldKind::Flag => "true or false",
+        }
+    }
+}
+
 impl RunRequest {
     /// The JSON names of every field, in declaration order. A server uses them to tell an
     /// unknown field from a mistyped one without reading serde's messages; a test pins them

@@ -19,6 +19,8 @@
 //! - [`room`]: rooms, where the audience's phones are the buyers: `create_room`,
 //!   `join_room`, `open_sale`, `buy`, `close_sale`, `chaos` and their answers (drawn frame
 //!   by frame there).
+//! - [`StepState`]: step-through mode, one command per click, each logged as the typed
+//!   [`RedisCall`] it sent and the [`RedisReply`] it got, with their text written once.
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
 //!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
@@ -92,6 +94,7 @@ mod config;
 pub mod limits;
 mod outcome;
 pub mod room;
+mod step;
 mod strategy;
 pub mod tape;
 mod validate;
@@ -104,6 +107,9 @@ pub use checkout::{
 };
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
+pub use step::{
+    CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
+};
 pub use strategy::{
     Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
 };
@@ -127,7 +133,9 @@ pub use validate::ConfigError;
 /// `chaos`; the frames `room_created`, `room_joined`, `sale_opened`, `buy_result`,
 /// `sale_closed`, `room_presence`, `chaos_applied` and the room error codes: see [`room`]); an
 /// answer to every request frame, `rate_limited` included, and a socket closed with 1008
-/// past a hard limit of refused frames.
+/// past a hard limit of refused frames; the typed step-through fields
+/// (`step_state.log[].call` and `.answer`, `step_state.buyers[].next_call`: the text fields
+/// beside them are built from these); `hello.chaos`, the chaos buttons.
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`
@@ -407,49 +415,6 @@ pub enum ServerMessage {
     Error(WireError),
 }
 
-/// Step-through mode's whole state: small (at most 4 buyers), so every answer carries all of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepState {
-    /// Identifies the step session (its keys carry it as their hash tag).
-    pub run_id: String,
-    /// The knobs in use (`buyers` is the number of buyers standing ready).
-    pub config: RunConfig,
-    /// Each buyer: the command it will send next, or how it ended.
-    pub buyers: Vec<StepBuyer>,
-    /// Every command that went through, in the order Redis ran them (exact: each was sent
-    /// alone, on a click).
-    pub log: Vec<StepCommand>,
-    /// The stock as Redis holds it now (read after the last command), or `None` if the key
-    /// is gone.
-    pub stock: Option<i64>,
-    /// Units sold so far by buyers that finished `reserved`.
-    pub units_sold: u64,
-}
-
-/// One buyer in step-through mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepBuyer {
-    /// 1-based buyer number.
-    pub buyer: u32,
-    /// The command it will send on its next click, as a person reads it (`DECRBY stock 1`);
-    /// `None` while it is between commands or when it is done.
-    pub next: Option<String>,
-    /// How it ended, once it has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<BuyerOutcome>,
-}
-
-/// One command in step-through mode's log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepCommand {
-    /// Who sent it.
-    pub buyer: u32,
-    /// The command, e.g. `GET stock`.
-    pub command: String,
-    /// Redis's reply, e.g. `1`, `nil`, `[1, 1, 0]`.
-    pub reply: String,
-}
-
 /// The greeting: everything a page needs to draw its controls.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
@@ -477,6 +442,10 @@ pub struct Hello {
     /// A page offers the outage knobs only when this is true (absent: false).
     #[serde(default)]
     pub outage_allowed: bool,
+    /// The presenter's chaos buttons, in order, each with its words (absent from an older
+    /// server: none).
+    #[serde(default)]
+    pub chaos: Vec<room::ChaosInfo>,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.

@@ -154,6 +154,15 @@ pub enum ChaosAction {
 }
 
 impl ChaosAction {
+    /// Every chaos button, in the order the server lists them in `hello.chaos`.
+    pub const ALL: [ChaosAction; 5] = [
+        ChaosAction::ScriptFlush,
+        ChaosAction::KillAppServer,
+        ChaosAction::PauseRedis,
+        ChaosAction::RestartRedis,
+        ChaosAction::SlowScript,
+    ];
+
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -164,6 +173,21 @@ impl ChaosAction {
             ChaosAction::SlowScript => "slow_script",
         }
     }
+}
+
+/// A chaos button as the server describes it in `hello.chaos`: every word a page shows about
+/// it, written once on the server (the page holds none of its own), like a strategy's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChaosInfo {
+    /// What pressing it sends as `chaos.action`.
+    pub action: ChaosAction,
+    /// The button's words, e.g. `Pause Redis 1 s`.
+    pub label: String,
+    /// One line on what it does and what to watch for.
+    pub description: String,
+    /// Refused (`chaos_not_allowed`) unless the server started its Redis itself
+    /// (`hello.outage_allowed`).
+    pub needs_own_redis: bool,
 }
 
 /// What one phone's click came to, sent to that phone only.
@@ -334,15 +358,47 @@ mod tests {
             (v["type"].as_str(), v["request_id"].as_str()),
             (Some("buy_result"), Some("r1"))
         );
-        for a in [
-            ChaosAction::ScriptFlush,
-            ChaosAction::KillAppServer,
-            ChaosAction::PauseRedis,
-            ChaosAction::RestartRedis,
-            ChaosAction::SlowScript,
-        ] {
+        for a in ChaosAction::ALL {
             assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
         }
+    }
+
+    #[test]
+    fn every_chaos_action_is_listed_once_in_all() {
+        // A new action fails to compile here until it has a place in `ALL`.
+        fn place(a: ChaosAction) -> usize {
+            match a {
+                ChaosAction::ScriptFlush => 0,
+                ChaosAction::KillAppServer => 1,
+                ChaosAction::PauseRedis => 2,
+                ChaosAction::RestartRedis => 3,
+                ChaosAction::SlowScript => 4,
+            }
+        }
+        for (i, a) in ChaosAction::ALL.into_iter().enumerate() {
+            assert_eq!(place(a), i, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn chaos_info_is_flat_and_round_trips() {
+        let info = ChaosInfo {
+            action: ChaosAction::PauseRedis,
+            label: "Pause Redis 1 s".into(),
+            description: "CLIENT PAUSE: every command waits.".into(),
+            needs_own_redis: true,
+        };
+        let v = serde_json::to_value(&info).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "action": "pause_redis",
+                "label": "Pause Redis 1 s",
+                "description": "CLIENT PAUSE: every command waits.",
+                "needs_own_redis": true
+            })
+        );
+        assert_eq!(serde_json::from_value::<ChaosInfo>(v).unwrap(), info);
     }
 
     #[test]

@@ -885,3 +885,162 @@ fn the_run_config_wire_format_is_pinned_for_every_scenario() {
     .unwrap();
     assert_eq!(old.race.scenario(), Scenario::Race);
 }
+
+mod step_frames {
+    use super::*;
+
+    /// `naive`'s two commands and `watch`'s transaction, typed as the server sends them.
+    fn get() -> RedisCall {
+        RedisCommand::new("GET").key("stock").into()
+    }
+    fn decrby() -> RedisCall {
+        RedisCommand::new("DECRBY").key("stock").int(1).into()
+    }
+
+    #[test]
+    fn the_text_is_built_from_the_typed_call_and_reply() {
+        assert_eq!(get().to_string(), "GET stock");
+        assert_eq!(decrby().to_string(), "DECRBY stock 1");
+        let exec = RedisCall::Transaction(vec![RedisCommand::new("DECRBY").key("stock").int(1)]);
+        assert_eq!(exec.to_string(), "MULTI · DECRBY stock 1 · EXEC");
+        let reads = RedisCall::Pipeline(vec![
+            RedisCommand::new("GET").key("stock:b0"),
+            RedisCommand::new("GET").key("stock:b1"),
+        ]);
+        assert_eq!(reads.to_string(), "GET stock:b0 · GET stock:b1");
+        let lua = RedisCommand::new("EVALSHA")
+            .script("reserve.lua")
+            .int(1)
+            .key("stock")
+            .int(1);
+        assert_eq!(lua.to_string(), "EVALSHA reserve.lua 1 stock 1");
+        let lock = RedisCommand::new("SET")
+            .key("lock")
+            .word("ab12")
+            .word("NX")
+            .word("PX")
+            .int(2000);
+        assert_eq!(lock.to_string(), "SET lock ab12 NX PX 2000");
+        assert!(lock.has_word("NX") && !lock.has_word("lock"));
+        let script = RedisReply::Array(vec![
+            RedisReply::Integer(1),
+            RedisReply::Integer(1),
+            RedisReply::Integer(0),
+        ]);
+        assert_eq!(script.to_string(), "[1, 1, 0]");
+        assert_eq!(RedisReply::Nil.to_string(), "nil");
+        assert_eq!(RedisReply::Status("OK".into()).to_string(), "OK");
+        assert_eq!(RedisReply::Integer(-1).to_string(), "-1");
+        assert_eq!(RedisReply::Integer(-1).integer(), Some(-1));
+        assert_eq!(RedisReply::Text("1".into()).integer(), None);
+    }
+
+    #[test]
+    fn a_step_state_carries_typed_commands_beside_their_text_and_round_trips() {
+        let state = StepState {
+            run_id: "s-1".into(),
+            config: RaceConfig {
+                stock: 1,
+                buyers: 2,
+                qty: 1,
+                max_qty: None,
+                app_servers: 2,
+                arrival_spread_ms: 0,
+                race_window_ms: 0,
+                seed: 1,
+                knobs: Knobs::Race,
+            }
+            .with_strategy("naive"),
+            buyers: vec![StepBuyer {
+                buyer: 1,
+                next: Some(decrby().to_string()),
+                next_call: Some(decrby()),
+                outcome: None,
+            }],
+            log: vec![StepCommand::new(1, get(), RedisReply::Integer(1))],
+            stock: Some(1),
+            units_sold: 0,
+        };
+        let v = serde_json::to_value(ServerMessage::StepState(state.clone())).unwrap();
+        assert_eq!(
+            v["log"][0],
+            json!({
+                "buyer": 1,
+                "command": "GET stock",
+                "reply": "1",
+                "call": {"command": {"name": "GET", "args": [{"key": "stock"}]}},
+                "answer": {"integer": 1}
+            })
+        );
+        assert_eq!(
+            v["buyers"][0]["next_call"],
+            json!({"command": {"name": "DECRBY", "args": [{"key": "stock"}, {"integer": 1}]}})
+        );
+        assert_eq!(v["buyers"][0]["next"], "DECRBY stock 1");
+        let back: ServerMessage = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ServerMessage::StepState(state));
+        // The other kinds' wire shapes.
+        assert_eq!(serde_json::to_value(RedisReply::Nil).unwrap(), json!("nil"));
+        assert_eq!(
+            serde_json::to_value(RedisReply::Array(vec![RedisReply::Status("OK".into())])).unwrap(),
+            json!({"array": [{"status": "OK"}]})
+        );
+        let exec = RedisCall::Transaction(vec![RedisCommand::new("DECRBY").key("stock").int(1)]);
+        let v = serde_json::to_value(&exec).unwrap();
+        assert_eq!(
+            v,
+            json!({"transaction": [{"name": "DECRBY", "args": [{"key": "stock"}, {"integer": 1}]}]})
+        );
+        assert_eq!(serde_json::from_value::<RedisCall>(v).unwrap(), exec);
+    }
+
+    #[test]
+    fn a_buyer_without_next_call_still_reads() {
+        // An older server's buyer: no `next_call`.
+        let b: StepBuyer =
+            serde_json::from_value(json!({"buyer": 2, "next": "GET stock"})).unwrap();
+        assert_eq!((b.next.as_deref(), b.next_call), (Some("GET stock"), None));
+    }
+}
+
+mod hello_frames {
+    use super::*;
+    use crate::room::{ChaosAction, ChaosInfo};
+
+    fn hello_json() -> serde_json::Value {
+        json!({
+            "type": "hello", "protocol_version": 3, "server_version": "0.1.0",
+            "redis": "up", "strategies": [], "scripts": [],
+            "limits": serde_json::to_value(limits::LIMITS).unwrap()
+        })
+    }
+
+    #[test]
+    fn hello_lists_the_chaos_buttons_and_an_old_hello_still_parses() {
+        let ServerMessage::Hello(old) = serde_json::from_value(hello_json()).unwrap() else {
+            panic!("a hello")
+        };
+        assert!(old.chaos.is_empty(), "an older server lists none");
+        let mut hello = old;
+        hello.chaos = vec![ChaosInfo {
+            action: ChaosAction::ScriptFlush,
+            label: "Flush scripts".into(),
+            description: "Every cached script is gone.".into(),
+            needs_own_redis: true,
+        }];
+        let v = serde_json::to_value(ServerMessage::Hello(hello.clone())).unwrap();
+        assert_eq!(
+            v["chaos"],
+            json!([{
+                "action": "script_flush",
+                "label": "Flush scripts",
+                "description": "Every cached script is gone.",
+                "needs_own_redis": true
+            }])
+        );
+        assert_eq!(
+            serde_json::from_value::<ServerMessage>(v).unwrap(),
+            ServerMessage::Hello(hello)
+        );
+    }
+}

@@ -10,7 +10,7 @@ use oversold::bench::BenchConfig;
 use oversold::cli::{BenchArgs, Cli, Command, CompareArgs, RunArgs, ServeArgs};
 use oversold::pg::{self, PgDb};
 use oversold::state::AppState;
-use oversold::{budget, headless, health, redis_source};
+use oversold::{budget, headless, health, redis_source, strategy};
 use tokio::sync::watch;
 use tracing_subscriber::EnvFilter;
 
@@ -47,10 +47,13 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
     tracing::info!(redis = %source.store.display_addr(), via = source.origin, "using Redis");
     // Only look for PostgreSQL when the command could use it: an unreachable one costs a
     // connect timeout, which a `run --strategy lua` should not pay.
+    // By the strategy's own backend, not its name: any strategy that buys in PostgreSQL.
+    let runs_in_postgres =
+        |name: &str| strategy::find(name).is_some_and(strategy::Strategy::uses_postgres);
     let wants_postgres = match &cli.command {
         // A checkout settles its orders in PostgreSQL when there is one.
-        Some(Command::Run(a)) => a.strategy == "postgres" || a.race.is_checkout(),
-        Some(Command::Bench(a)) => a.strategy == "postgres",
+        Some(Command::Run(a)) => runs_in_postgres(&a.strategy) || a.race.is_checkout(),
+        Some(Command::Bench(a)) => runs_in_postgres(&a.strategy),
         _ => true,
     };
     // A public demo never reaches for "whatever PostgreSQL runs on this machine".

@@ -180,6 +180,7 @@ impl AppState {
                 .collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
+            chaos: crate::rooms::chaos::buttons(),
             scripts: scripts::all()
                 .into_iter()
                 .map(|f| ScriptSource {

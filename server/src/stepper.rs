@@ -192,11 +192,7 @@ impl Stepper {
     /// Take in what has happened: commands that passed, buyers that finished.
     fn collect(&mut self) {
         while let Ok((buyer, p)) = self.passed.try_recv() {
-            self.log.push(StepCommand {
-                buyer,
-                command: p.command,
-                reply: p.reply,
-            });
+            self.log.push(StepCommand::new(buyer, p.call, p.answer));
         }
         while let Some(done) = self.tasks.try_join_next() {
             self.finished(done);
@@ -245,13 +241,17 @@ impl Stepper {
             .buyers
             .iter()
             .enumerate()
-            .map(|(i, b)| StepBuyer {
-                buyer: i as u32 + 1,
-                next: match (&b.outcome, &*b.turn.borrow()) {
-                    (None, Turn::Waiting(cmd)) => Some(cmd.clone()),
+            .map(|(i, b)| {
+                let next_call = match (&b.outcome, &*b.turn.borrow()) {
+                    (None, Turn::Waiting(call)) => Some(call.clone()),
                     _ => None,
-                },
-                outcome: b.outcome.clone(),
+                };
+                StepBuyer {
+                    buyer: i as u32 + 1,
+                    next: next_call.as_ref().map(ToString::to_string),
+                    next_call,
+                    outcome: b.outcome.clone(),
+                }
             })
             .collect();
         let units_sold = self

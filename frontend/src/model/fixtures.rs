@@ -121,6 +121,7 @@ pub(crate) fn hello() -> Hello {
         cart_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
+        chaos: Vec::new(),
     }
 }
 

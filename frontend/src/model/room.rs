@@ -2,8 +2,8 @@
 //! own results and the chaos pressed so far. The sale's outcomes themselves fill the normal
 //! run model (`page.rs` treats a sale as a run); this holds only what a room adds.
 
-use oversold_protocol::room::{BuyResult, ChaosApplied, Presence, RoomRole, SaleConfig};
-use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
+use oversold_protocol::room::{BuyResult, ChaosApplied, ChaosInfo, Presence, RoomRole, SaleConfig};
+use oversold_protocol::{ErrorCode, Hello, OutcomeResult, ServerMessage};
 
 /// Chaos events kept for the log (the newest; older ones drop off).
 const CHAOS_KEPT: usize = 20;
@@ -11,6 +11,18 @@ const CHAOS_KEPT: usize = 20;
 /// none came, ms. A click normally takes milliseconds plus the sale's race window (at most
 /// 5 s); this is for a sale whose server stopped mid-sale.
 pub const ANSWER_WAIT_MS: u32 = 20_000;
+
+/// The chaos buttons the presenter's panel shows, in the server's order and words
+/// (`hello.chaos`): each one this server lets it press (one that needs the server's own Redis
+/// only when the server started it). The page holds no list of its own.
+pub fn chaos_buttons(hello: &Hello) -> Vec<ChaosInfo> {
+    hello
+        .chaos
+        .iter()
+        .filter(|c| !c.needs_own_redis || hello.outage_allowed)
+        .cloned()
+        .collect()
+}
 
 /// The sale on screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -300,8 +312,41 @@ pub fn code_in_path(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oversold_protocol::room::SaleOpened;
+    use oversold_protocol::room::{ChaosAction, SaleOpened};
     use oversold_protocol::{RunConfig, WireError};
+
+    #[test]
+    fn chaos_buttons_are_the_servers_and_only_those_it_may_press() {
+        let button = |action: ChaosAction, label: &str, needs_own_redis: bool| ChaosInfo {
+            action,
+            label: label.into(),
+            description: format!("{label}, described."),
+            needs_own_redis,
+        };
+        let mut hello = crate::model::fixtures::hello();
+        hello.chaos = vec![
+            button(ChaosAction::ScriptFlush, "Flush scripts", true),
+            button(ChaosAction::PauseRedis, "Pause Redis 1 s", true),
+        ];
+        assert!(
+            chaos_buttons(&hello).is_empty(),
+            "not the server's own Redis"
+        );
+        hello.outage_allowed = true;
+        let labels: Vec<String> = chaos_buttons(&hello).into_iter().map(|c| c.label).collect();
+        assert_eq!(labels, ["Flush scripts", "Pause Redis 1 s"]);
+        // One that needs no Redis of the server's own is offered either way.
+        hello.outage_allowed = false;
+        hello.chaos[1].needs_own_redis = false;
+        let shown: Vec<ChaosAction> = chaos_buttons(&hello)
+            .into_iter()
+            .map(|c| c.action)
+            .collect();
+        assert_eq!(shown, [ChaosAction::PauseRedis]);
+        // An older server lists none: no buttons.
+        hello.chaos.clear();
+        assert!(chaos_buttons(&hello).is_empty());
+    }
 
     fn result(result: OutcomeResult, unit: Option<i64>) -> BuyResult {
         BuyResult {

@@ -6,16 +6,17 @@
 //! the outage only when there is one). The names are the protocol's own
 //! (`RunRequest::FIELDS`), so a link reads like the `start_run` it replays.
 //!
-//! Reading a link follows the protocol's rule: a value out of range is an error, never a clamp.
-//! Each bad value is reported in words (the server's own sentence, [`ConfigError`]'s), the
-//! form keeps its default for that knob, and the link is not offered for replay: a crowd with
-//! one knob changed is not the same crowd.
+//! Reading a link follows the protocol's rule: a value out of range is an error, never a clamp,
+//! and so is a flag that is neither `true` nor `false`, or a cart's `max_lines` above its
+//! `skus` (the protocol's own check). Each bad value is reported in words (the server's own
+//! sentence, [`ConfigError`]'s), the form keeps its default for that knob, and the link is not
+//! offered for replay: a crowd with one knob changed is not the same crowd.
 
 use oversold_protocol::Knobs as ScenarioKnobs;
 use oversold_protocol::limits::{CheckoutLimits, FractionRange, Limits, Range};
 use oversold_protocol::{
-    CartConfig, CheckoutConfig, ConfigError, FailMode, RaceConfig, RunConfig, RunRequest, Scenario,
-    StrategyInfo, WarehouseConfig,
+    CartConfig, CheckoutConfig, ConfigError, FailMode, FieldKind, RaceConfig, RunConfig,
+    RunRequest, Scenario, StrategyInfo, WarehouseConfig,
 };
 
 use super::checkout::knobs::{CheckoutKnobs, customers_range};
@@ -112,7 +113,7 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     // so a link's problems are always listed the same way.
     let scenario = link.scenario();
     let race = link.race(limits);
-    let cart = link.cart(limits);
+    let (cart, cart_config) = link.cart(limits, scenario);
     // The checkout's knobs, read only when the link asks for a checkout.
     let checkout =
         (scenario == Scenario::Checkout).then(|| link.checkout(&limits.checkout, race.buyers));
@@ -136,7 +137,7 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
     // Every read has run by now, so `problems` is complete.
     let replay = match (strategy, seed) {
         (Some(strategy), Some(seed)) if link.problems.is_empty() => {
-            Some(race_config(&knobs, &race, seed, checkout).with_strategy(strategy))
+            Some(race_config(&knobs, &race, seed, checkout, cart_config).with_strategy(strategy))
         }
         _ => None,
     };
@@ -161,12 +162,13 @@ struct RaceKnobs {
 }
 
 /// The exact race a valid link replays: the form's knobs, with the quantities as the link
-/// wrote them and the scenario's own config.
+/// wrote them and the scenario's own config (a cart's as the protocol filled it in).
 fn race_config(
     knobs: &Knobs,
     race: &RaceKnobs,
     seed: u64,
     checkout: Option<CheckoutConfig>,
+    cart_config: Option<CartConfig>,
 ) -> RaceConfig {
     let (scenario, cart) = (knobs.scenario, knobs.cart);
     RaceConfig {
@@ -178,16 +180,14 @@ fn race_config(
         arrival_spread_ms: knobs.arrival_spread_ms,
         race_window_ms: knobs.race_window_ms,
         seed,
-        knobs: match (scenario, checkout) {
-            (Scenario::Checkout, Some(c)) => ScenarioKnobs::Checkout(c),
-            (Scenario::Cart, _) => ScenarioKnobs::Cart(CartConfig {
-                skus: cart.skus,
-                max_lines: cart.max_lines.min(cart.skus),
-            }),
-            (Scenario::Warehouses, _) => ScenarioKnobs::Warehouses(WarehouseConfig {
+        knobs: match (scenario, checkout, cart_config) {
+            (Scenario::Checkout, Some(c), _) => ScenarioKnobs::Checkout(c),
+            (Scenario::Cart, _, Some(c)) => ScenarioKnobs::Cart(c),
+            (Scenario::Warehouses, _, _) => ScenarioKnobs::Warehouses(WarehouseConfig {
                 warehouses: cart.warehouses,
                 split: cart.split,
             }),
+            // A valid link always brings its scenario's config; a race has none.
             _ => ScenarioKnobs::Race,
         },
     }
@@ -292,18 +292,59 @@ impl Link {
         }
     }
 
-    /// The cart and warehouse knobs (kept in the form whatever the scenario).
-    fn cart(&mut self, limits: &Limits) -> CartKnobs {
+    /// The cart and warehouse knobs (kept in the form whatever the scenario), and in a cart
+    /// link the cart's config as the protocol fills it in. `max_lines` must also be at most
+    /// `skus`: the protocol's own check says so, in its words, and the form then takes
+    /// `skus` (what the protocol gives a cart that names no `max_lines`).
+    fn cart(&mut self, limits: &Limits, scenario: Scenario) -> (CartKnobs, Option<CartConfig>) {
         let defaults = Knobs::defaults(limits).cart;
-        CartKnobs {
-            skus: self.knob("skus", limits.cart.skus).unwrap_or(defaults.skus),
-            max_lines: self
-                .knob("max_lines", limits.cart.skus)
-                .unwrap_or(defaults.max_lines),
+        let skus = self.knob("skus", limits.cart.skus);
+        let max_lines = self.knob("max_lines", limits.cart.skus);
+        let mut knobs = CartKnobs {
+            skus: skus.unwrap_or(defaults.skus),
+            max_lines: max_lines.unwrap_or(defaults.max_lines),
             warehouses: self
                 .knob("warehouses", limits.cart.warehouses)
                 .unwrap_or(defaults.warehouses),
-            split: self.get("split") == Some("true"),
+            split: self.flag("split").unwrap_or(false),
+        };
+        if scenario != Scenario::Cart {
+            return (knobs, None);
+        }
+        let request = RunRequest {
+            scenario: Some(Scenario::Cart),
+            skus: Some(knobs.skus),
+            max_lines,
+            ..Default::default()
+        };
+        match request.validate_compare(0) {
+            Ok(race) => {
+                knobs.max_lines = race.cart().map_or(knobs.skus, |c| c.max_lines);
+                (knobs, race.cart())
+            }
+            Err(e) => {
+                self.problems
+                    .push(format!("The link's {e}; the form takes {}.", knobs.skus));
+                knobs.max_lines = knobs.skus;
+                (knobs, None)
+            }
+        }
+    }
+
+    /// A flag (`true` or `false`, as the protocol takes it); anything else is reported and
+    /// the form keeps `false`.
+    fn flag(&mut self, field: &'static str) -> Option<bool> {
+        let text = self.get(field)?.trim().to_string();
+        match text.as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => {
+                self.problems.push(format!(
+                    "The link's {field} = {text:?} is not {}; the form keeps false.",
+                    FieldKind::Flag.expected()
+                ));
+                None
+            }
         }
     }
 
@@ -333,9 +374,7 @@ impl Link {
             customers: customers.unwrap_or(customers_range(l, buyers).default),
             per_customer_limit: per_customer_limit.unwrap_or(d.per_customer_limit),
             fail_mode: fail_mode.unwrap_or_default(),
-            no_wait_expiry: self
-                .get("no_wait_expiry")
-                .is_some_and(|v| v.trim() == "true"),
+            no_wait_expiry: self.flag("no_wait_expiry").unwrap_or(false),
             outage_at_ms: outage_at_ms.unwrap_or(0),
             outage_ms: outage_ms.unwrap_or(0),
         }
@@ -653,6 +692,67 @@ mod tests {
         assert_eq!(
             r.replay.map(|c| (c.strategy, c.race.seed)),
             Some(("lua".into(), 3))
+        );
+    }
+
+    #[test]
+    fn a_bad_cart_or_warehouse_link_is_an_error_in_the_protocols_words() {
+        let mut saga = strategies().remove(0);
+        saga.about.name = oversold_protocol::text("saga");
+        saga.about.scenario = Scenario::Cart;
+        let infos = [saga];
+        // More lines than SKUs: the protocol's own check, not a clamp.
+        let r = restore(
+            "strategy=saga&seed=9&scenario=cart&skus=3&max_lines=5",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(
+            r.problems,
+            [
+                "The link's max_lines = 5 is out of range: a cart's lines are distinct SKUs, so it must be at most skus = 3; the form takes 3."
+            ]
+        );
+        assert_eq!(r.replay, None, "not the crowd the link was made from");
+        assert_eq!((r.knobs.cart.skus, r.knobs.cart.max_lines), (3, 3));
+        // A split that is neither true nor false is said, not dropped.
+        let r = restore(
+            "scenario=warehouses&warehouses=4&split=yes&no_wait_expiry=1",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(
+            r.problems,
+            ["The link's split = \"yes\" is not true or false; the form keeps false."]
+        );
+        assert!(!r.knobs.cart.split);
+        // The same link made right replays, its cart as the protocol fills it in.
+        let r = restore(
+            "strategy=saga&seed=9&scenario=cart&skus=3&max_lines=2",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(r.problems, Vec::<String>::new());
+        let cart = r.replay.and_then(|c| c.race.cart());
+        assert_eq!(
+            cart,
+            Some(CartConfig {
+                skus: 3,
+                max_lines: 2
+            })
+        );
+        // No max_lines: the protocol's default, every SKU.
+        let r = restore("strategy=saga&seed=9&scenario=cart&skus=5", &LIMITS, &infos).unwrap();
+        assert_eq!(r.knobs.cart.max_lines, 5);
+        assert_eq!(
+            r.replay.and_then(|c| c.race.cart()),
+            Some(CartConfig {
+                skus: 5,
+                max_lines: 5
+            })
         );
     }
 

@@ -122,14 +122,18 @@ pub async fn run(
         split,
         race_window: Duration::from_millis(u64::from(config.race.race_window_ms)),
     };
-    let (outcomes, lost) = race.run(crowd, sink, cancel).await;
+    let Raced {
+        outcomes,
+        lost,
+        cross_slot,
+    } = race.run(crowd, sink, cancel).await;
     let redis_requests = fleet.iter().map(RedisConn::requests_sent).sum();
     let read = read_back(&mut admin, &shelves.keys).await;
     if let Err(e) = shelves::remove_run(&mut admin, &shelves.keys).await {
         tracing::warn!(run_id, error = %e, "could not delete the run's shelves; they expire on their own");
     }
-    if let Some(why) = crossslot(&outcomes) {
-        return Err(RunError::Refused(why));
+    if let Some(refused) = cross_slot {
+        return Err(RunError::Refused(refused.why()));
     }
     if let Some(why) = lost {
         return Err(RunError::StoreLost {
@@ -215,21 +219,41 @@ async fn read_back(admin: &mut RedisConn, keys: &ShelfKeys) -> Result<Vec<i64>, 
         .collect()
 }
 
-/// The cluster's CROSSSLOT refusal, if a buyer got one: the run's error.
-fn crossslot(outcomes: &[BuyerOutcome]) -> Option<String> {
-    let refused = outcomes
-        .iter()
-        .filter_map(|o| o.error.as_deref())
-        .find(|e| e.contains("CROSSSLOT"))?;
-    let n = outcomes
-        .iter()
-        .filter(|o| o.error.as_deref().is_some_and(|e| e.contains("CROSSSLOT")))
-        .count();
-    Some(format!(
-        "the Redis Cluster refused {n} cart(s) with CROSSSLOT: a script's keys must share one \
-         slot, and these keys share no hash tag ({refused}). The fix: one tag for the cart's \
-         keys ({{run-ID}}, as cart_script does), at the cost of putting them all on one node"
-    ))
+/// The cluster's `CROSSSLOT` refusals, found by each buyer's error's cause: the run's error.
+struct CrossSlot {
+    /// Carts refused.
+    carts: usize,
+    /// The first refusal's words, as Redis said them.
+    first: String,
+}
+
+impl CrossSlot {
+    /// The run's error message (it names `CROSSSLOT`: the page and the tests look for it).
+    fn why(&self) -> String {
+        format!(
+            "the Redis Cluster refused {} cart(s) with CROSSSLOT: a script's keys must share one \
+             slot, and these keys share no hash tag ({}). The fix: one tag for the cart's \
+             keys ({{run-ID}}, as cart_script does), at the cost of putting them all on one node",
+            self.carts, self.first
+        )
+    }
+}
+
+/// What a race came to: every outcome, why it stopped early if Redis was lost, and the
+/// cluster's CROSSSLOT refusals if there were any.
+struct Raced {
+    outcomes: Vec<BuyerOutcome>,
+    lost: Option<String>,
+    cross_slot: Option<CrossSlot>,
+}
+
+/// What a buyer's error says about the whole run, beyond its own outcome.
+#[derive(Debug, Clone, Copy)]
+struct Trouble {
+    /// Redis itself was unreachable.
+    outage: bool,
+    /// A Redis Cluster refused the order with `CROSSSLOT`.
+    cross_slot: bool,
 }
 
 /// The part of a run between set-up and read-back.
@@ -243,13 +267,13 @@ struct Race<'a> {
 
 impl Race<'_> {
     /// Release every buyer at its arrival; stop releasing once Redis is lost. The
-    /// outcomes, and why the run stopped early if it did.
+    /// outcomes, why the run stopped early if it did, and the CROSSSLOT refusals.
     async fn run(
         &self,
         crowd: Vec<Shopper>,
         sink: Option<EventSink>,
         cancel: CancellationToken,
-    ) -> (Vec<BuyerOutcome>, Option<String>) {
+    ) -> Raced {
         let (gate, turn) = StartGate::new();
         let stop = cancel.child_token();
         let mut buyers = JoinSet::new();
@@ -284,18 +308,30 @@ impl Race<'_> {
         gate.open().await;
         let mut outcomes = Vec::new();
         let mut lost = None;
+        let mut cross_slot: Option<CrossSlot> = None;
         while let Some(joined) = buyers.join_next().await {
-            let Ok(Some((o, outage))) = joined else {
+            let Ok(Some((o, trouble))) = joined else {
                 continue;
             };
-            if outage && lost.is_none() && self.fleet.iter().all(RedisConn::is_broken) {
+            if trouble.outage && lost.is_none() && self.fleet.iter().all(RedisConn::is_broken) {
                 lost = o.error.clone();
                 stop.cancel();
+            }
+            if trouble.cross_slot {
+                let refused = cross_slot.get_or_insert_with(|| CrossSlot {
+                    carts: 0,
+                    first: o.error.clone().unwrap_or_default(),
+                });
+                refused.carts += 1;
             }
             tell(&sink, Event::Outcome(o.clone()));
             outcomes.push(o);
         }
-        (outcomes, lost)
+        Raced {
+            outcomes,
+            lost,
+            cross_slot,
+        }
     }
 }
 
@@ -307,14 +343,14 @@ fn late(order: &Order) -> Bought {
     bought
 }
 
-/// A buyer's outcome from its order's lines, and whether its error was an outage.
+/// A buyer's outcome from its order's lines, and what its error says about the run.
 fn outcome(
     plan: &crate::plan::BuyerPlan,
     opened: Instant,
     start: Instant,
     bought: Bought,
     (kind, nodes): (ShelfKind, &[Option<String>]),
-) -> (BuyerOutcome, bool) {
+) -> (BuyerOutcome, Trouble) {
     let end = Instant::now();
     let us = |t: Instant| t.saturating_duration_since(opened).as_micros() as u64;
     let node_of = |shelf: u32| nodes.get(shelf as usize).cloned().flatten();
@@ -341,7 +377,10 @@ fn outcome(
         && reserved
         && bought.lines.iter().skip(1).any(|l| l.taken > 0);
     let partial = !reserved && lines.iter().any(|l| l.end == LineEnd::Stranded);
-    let outage = bought.outage;
+    let trouble = Trouble {
+        outage: bought.outage,
+        cross_slot: bought.cross_slot,
+    };
     let o = BuyerOutcome {
         buyer: plan.buyer,
         app_server: plan.app_server,
@@ -371,5 +410,5 @@ fn outcome(
             doomed_hold_us: bought.doomed_hold.map(|d| d.as_micros() as u64),
         })),
     };
-    (o, outage)
+    (o, trouble)
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use oversold_protocol::room::{ChaosAction, ChaosApplied};
+use oversold_protocol::room::{ChaosAction, ChaosApplied, ChaosInfo};
 use oversold_protocol::{ErrorCode, ServerMessage, WireError};
 
 use super::event::Event;
@@ -25,6 +25,58 @@ pub const SLOW_SCRIPT_MS: u64 = 500;
 /// How long after the slow script starts the health-style `PING` is sent.
 const PING_AFTER: Duration = Duration::from_millis(20);
 
+/// Every chaos button, in the order the page shows them (sent in `hello.chaos`).
+pub fn buttons() -> Vec<ChaosInfo> {
+    ChaosAction::ALL.into_iter().map(about).collect()
+}
+
+/// The one table of what each button is called, what it does, and what it needs: the page
+/// draws its buttons from it and [`press`] refuses by it. A match, so a new action cannot
+/// be added without its words.
+pub fn about(action: ChaosAction) -> ChaosInfo {
+    let (label, description) = match action {
+        ChaosAction::ScriptFlush => (
+            "Flush scripts".to_string(),
+            "SCRIPT FLUSH and FUNCTION FLUSH mid-sale: the atomic strategies load theirs again \
+             on their next call, and nobody fails."
+                .to_string(),
+        ),
+        ChaosAction::KillAppServer => (
+            "Kill app server 0".to_string(),
+            "CLIENT KILL on app server 0's connection: its buyers fail, the others go on."
+                .to_string(),
+        ),
+        ChaosAction::PauseRedis => (
+            // f64 so a pause that is not whole seconds still reads right (1.5 s).
+            format!("Pause Redis {} s", PAUSE_MS as f64 / 1_000.0),
+            format!(
+                "CLIENT PAUSE for {PAUSE_MS} ms: every command waits, latency spikes, nothing \
+                 is lost."
+            ),
+        ),
+        ChaosAction::RestartRedis => (
+            "Restart Redis".to_string(),
+            "Stop this server's own redis-server and start it again, empty: the sale in flight \
+             fails, the room goes on."
+                .to_string(),
+        ),
+        ChaosAction::SlowScript => (
+            "Slow script".to_string(),
+            format!(
+                "A Lua script that spins {SLOW_SCRIPT_MS} ms and writes nothing: every other \
+                 command, PING included, waits behind it."
+            ),
+        ),
+    };
+    ChaosInfo {
+        action,
+        label,
+        description,
+        // Nobody else's Redis is ever flushed, paused, killed or restarted.
+        needs_own_redis: true,
+    }
+}
+
 /// `chaos`: check the presenter and the Redis, then run the action in the background (it
 /// can take a second) and announce what it did.
 pub async fn press(
@@ -36,7 +88,7 @@ pub async fn press(
     let keys = super::seat::room_keys(code)?;
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
-    if !state.backends().owns_redis
+    if (about(action).needs_own_redis && !state.backends().owns_redis)
         || (action == ChaosAction::RestartRedis && state.rooms().private.is_none())
     {
         return Err(WireError::new(
@@ -201,4 +253,35 @@ async fn restart(
          so the sale fails closed; the room's record was put back",
         down.as_millis()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_every_button_in_order_with_todays_words() {
+        let b = buttons();
+        let labels: Vec<&str> = b.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Flush scripts",
+                "Kill app server 0",
+                "Pause Redis 1 s",
+                "Restart Redis",
+                "Slow script"
+            ]
+        );
+        assert_eq!(
+            b.iter().map(|c| c.action).collect::<Vec<_>>(),
+            ChaosAction::ALL
+        );
+        assert!(b.iter().all(|c| c.needs_own_redis));
+        assert!(
+            b.iter()
+                .all(|c| c.description.ends_with('.') && !c.description.contains('\n'))
+        );
+        assert!(b[2].description.starts_with("CLIENT PAUSE for 1000 ms"));
+    }
 }

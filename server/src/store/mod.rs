@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use oversold_protocol::{RedisCall, RedisCommand, RedisReply};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisFuture, Value};
@@ -128,6 +129,10 @@ pub enum Cause {
     /// A Redis Cluster cannot serve a slot: its master is down (the connection to it is
     /// gone, another node redirects with `MOVED`), or a node answers `CLUSTERDOWN`.
     ClusterDown,
+    /// A Redis Cluster refused a request whose keys hash to different slots (`CROSSSLOT`),
+    /// or the client refused to send it: nothing ran. Not an outage: the request is wrong
+    /// for a cluster (the lesson of keys that share no hash tag).
+    CrossSlot,
     /// Redis answered with an error (a script's error, a wrong type...).
     Reply,
     /// Anything else (a bad URL, an unexpected reply).
@@ -145,6 +150,7 @@ impl Cause {
             Cause::Timeout => "no answer in time",
             Cause::ConnectionLost => "connection lost",
             Cause::ClusterDown => "a cluster node is down or its slots are unserved",
+            Cause::CrossSlot => "keys in different cluster slots (CROSSSLOT)",
             Cause::Reply => "error reply",
             Cause::Other => "unexpected failure",
         }
@@ -159,6 +165,11 @@ fn cause_of(e: &RedisError) -> Cause {
     }
     if e.code() == Some("OOM") {
         return Cause::OutOfMemory;
+    }
+    // The client's own kind, whether Redis said CROSSSLOT or the cluster client found the
+    // keys' slots differ before sending.
+    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) {
+        return Cause::CrossSlot;
     }
     // On our clusters slots never move, so a redirect means the slot's master is unreachable
     // from this client (the node that answered points at it); CLUSTERDOWN and TRYAGAIN mean
@@ -506,10 +517,10 @@ impl RedisConn {
             return Err(StoreError::NotSent { op });
         }
         if let Some(t) = self.turnstile.clone() {
-            let command = turnstile::describe(cmd.args_iter().map(arg_bytes));
+            let call = turnstile::command(cmd.args_iter().map(arg_bytes)).into();
             let mut link = self.link.clone();
             return self
-                .through_turnstile(&t, command, op, async move { link.send(cmd, route).await })
+                .through_turnstile(&t, call, op, async move { link.send(cmd, route).await })
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
@@ -529,17 +540,17 @@ impl RedisConn {
             return Err(StoreError::NotSent { op });
         }
         if let Some(t) = self.turnstile.clone() {
-            let mut parts: Vec<String> = pipe
+            let commands: Vec<RedisCommand> = pipe
                 .cmd_iter()
-                .map(|c| turnstile::describe(c.args_iter().map(arg_bytes)))
+                .map(|c| turnstile::command(c.args_iter().map(arg_bytes)))
                 .collect();
-            if pipe.is_transaction() {
-                parts.insert(0, "MULTI".into());
-                parts.push("EXEC".into());
-            }
-            let command = parts.join(" · ");
+            let call = if pipe.is_transaction() {
+                RedisCall::Transaction(commands)
+            } else {
+                RedisCall::Pipeline(commands)
+            };
             return self
-                .through_turnstile(&t, command, op, pipe.query_async(&mut self.link.clone()))
+                .through_turnstile(&t, call, op, pipe.query_async(&mut self.link.clone()))
                 .await;
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
@@ -552,18 +563,18 @@ impl RedisConn {
     async fn through_turnstile<T: FromRedisValue>(
         &mut self,
         t: &Turnstile,
-        command: String,
+        call: RedisCall,
         op: &'static str,
         send: impl std::future::Future<Output = Result<Value, RedisError>>,
     ) -> Result<T, StoreError> {
-        t.wait(command.clone()).await;
+        t.wait(call.clone()).await;
         self.sent.fetch_add(1, Ordering::Relaxed);
         let reply = send.await;
-        let shown = match &reply {
-            Ok(v) => turnstile::show(v),
-            Err(e) => e.to_string(),
+        let answer = match &reply {
+            Ok(v) => turnstile::reply(v),
+            Err(e) => RedisReply::Error(e.to_string()),
         };
-        t.passed(command, shown);
+        t.passed(call, answer);
         let value = self.check(op, reply)?;
         decode(op, value)
     }
@@ -618,5 +629,33 @@ pub async fn ping(conn: &mut RedisConn) -> Result<(), StoreError> {
             op: "PING",
             detail: reply,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossslot_is_a_cause_of_its_own_not_an_outage_and_not_in_doubt() {
+        let refused = RedisError::from((
+            redis::ServerErrorKind::CrossSlot.into(),
+            "CROSSSLOT",
+            "Keys in request don't hash to the same slot".to_string(),
+        ));
+        let e = StoreError::Command {
+            op: "EVALSHA reserve_cart.lua",
+            source: refused,
+        };
+        assert_eq!(e.cause(), Cause::CrossSlot);
+        assert!(!e.is_outage(), "the cluster is whole; the request is wrong");
+        assert!(!e.in_doubt(), "nothing ran");
+        assert_eq!(e.reply_code(), Some("CROSSSLOT"));
+        // Any other error reply stays a plain reply.
+        let other = StoreError::Command {
+            op: "GET",
+            source: RedisError::from((redis::ServerErrorKind::ResponseError.into(), "WRONGTYPE")),
+        };
+        assert_eq!(other.cause(), Cause::Reply);
     }
 }

@@ -5,6 +5,7 @@
 //! that carry a turnstile. So what the visitor steps through is exactly what a race sends,
 //! retries and polls included, and every reply is Redis's own.
 
+use oversold_protocol::{CommandArg, RedisCall, RedisCommand, RedisReply};
 use redis::Value;
 use tokio::sync::{Semaphore, mpsc, watch};
 
@@ -15,17 +16,17 @@ use super::scripts;
 pub enum Turn {
     /// Between commands: deciding in the app, sleeping before a retry, or not started.
     Busy,
-    /// Waiting to send this command (as a person would read it, e.g. `GET stock`).
-    Waiting(String),
+    /// Waiting to send this call.
+    Waiting(RedisCall),
 }
 
-/// One command that went through, and Redis's reply.
+/// One call that went through, and Redis's reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Passed {
-    /// The command, e.g. `DECRBY stock 1`.
-    pub command: String,
-    /// The reply, e.g. `-1`, `nil`, `[1, 1, 0]`, or an error's text.
-    pub reply: String,
+    /// What was sent, e.g. `DECRBY stock 1`.
+    pub call: RedisCall,
+    /// The reply, e.g. `-1`, `nil`, `[1, 1, 0]`, or the request's error.
+    pub answer: RedisReply,
 }
 
 /// The turnstile of one buyer's connection.
@@ -58,9 +59,9 @@ impl Turnstile {
         self.go.add_permits(1);
     }
 
-    /// Called by the connection before it sends `command`: wait for a click.
-    pub(super) async fn wait(&self, command: String) {
-        self.turn.send_replace(Turn::Waiting(command));
+    /// Called by the connection before it sends `call`: wait for a click.
+    pub(super) async fn wait(&self, call: RedisCall) {
+        self.turn.send_replace(Turn::Waiting(call));
         if let Ok(permit) = self.go.acquire().await {
             permit.forget();
         }
@@ -68,50 +69,70 @@ impl Turnstile {
     }
 
     /// Called by the connection once the reply is in.
-    pub(super) fn passed(&self, command: String, reply: String) {
-        let _ = self.passed.send((self.buyer, Passed { command, reply }));
+    pub(super) fn passed(&self, call: RedisCall, answer: RedisReply) {
+        let _ = self.passed.send((self.buyer, Passed { call, answer }));
     }
 }
 
-/// A command as a person reads it: the run's key prefix dropped (`oversold:{r-1}:stock` is
-/// `stock`), a script called by its file name instead of its SHA1 or its whole body.
-pub fn describe(args: impl IntoIterator<Item = Vec<u8>>) -> String {
-    let words: Vec<String> = args
+/// A command as a person reads it, typed: the run's key prefix dropped
+/// (`oversold:{r-1}:stock` is the key `stock`), a script called by its file name instead of
+/// its SHA1 or its whole body, a canonical integer as a number.
+pub fn command(args: impl IntoIterator<Item = Vec<u8>>) -> RedisCommand {
+    let mut words = args
         .into_iter()
-        .map(|a| String::from_utf8_lossy(&a).into_owned())
-        .collect();
-    words
-        .iter()
-        .map(|w| {
-            if let Some(file) = scripts::all()
-                .into_iter()
-                .find(|f| f.sha() == w || f.source == w)
-            {
-                return file.file.to_string();
-            }
-            match w.split_once("}:") {
-                Some((prefix, key)) if prefix.starts_with("oversold:{") => key.to_string(),
-                _ => w.clone(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+        .map(|a| String::from_utf8_lossy(&a).into_owned());
+    let name = words.next().unwrap_or_default();
+    RedisCommand {
+        name,
+        args: words.map(|w| arg(&w)).collect(),
+    }
 }
 
-/// A reply as a person reads it: `OK`, `nil`, `7`, `[1, 1, 0]`.
-pub fn show(value: &Value) -> String {
+/// One argument, said for what it is.
+fn arg(w: &str) -> CommandArg {
+    if let Some(file) = scripts::all()
+        .into_iter()
+        .find(|f| f.sha() == w || f.source == w)
+    {
+        return CommandArg::Script(file.file.to_string());
+    }
+    match w.split_once("}:") {
+        Some((prefix, key)) if prefix.starts_with("oversold:{") => CommandArg::Key(key.into()),
+        _ => match canonical_integer(w) {
+            Some(n) => CommandArg::Integer(n),
+            None => CommandArg::Word(w.into()),
+        },
+    }
+}
+
+/// `w` as a number when Redis itself would write it so (`7`, `-1`; not `07`, `+1` or `-0`),
+/// so the number's text is `w` again.
+fn canonical_integer(w: &str) -> Option<i64> {
+    w.parse::<i64>().ok().filter(|n| n.to_string() == w)
+}
+
+/// A reply, typed: `OK`, `nil`, `7`, `[1, 1, 0]`. A string that is a canonical integer (a
+/// counter read with `GET`) is a number: Redis keeps counters as strings.
+pub fn reply(value: &Value) -> RedisReply {
     match value {
-        Value::Nil => "nil".into(),
-        Value::Okay => "OK".into(),
-        Value::Int(n) => n.to_string(),
-        Value::SimpleString(s) => s.clone(),
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::Array(items) | Value::Set(items) => {
-            let inner: Vec<String> = items.iter().map(show).collect();
-            format!("[{}]", inner.join(", "))
+        Value::Nil => RedisReply::Nil,
+        Value::Okay => RedisReply::Status("OK".into()),
+        Value::Int(n) => RedisReply::Integer(*n),
+        Value::SimpleString(s) => RedisReply::Status(s.clone()),
+        Value::BulkString(b) => {
+            let text = String::from_utf8_lossy(b).into_owned();
+            match canonical_integer(&text) {
+                Some(n) => RedisReply::Integer(n),
+                None => RedisReply::Text(text),
+            }
         }
-        Value::ServerError(e) => format!("{} {}", e.code(), e.details().unwrap_or("")),
-        other => format!("{other:?}"),
+        Value::Array(items) | Value::Set(items) => {
+            RedisReply::Array(items.iter().map(reply).collect())
+        }
+        Value::ServerError(e) => {
+            RedisReply::Error(format!("{} {}", e.code(), e.details().unwrap_or("")))
+        }
+        other => RedisReply::Text(format!("{other:?}")),
     }
 }
 
@@ -122,19 +143,40 @@ mod tests {
     #[test]
     fn commands_read_like_the_article() {
         let args = ["DECRBY", "oversold:{r-1a}:stock", "1"].map(|s| s.as_bytes().to_vec());
-        assert_eq!(describe(args), "DECRBY stock 1");
+        let decr = command(args);
+        assert_eq!(decr, RedisCommand::new("DECRBY").key("stock").int(1));
+        assert_eq!(decr.to_string(), "DECRBY stock 1");
         let sha = scripts::RESERVE.sha().to_string();
         let args =
             ["EVALSHA", &sha, "1", "oversold:{r-1a}:stock", "2"].map(|s| s.as_bytes().to_vec());
-        assert_eq!(describe(args), "EVALSHA reserve.lua 1 stock 2");
+        assert_eq!(command(args).to_string(), "EVALSHA reserve.lua 1 stock 2");
+        let args = ["SET", "oversold:{r-1a}:lock", "0ab1", "NX", "PX", "007"]
+            .map(|s| s.as_bytes().to_vec());
+        let set = command(args);
         assert_eq!(
-            show(&Value::Array(vec![
+            set.to_string(),
+            "SET lock 0ab1 NX PX 007",
+            "as sent, byte for byte"
+        );
+        assert_eq!(set.args[4], CommandArg::Word("007".into()));
+        assert_eq!(
+            reply(&Value::Array(vec![
                 Value::Int(1),
                 Value::Int(1),
                 Value::Int(0)
-            ])),
+            ]))
+            .to_string(),
             "[1, 1, 0]"
         );
-        assert_eq!(show(&Value::Nil), "nil");
+        assert_eq!(reply(&Value::Nil), RedisReply::Nil);
+        assert_eq!(
+            reply(&Value::BulkString(b"-3".to_vec())),
+            RedisReply::Integer(-3)
+        );
+        assert_eq!(
+            reply(&Value::BulkString(b"03".to_vec())),
+            RedisReply::Text("03".into())
+        );
+        assert_eq!(reply(&Value::Okay).to_string(), "OK");
     }
 }

@@ -85,7 +85,12 @@ impl Strategy {
 
     /// True when its buyers talk to Redis (so a Redis outage stops it).
     pub fn uses_redis(&self) -> bool {
-        !matches!(self.backend, Backend::Postgres(_))
+        !self.uses_postgres()
+    }
+
+    /// True when its buyers buy in PostgreSQL (so a command running it needs PostgreSQL).
+    pub fn uses_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Why this strategy cannot run with these stores, if it cannot.
@@ -340,6 +345,18 @@ mod tests {
             .map(|s| s.name())
             .collect();
         assert_eq!(featured, ["naive", "lua"]);
+    }
+
+    /// What `main.rs` asks before it looks for PostgreSQL: the backend says, not the name.
+    #[test]
+    fn only_the_postgres_backend_uses_postgres() {
+        let pg: Vec<&str> = REGISTRY
+            .iter()
+            .filter(|s| s.uses_postgres())
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(pg, ["postgres"]);
+        assert!(REGISTRY.iter().all(|s| s.uses_redis() != s.uses_postgres()));
     }
 
     /// The tape rule must fit what the strategy is: a lock-based strategy whose script

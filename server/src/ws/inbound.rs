@@ -143,11 +143,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
         let expected = match (kind, field.as_str()) {
             (FieldKind::Text, "scenario") => "\"race\", \"checkout\", \"cart\" or \"warehouses\"",
             (FieldKind::Text, "fail_mode") => "\"closed\" or \"open\"",
-            (FieldKind::Text, _) => "a string",
-            (FieldKind::Whole64, _) => "a whole number from 0 to 2^64-1",
-            (FieldKind::Whole32, _) => "a whole number from 0 to 4294967295",
-            (FieldKind::Fraction, _) => "a number from 0.0 to 1.0",
-            (FieldKind::Flag, _) => "true or false",
+            (kind, _) => kind.expected(),
         };
         return Err(WireError::new(
             ErrorCode::BadMessage,

@@ -4,12 +4,32 @@
 use serde_json::json;
 
 use crate::common::{Client, TestRedis, TestServer};
-use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage, StepState};
+use oversold_protocol::{
+    ErrorCode, OutcomeResult, RedisCall, RedisCommand, RedisReply, ServerMessage, StepState,
+};
 
 async fn state(client: &mut Client) -> StepState {
     match client.next_not_status().await {
-        ServerMessage::StepState(s) => s,
+        ServerMessage::StepState(s) => {
+            text_is_the_typed_fields(&s);
+            s
+        }
         other => panic!("expected step_state, got {other:?}"),
+    }
+}
+
+/// Every text field of a step frame is its typed field, said (the page reads only the typed).
+fn text_is_the_typed_fields(s: &StepState) {
+    for c in &s.log {
+        assert_eq!(c.command, c.call.to_string(), "{c:?}");
+        assert_eq!(c.reply, c.answer.to_string(), "{c:?}");
+    }
+    for b in &s.buyers {
+        assert_eq!(
+            b.next,
+            b.next_call.as_ref().map(ToString::to_string),
+            "{b:?}"
+        );
     }
 }
 
@@ -82,6 +102,17 @@ async fn naive_can_be_driven_into_an_oversell_by_hand() {
             (2, "DECRBY stock 1", "-1"),
         ]
     );
+    // Typed: the read's bulk string is the number it spells, the write's reply an integer.
+    assert_eq!(
+        s.log[1].call,
+        RedisCall::from(RedisCommand::new("GET").key("stock"))
+    );
+    assert_eq!(s.log[1].answer, RedisReply::Integer(1));
+    assert_eq!(
+        s.log[3].call,
+        RedisCall::from(RedisCommand::new("DECRBY").key("stock").int(1))
+    );
+    assert_eq!(s.log[3].answer, RedisReply::Integer(-1));
     // A done buyer cannot move; an unknown one neither; the socket stays usable.
     client.send_json(json!({"type":"step","buyer":1})).await;
     assert_eq!(client.expect_error().await.code, ErrorCode::BadMessage);
@@ -117,6 +148,15 @@ async fn lua_cannot_be_split_and_watch_shows_the_empty_exec() {
     let s = step(&mut client, 2).await;
     assert_eq!(result(&s, 2), Some(OutcomeResult::Reserved));
     assert_eq!(s.log[0].reply, "[1, 1, 0]");
+    assert_eq!(
+        s.log[0].answer,
+        RedisReply::Array(vec![
+            RedisReply::Integer(1),
+            RedisReply::Integer(1),
+            RedisReply::Integer(0)
+        ]),
+        "a script's result, typed"
+    );
     let s = step(&mut client, 1).await;
     assert_eq!(result(&s, 1), Some(OutcomeResult::SoldOut));
     assert_eq!(s.log[1].reply, "[0, 0, 0]");
@@ -136,6 +176,11 @@ async fn lua_cannot_be_split_and_watch_shows_the_empty_exec() {
         "nil",
         "EXEC discarded: the stock changed"
     );
+    assert_eq!(s.log.last().unwrap().answer, RedisReply::Nil);
+    assert_eq!(
+        s.log.last().unwrap().call,
+        RedisCall::Transaction(vec![RedisCommand::new("DECRBY").key("stock").int(1)])
+    );
     assert_eq!(next(&s, 2), Some("WATCH stock"), "it starts over");
     let _ = step(&mut client, 2).await;
     let s = step(&mut client, 2).await; // GET -> 0: sold out, it unwatches
@@ -150,6 +195,9 @@ async fn lua_cannot_be_split_and_watch_shows_the_empty_exec() {
     assert_eq!(s.log[0].reply, "OK");
     let s = step(&mut client, 2).await;
     assert_eq!(s.log[1].reply, "nil", "the lock is taken");
+    assert_eq!(s.log[1].answer, RedisReply::Nil);
+    let set = s.log[1].call.single().expect("one command");
+    assert!(set.name == "SET" && set.has_word("NX"), "{set:?}");
     assert!(
         next(&s, 2).unwrap().starts_with("SET lock"),
         "{:?}",

@@ -6,10 +6,10 @@
 use leptos::ev;
 use leptos::prelude::*;
 use oversold_protocol::Scenario;
-use oversold_protocol::room::{ChaosAction, DEFAULT_SALE_APP_WORK_MS, RoomRole, SaleConfig};
+use oversold_protocol::room::{DEFAULT_SALE_APP_WORK_MS, RoomRole, SaleConfig};
 
 use super::send;
-use crate::model::room::RoomState;
+use crate::model::room::{RoomState, chaos_buttons};
 use crate::model::text::{count, micros};
 use crate::session::{Link, Session};
 use crate::socket::Socket;
@@ -17,14 +17,6 @@ use crate::web;
 
 /// Where the browser keeps the room it presents.
 const PRESENTING_KEY: &str = "oversold-presenting";
-
-const CHAOS: [(ChaosAction, &str); 5] = [
-    (ChaosAction::ScriptFlush, "Flush scripts"),
-    (ChaosAction::KillAppServer, "Kill app server 0"),
-    (ChaosAction::PauseRedis, "Pause Redis 1 s"),
-    (ChaosAction::RestartRedis, "Restart Redis"),
-    (ChaosAction::SlowScript, "Slow script"),
-];
 
 /// The panel.
 #[component]
@@ -256,16 +248,20 @@ fn set_number(signal: RwSignal<u32>) -> impl Fn(ev::Event) + 'static {
     }
 }
 
-/// The chaos buttons and what each press did, placed on the sale's clock.
+/// The chaos buttons the server listed in `hello` (its words, its order) and what each press
+/// did, placed on the sale's clock.
 #[component]
 fn ChaosButtons() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    let allowed = move || {
+    // A Memo: the page changes on every frame, and redrawing the buttons then would replace
+    // one under the presenter's click; the list itself changes only with a new `hello`.
+    let buttons = Memo::new(move |_| {
         session
             .page
-            .with(|p| p.hello.as_ref().is_some_and(|h| h.outage_allowed))
-    };
+            .with(|p| p.hello.as_ref().map(chaos_buttons).unwrap_or_default())
+    });
+    let allowed = move || buttons.with(|b| !b.is_empty());
     let log = move || {
         session.room.with(|r| {
             r.chaos
@@ -283,11 +279,16 @@ fn ChaosButtons() -> impl IntoView {
             <p class="muted">"Chaos buttons appear when the server runs its own Redis (--private-redis)."</p>
         }>
             <div class="room-chaos">
-                {CHAOS
-                    .iter()
-                    .map(|&(action, label)| view! {
-                        <button data-testid=format!("chaos-{}", action.as_str())
-                            on:click=move |_| send::chaos(&socket, session, action)>{label}</button>
+                {move || buttons
+                    .get()
+                    .into_iter()
+                    .map(|c| {
+                        let action = c.action;
+                        view! {
+                            <button data-testid=format!("chaos-{}", action.as_str())
+                                title=c.description
+                                on:click=move |_| send::chaos(&socket, session, action)>{c.label}</button>
+                        }
                     })
                     .collect_view()}
             </div>

@@ -10,8 +10,8 @@ use crate::model::tape_view::strip::CellKind;
 pub struct Button {
     /// 1-based buyer number (also its key).
     pub buyer: u32,
-    /// The command its next click sends, as the server wrote it; `None` once done (or while it
-    /// decides, for an instant, between two commands).
+    /// The command its next click sends, in words (from the typed call); `None` once done (or
+    /// while it decides, for an instant, between two commands).
     pub next: Option<String>,
     /// How it ended, in a few words, once it has.
     pub ended: Option<String>,
@@ -65,7 +65,7 @@ pub fn buttons(state: &StepState, log: &StepLog) -> Vec<Button> {
             };
             Button {
                 buyer: b.buyer,
-                next: b.next.clone(),
+                next: b.next_call.as_ref().map(ToString::to_string),
                 ended,
                 tone,
                 sent,

@@ -6,12 +6,15 @@
 //! - the counter went down: a write (a sale, or an overshoot below zero);
 //! - it went up: an undo;
 //! - the reply is `nil`: Redis refused it (a lock already held, a discarded transaction);
-//! - a `GET` whose reply is the counter: a read of the stock;
+//! - a `GET` whose integer reply is the counter: a read of the stock;
 //! - a buyer that ended `reserved` without moving the counter wrote over another sale (a
 //!   lost update: `SET` of a value computed from a stale read);
 //! - anything else (a lock, a WATCH, a release) changed nothing and is drawn as such.
+//!
+//! Commands and replies are the protocol's typed [`RedisCall`] and [`RedisReply`]; their text
+//! (the protocol's `Display`) is only ever shown, never read back.
 
-use oversold_protocol::{BuyerOutcome, OutcomeResult, StepState};
+use oversold_protocol::{BuyerOutcome, OutcomeResult, RedisCall, RedisReply, StepState};
 
 use super::trail::StepTrail;
 use crate::model::tape_view::strip::CellKind;
@@ -21,10 +24,10 @@ use crate::model::tape_view::strip::CellKind;
 pub struct StepCell {
     /// Who sent it.
     pub buyer: u32,
-    /// The command as the server wrote it, e.g. `DECRBY stock 1`.
-    pub command: String,
+    /// The command, e.g. `DECRBY stock 1`.
+    pub call: RedisCall,
     /// Redis's reply, e.g. `-1`, `nil`, `[1, 1, 0]`.
-    pub reply: String,
+    pub answer: RedisReply,
     /// The counter just before it, where known.
     pub before: Option<i64>,
     /// The counter just after it, where known.
@@ -81,34 +84,44 @@ impl StepLog {
 }
 
 /// What a command did, from the counter around it and its reply alone.
-fn first_look(command: &str, reply: &str, before: Option<i64>, after: Option<i64>) -> CellKind {
+fn first_look(
+    call: &RedisCall,
+    answer: &RedisReply,
+    before: Option<i64>,
+    after: Option<i64>,
+) -> CellKind {
     match (before, after) {
         (Some(b), Some(a)) if a < b => return CellKind::Sale,
         (Some(b), Some(a)) if a > b => return CellKind::Undo,
         _ => {}
     }
-    if reply == "nil" {
+    if *answer == RedisReply::Nil {
         return CellKind::Nil;
     }
-    let is_get = command.split_whitespace().next() == Some("GET");
-    let value = reply.parse::<i64>().ok();
+    let is_get = call.single().is_some_and(|c| c.name == "GET");
+    let value = answer.integer();
     if is_get && value.is_some() && (before.is_none() || value == before) {
         return CellKind::Read;
     }
     CellKind::Other
 }
 
-/// The command's last part as a short verb, for a mark: `MULTI · DECRBY stock 1 · EXEC` is
-/// `EXEC`, `SET lock … NX PX 2000` is `SET NX`, `EVALSHA reserve.lua 1 stock 1` is `EVALSHA`.
-pub fn verb(command: &str) -> String {
-    // The server joins a transaction's commands with ` · `; the last one answered.
-    let last = command.rsplit('·').next().unwrap_or(command);
-    let mut words = last.split_whitespace();
-    let first = words.next().unwrap_or("").to_string();
-    if first == "SET" && last.split_whitespace().any(|w| w == "NX") {
+/// The call as a short verb, for a mark: `MULTI · DECRBY stock 1 · EXEC` is `EXEC` (its reply
+/// is EXEC's), `SET lock … NX PX 2000` is `SET NX`, `EVALSHA reserve.lua 1 stock 1` is
+/// `EVALSHA`, a pipeline its last command's.
+pub fn verb(call: &RedisCall) -> String {
+    let last = match call {
+        RedisCall::Transaction(_) => return "EXEC".to_string(),
+        RedisCall::Command(c) => c,
+        RedisCall::Pipeline(cs) => match cs.last() {
+            Some(c) => c,
+            None => return String::new(),
+        },
+    };
+    if last.name == "SET" && last.has_word("NX") {
         return "SET NX".to_string();
     }
-    first
+    last.name.clone()
 }
 
 /// Buyer `buyer`'s outcome in `outcomes` (1-based), once it has one.
@@ -134,11 +147,11 @@ fn first_look_at(state: &StepState, trail: &StepTrail) -> Vec<StepCell> {
             };
             StepCell {
                 buyer: c.buyer,
-                command: c.command.clone(),
-                reply: c.reply.clone(),
+                call: c.call.clone(),
+                answer: c.answer.clone(),
                 before,
                 after,
-                kind: first_look(&c.command, &c.reply, before, after),
+                kind: first_look(&c.call, &c.answer, before, after),
                 read: None,
                 writes_between: Vec::new(),
                 phantom_units: 0,
@@ -225,7 +238,7 @@ fn mark_refusals(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>]) {
             continue;
         }
         let c = &cells[i];
-        let short = c.reply.parse::<i64>().is_ok_and(|v| v < i64::from(o.qty));
+        let short = c.answer.integer().is_some_and(|v| v < i64::from(o.qty));
         if c.kind == CellKind::Read && short {
             cells[i].kind = CellKind::RefusedRead;
         }
@@ -238,7 +251,10 @@ fn mark_refusals(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{ended, lua_one_each, naive_oversell, played};
+    use super::super::fixtures::{
+        ended, exec, get, int, lua, lua_one_each, naive_oversell, ok, overshoot_and_undo, played,
+        set, watch_retry,
+    };
     use super::*;
 
     fn kinds(log: &StepLog) -> Vec<CellKind> {
@@ -277,17 +293,16 @@ mod tests {
     #[test]
     fn a_set_that_leaves_the_counter_where_it_was_is_a_lost_update() {
         // naive_set, two units: both read 2, both SET 1. The second SET moves nothing.
-        let set = "SET stock 1 KEEPTTL";
         let r1 = ended(1, OutcomeResult::Reserved, Some(2), Some(1));
         let r2 = ended(2, OutcomeResult::Reserved, Some(2), Some(1));
         let (s, t) = played(
             2,
-            &["GET stock", "GET stock"],
+            &[get(), get()],
             &[
-                (1, "GET stock", "2", 2, &[Ok(set), Ok("GET stock")]),
-                (2, "GET stock", "2", 2, &[Ok(set), Ok(set)]),
-                (1, set, "OK", 1, &[Err(r1.clone()), Ok(set)]),
-                (2, set, "OK", 1, &[Err(r1), Err(r2)]),
+                (1, get(), int(2), 2, &[Ok(set(1)), Ok(get())]),
+                (2, get(), int(2), 2, &[Ok(set(1)), Ok(set(1))]),
+                (1, set(1), ok(), 1, &[Err(r1.clone()), Ok(set(1))]),
+                (2, set(1), ok(), 1, &[Err(r1), Err(r2)]),
             ],
         );
         let log = StepLog::read(&s, &t);
@@ -310,42 +325,7 @@ mod tests {
     #[test]
     fn watch_lock_and_undo_read_from_replies_and_the_counter() {
         // WATCH: the second EXEC comes back nil; the retry reads 0 and gives up.
-        let exec = "MULTI · DECRBY stock 1 · EXEC";
-        let won = ended(1, OutcomeResult::Reserved, Some(1), Some(0));
-        let lost = ended(2, OutcomeResult::SoldOut, Some(0), None);
-        let (s, t) = played(
-            1,
-            &["WATCH stock", "WATCH stock"],
-            &[
-                (
-                    1,
-                    "WATCH stock",
-                    "OK",
-                    1,
-                    &[Ok("GET stock"), Ok("WATCH stock")],
-                ),
-                (
-                    2,
-                    "WATCH stock",
-                    "OK",
-                    1,
-                    &[Ok("GET stock"), Ok("GET stock")],
-                ),
-                (1, "GET stock", "1", 1, &[Ok(exec), Ok("GET stock")]),
-                (2, "GET stock", "1", 1, &[Ok(exec), Ok(exec)]),
-                (1, exec, "[0]", 0, &[Err(won.clone()), Ok(exec)]),
-                (2, exec, "nil", 0, &[Err(won.clone()), Ok("WATCH stock")]),
-                (
-                    2,
-                    "WATCH stock",
-                    "OK",
-                    0,
-                    &[Err(won.clone()), Ok("GET stock")],
-                ),
-                (2, "GET stock", "0", 0, &[Err(won.clone()), Ok("UNWATCH")]),
-                (2, "UNWATCH", "OK", 0, &[Err(won), Err(lost)]),
-            ],
-        );
+        let (s, t) = watch_retry();
         let log = StepLog::read(&s, &t);
         use CellKind::*;
         assert_eq!(
@@ -363,27 +343,28 @@ mod tests {
             ]
         );
         // decr_compensate: below zero, then put back.
-        let won = ended(1, OutcomeResult::Reserved, Some(1), Some(0));
-        let lost = ended(2, OutcomeResult::SoldOut, Some(0), None);
-        let d = "DECRBY stock 1";
-        let (s, t) = played(
-            1,
-            &[d, d],
-            &[
-                (1, d, "0", 0, &[Err(won.clone()), Ok(d)]),
-                (2, d, "-1", -1, &[Err(won.clone()), Ok("INCRBY stock 1")]),
-                (2, "INCRBY stock 1", "0", 0, &[Err(won), Err(lost)]),
-            ],
-        );
+        let (s, t) = overshoot_and_undo();
         assert_eq!(kinds(&StepLog::read(&s, &t)), [Sale, Overshoot, Undo]);
     }
 
     #[test]
     fn verbs_for_marks() {
-        assert_eq!(verb("MULTI · DECRBY stock 1 · EXEC"), "EXEC");
-        assert_eq!(verb("SET lock ab12 NX PX 2000"), "SET NX");
-        assert_eq!(verb("SET stock 1 KEEPTTL"), "SET");
-        assert_eq!(verb("EVALSHA reserve.lua 1 stock 1"), "EVALSHA");
-        assert_eq!(verb("GET stock"), "GET");
+        use oversold_protocol::RedisCommand;
+        assert_eq!(verb(&exec()), "EXEC");
+        let lock = RedisCommand::new("SET")
+            .key("lock")
+            .word("ab12")
+            .word("NX")
+            .word("PX")
+            .int(2000);
+        assert_eq!(verb(&lock.into()), "SET NX");
+        assert_eq!(verb(&set(1)), "SET");
+        assert_eq!(verb(&lua(1)), "EVALSHA");
+        assert_eq!(verb(&get()), "GET");
+        let reads = RedisCall::Pipeline(vec![
+            RedisCommand::new("GET").key("stock:b0"),
+            RedisCommand::new("GET").key("stock:b1"),
+        ]);
+        assert_eq!(verb(&reads), "GET");
     }
 }

@@ -1,8 +1,9 @@
 //! What the visitor just made happen, in words, computed from the read log: an oversell
 //! ("buyer 2 sold a unit that did not exist: buyers 1 and 2 both read 1 before either wrote"),
 //! a lost update, an order done in one command that cannot be split, a command Redis answered
-//! `nil`, an overshoot and its undo. The commands quoted are the server's own text; the only
-//! words that depend on the strategy go by its [`Category`] from `hello`.
+//! `nil`, an overshoot and its undo. The commands and replies quoted are the protocol's typed
+//! ones, said in its words (their `Display`); the only words that depend on the strategy go by
+//! its [`Category`] from `hello`.
 
 use oversold_protocol::{Category, OutcomeResult};
 
@@ -74,13 +75,13 @@ fn what_happened(log: &StepLog, i: usize, category: Option<Category>) -> Option<
         CellKind::Overwrite => (Tone::Bad, lost_update(log, i)),
         CellKind::Nil => (
             Tone::Info,
-            format!("{who}'s {} came back nil: {}", c.command, why_nil(category)),
+            format!("{who}'s {} came back nil: {}", c.call, why_nil(category)),
         ),
         CellKind::Overshoot => (
             Tone::Info,
             format!(
                 "{who}'s {} took the counter below zero ({}): not a sale; it has to put the units back.",
-                c.command,
+                c.call,
                 c.after.unwrap_or_default()
             ),
         ),
@@ -88,8 +89,8 @@ fn what_happened(log: &StepLog, i: usize, category: Option<Category>) -> Option<
             Tone::Info,
             format!(
                 "{who} put units back ({} → {}): the counter is at {} again.",
-                c.command,
-                c.reply,
+                c.call,
+                c.answer,
                 c.after.unwrap_or_default()
             ),
         ),
@@ -124,11 +125,11 @@ fn one_command(log: &StepLog, i: usize) -> Option<String> {
     match log.outcome(c.buyer)?.result {
         OutcomeResult::Reserved => Some(format!(
             "{who} checked and took in one command ({} → {}): the check and the write cannot be split, so nothing can run between them.",
-            c.command, c.reply
+            c.call, c.answer
         )),
         OutcomeResult::SoldOut => Some(format!(
             "{who}'s one command ({} → {}) found too little stock and changed nothing: no read to go stale.",
-            c.command, c.reply
+            c.call, c.answer
         )),
         _ => None,
     }
@@ -155,7 +156,7 @@ fn why_phantom(log: &StepLog, w: usize) -> String {
             c.before.unwrap_or_default()
         );
     };
-    let v = &log.cells[r].reply;
+    let v = &log.cells[r].answer;
     // The others whose writes landed between this buyer's read and its write.
     let mut group: Vec<(u32, Option<usize>, usize)> = vec![(c.buyer, Some(r), w)];
     for &x in &c.writes_between {
@@ -164,7 +165,7 @@ fn why_phantom(log: &StepLog, w: usize) -> String {
     let first_write = group.iter().map(|g| g.2).min().unwrap_or(w);
     let all_read_first = group
         .iter()
-        .all(|&(_, read, _)| read.is_some_and(|r| r < first_write && log.cells[r].reply == *v));
+        .all(|&(_, read, _)| read.is_some_and(|r| r < first_write && log.cells[r].answer == *v));
     // In buyer order, once each (no sort: a handful of buyers).
     let top = group.iter().map(|g| g.0).max().unwrap_or(0);
     let buyers: Vec<u32> = (1..=top)
@@ -253,6 +254,33 @@ mod tests {
             ]
         );
         assert!(lines.iter().all(|l| l.tone == Tone::Good));
+    }
+
+    #[test]
+    fn typed_replies_are_narrated_in_the_words_the_page_always_used() {
+        use super::super::fixtures::{overshoot_and_undo, watch_retry};
+        // A discarded EXEC: the typed nil of a typed transaction.
+        let (s, t) = watch_retry();
+        let lines = story(&StepLog::read(&s, &t), Some(Category::Optimistic));
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "buyer 2's MULTI · DECRBY stock 1 · EXEC came back nil: the stock changed after its WATCH, so Redis ran none of the transaction; it starts over."
+            ]
+        );
+        // Integer replies: below zero, then put back.
+        let (s, t) = overshoot_and_undo();
+        let lines = story(&StepLog::read(&s, &t), Some(Category::Atomic));
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "buyer 1 checked and took in one command (DECRBY stock 1 → 0): the check and the write cannot be split, so nothing can run between them.",
+                "buyer 2's DECRBY stock 1 took the counter below zero (-1): not a sale; it has to put the units back.",
+                "buyer 2 put units back (INCRBY stock 1 → 0): the counter is at 0 again."
+            ]
+        );
     }
 
     #[test]

@@ -42,18 +42,18 @@ impl StepTrail {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::state;
+    use super::super::fixtures::{decrby, get, int, state};
     use super::*;
 
     #[test]
     fn records_the_stock_after_every_click_and_restarts_on_a_new_session() {
         let mut t = StepTrail::default();
         t.observe(&state("s-1", 1, &[], Some(1)));
-        t.observe(&state("s-1", 1, &[(1, "GET stock", "1")], Some(1)));
+        t.observe(&state("s-1", 1, &[(1, get(), int(1))], Some(1)));
         t.observe(&state(
             "s-1",
             1,
-            &[(1, "GET stock", "1"), (1, "DECRBY stock 1", "0")],
+            &[(1, get(), int(1)), (1, decrby(1), int(0))],
             Some(0),
         ));
         assert_eq!(t.stocks, [Some(1), Some(1), Some(0)]);
@@ -66,7 +66,7 @@ mod tests {
         t.observe(&state(
             "s-2",
             1,
-            &[(1, "GET stock", "1"), (2, "GET stock", "1")],
+            &[(1, get(), int(1)), (2, get(), int(1))],
             Some(1),
         ));
         assert_eq!(t.stocks, [Some(1), None, Some(1)]);

@@ -19,7 +19,7 @@ pub fn strip(state: &StepState, log: &StepLog) -> Strip {
                     lane: c.buyer.saturating_sub(1),
                     kind: c.kind,
                     count: 1,
-                    label: Some(format!("{}\n→ {}", verb(&c.command), c.reply)),
+                    label: Some(format!("{}\n→ {}", verb(&c.call), c.answer)),
                 }],
                 commands: 1,
                 approx: false,
@@ -130,6 +130,35 @@ mod tests {
         assert_eq!(
             caption(&s),
             "Step-through: 2 of 1 unit sold, 1 oversold; the counter is at -1. 4 commands so far, each one on a click, in the exact order Redis ran them."
+        );
+    }
+
+    #[test]
+    fn marks_say_the_typed_call_and_reply_as_before() {
+        use crate::model::step::fixtures::watch_retry;
+        let (s, t) = watch_retry();
+        let strip = strip(&s, &StepLog::read(&s, &t));
+        let labels: Vec<String> = strip.bands[0]
+            .columns
+            .iter()
+            .map(|c| match c {
+                Column::Slot(s) => s.marks[0].label.clone().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "WATCH\n→ OK",
+                "WATCH\n→ OK",
+                "GET\n→ 1",
+                "GET\n→ 1",
+                "EXEC\n→ [0]",
+                "EXEC\n→ nil",
+                "WATCH\n→ OK",
+                "GET\n→ 0",
+                "UNWATCH\n→ OK"
+            ]
         );
     }
 }

@@ -25,7 +25,7 @@ use futures_util::future::BoxFuture;
 use oversold_protocol::{LineEnd, OutcomeResult, Scenario, StrategyAbout, StrategyInfo};
 
 use crate::store::shelves::{ShelfKeys, Tagging};
-use crate::store::{RedisConn, StoreError};
+use crate::store::{Cause, RedisConn, StoreError};
 
 mod cart_script;
 mod cart_script_untagged;
@@ -131,6 +131,8 @@ pub struct Bought {
     pub doomed_hold: Option<Duration>,
     /// True when its error says Redis itself is unreachable (the run may stop early).
     pub outage: bool,
+    /// True when a Redis Cluster refused it with `CROSSSLOT` (the run fails with that).
+    pub cross_slot: bool,
 }
 
 impl Bought {
@@ -154,6 +156,7 @@ impl Bought {
             compensations: 0,
             doomed_hold: None,
             outage: false,
+            cross_slot: false,
         }
     }
 
@@ -170,10 +173,11 @@ impl Bought {
         } else {
             OutcomeResult::Error
         };
+        self.cross_slot = error.cause() == Cause::CrossSlot;
         // Redis's own words for a refusal the page teaches (the client's display of a
         // CROSSSLOT reply renames it).
-        self.error = Some(match (error.reply_code(), error.reply_detail()) {
-            (Some("CROSSSLOT"), Some(detail)) => format!("CROSSSLOT {detail}"),
+        self.error = Some(match error.reply_detail() {
+            Some(detail) if self.cross_slot => format!("CROSSSLOT {detail}"),
             _ => error.short(),
         });
         self.outage = error.is_outage();

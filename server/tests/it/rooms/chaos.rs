@@ -169,6 +169,38 @@ async fn chaos_buttons_do_what_they_say() {
     assert!(after.summary.is_some(), "the room recovered: {after:?}");
 }
 
+/// The page draws its chaos buttons from `hello.chaos`: every button, in order, with the
+/// words the page used to hold itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_describes_every_chaos_button() {
+    let (server, _redis) = owning_server().await;
+    let hello = server.client().await.hello().await;
+    assert!(hello.outage_allowed);
+    let buttons: Vec<(ChaosAction, &str, bool)> = hello
+        .chaos
+        .iter()
+        .map(|c| (c.action, c.label.as_str(), c.needs_own_redis))
+        .collect();
+    assert_eq!(
+        buttons,
+        [
+            (ChaosAction::ScriptFlush, "Flush scripts", true),
+            (ChaosAction::KillAppServer, "Kill app server 0", true),
+            (ChaosAction::PauseRedis, "Pause Redis 1 s", true),
+            (ChaosAction::RestartRedis, "Restart Redis", true),
+            (ChaosAction::SlowScript, "Slow script", true),
+        ]
+    );
+    assert!(hello.chaos.iter().all(|c| !c.description.is_empty()));
+    // A server that does not own its Redis lists the same buttons and says it may not use
+    // them (the page shows none).
+    let redis = TestRedis::start();
+    let other = TestServer::start(redis.store.clone(), 4).await;
+    let hello_there = other.client().await.hello().await;
+    assert!(!hello_there.outage_allowed);
+    assert_eq!(hello_there.chaos, hello.chaos);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chaos_is_refused_on_a_redis_the_server_does_not_own() {
     let redis = TestRedis::start();
