@@ -19,6 +19,8 @@
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
 //!   never show a password, and `serve --public` keeps its profile.
+//! - `no_postgres`: without PostgreSQL its tests skip in one line (see
+//!   `common::postgres`), but fail when `CI` is set.
 
 mod all_strategies;
 mod budgets;
@@ -33,6 +35,7 @@ mod http;
 mod invariants;
 mod leftovers;
 mod lua_contract;
+mod no_postgres;
 mod rooms;
 mod stalls;
 mod step;
