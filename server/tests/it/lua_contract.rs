@@ -7,12 +7,14 @@
 //! updated with it.
 //!
 //! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
-//! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`].
+//! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`]; that the helper
+//! every script carries its own copy of is the same in every file, in [`copies`].
 
 use std::collections::BTreeSet;
 
 mod cart;
 mod checkout;
+mod copies;
 
 use crate::common::TestRedis;
 use oversold::store::scripts::{self, LuaFile};
