@@ -2,6 +2,7 @@
 //! on a real port.
 
 pub mod checks;
+pub mod registry;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

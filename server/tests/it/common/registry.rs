@@ -1,0 +1,128 @@
+//! Which suite races which strategy, read from the strategies themselves (their `about`,
+//! their backend, their keys' tagging), never from a list of names: a strategy added to a
+//! registry gets its seeded random runs, with the checker of its kind, without anyone
+//! remembering to add it here.
+//!
+//! - race (`strategy::REGISTRY`): [`race_suite`] says whether a strategy gets random runs on
+//!   Redis, random runs on PostgreSQL, or is unsafe and measured failing; [`race_check`]
+//!   which checker its replies allow.
+//! - checkout (`strategy::checkout::REGISTRY`): safe means not `unsafe_by_design`; what
+//!   an unsafe one shows is a table in `checkout/invariants.rs`, because nothing in a
+//!   checkout strategy's words says which of its lessons a default run shows.
+//!
+//! [`each`] runs one check per strategy and reports every strategy that failed, not only
+//! the first.
+
+use std::future::Future;
+
+use oversold::store::StockLayout;
+use oversold::strategy::{Backend, Strategy};
+use oversold_protocol::{Category, TapeRule};
+
+/// Where a race strategy is raced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaceSuite {
+    /// Safe, on Redis alone: hundreds of random runs (`all_strategies`, `cluster`; the
+    /// featured one also in `invariants`).
+    RandomOnRedis,
+    /// Safe, on PostgreSQL: random runs in `invariants`.
+    RandomOnPostgres,
+    /// Unsafe by design, on Redis: measured failing with the defaults (`invariants` for the
+    /// featured one, `all_strategies` for the others).
+    MeasuredOnRedis,
+}
+
+/// Where `s` is raced; an error when no suite can race it, so that such a strategy fails
+/// the suite (`every_race_strategy_has_a_suite`) instead of going unraced.
+pub fn race_suite(s: &Strategy) -> Result<RaceSuite, String> {
+    match (s.about.unsafe_by_design, s.uses_redis()) {
+        (false, true) => Ok(RaceSuite::RandomOnRedis),
+        (false, false) => Ok(RaceSuite::RandomOnPostgres),
+        (true, true) => Ok(RaceSuite::MeasuredOnRedis),
+        (true, false) => Err(format!(
+            "{}: unsafe and not on Redis; no suite measures it (add one)",
+            s.name()
+        )),
+    }
+}
+
+/// The registered race strategies raced by `suite`, in the registry's order.
+pub fn race_strategies(suite: RaceSuite) -> Vec<&'static Strategy> {
+    oversold::strategy::REGISTRY
+        .iter()
+        .copied()
+        .filter(|s| race_suite(s) == Ok(suite))
+        .collect()
+}
+
+/// How a safe race strategy's outcomes are checked, read from its tape rule: the rule says
+/// what its replies are, and so how far they order the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaceCheck {
+    /// Each reply is a read taken atomically with the write (or under a guard): some serial
+    /// order of the buyers explains the run.
+    SerialOrder,
+    /// The reply is the counter after a DECRBY that may yet be undone (`decr_compensate`):
+    /// serial only while every order is one unit; otherwise weaker, adapted checks.
+    DecrementThenUndo,
+    /// Serial per bucket (`sharded`): a refusal while another bucket held units is exactly
+    /// what the summary counts as `false_sold_out`.
+    PerBucket,
+}
+
+/// The checker for `s`'s replies.
+pub fn race_check(s: &Strategy) -> RaceCheck {
+    match s.about.tape {
+        TapeRule::DecrementThenUndo => RaceCheck::DecrementThenUndo,
+        TapeRule::AtomicPerBucket { .. } => RaceCheck::PerBucket,
+        _ => RaceCheck::SerialOrder,
+    }
+}
+
+/// True for a strategy whose buyers wait their turn (WATCH retries, a lock) and give up
+/// after a bound, taking nothing: the one ending besides sold and sold out it may report.
+pub fn may_give_up(s: &Strategy) -> bool {
+    matches!(s.about.category, Category::Optimistic | Category::Lock)
+}
+
+/// How `s` keeps its run's stock: one counter, or buckets.
+pub fn layout(s: &Strategy) -> StockLayout {
+    match s.backend {
+        Backend::SharedRedis(buyer) => buyer.layout(),
+        Backend::ExclusiveRedis(_) | Backend::Postgres(_) => StockLayout::Counter,
+    }
+}
+
+/// A seed of `s`'s own for a suite: `base` mixed with the strategy's name (FNV-1a), so each
+/// strategy's runs stay the same when another strategy joins the registry.
+pub fn seed(base: u64, name: &str) -> u64 {
+    name.bytes().fold(base ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Run `checks` (one per strategy, named) one after another, each in a task of its own, and
+/// fail once at the end naming every strategy whose check panicked: one broken strategy
+/// does not hide the next. An empty list fails too: a filter that selects nothing would
+/// otherwise pass without racing anything.
+pub async fn each<F>(what: &str, checks: Vec<(String, F)>)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    assert!(!checks.is_empty(), "no registered strategy is {what}");
+    let mut failed = Vec::new();
+    for (name, check) in checks {
+        if let Err(e) = tokio::spawn(check).await {
+            let why = match e.try_into_panic() {
+                Ok(p) => p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into()),
+                Err(e) => e.to_string(),
+            };
+            failed.push(format!("{name}: {why}"));
+        }
+    }
+    assert!(failed.is_empty(), "{what}:\n{}", failed.join("\n"));
+}
