@@ -6,6 +6,8 @@
 //! - race (`strategy::REGISTRY`): [`race_suite`] says whether a strategy gets random runs on
 //!   Redis, random runs on PostgreSQL, or is unsafe and measured failing; [`race_check`]
 //!   which checker its replies allow.
+//! - cart and warehouses (`strategy::cart::REGISTRY`): [`cart_all_or_nothing`],
+//!   [`cart_on_a_cluster`] and [`cart_failure`].
 //! - checkout (`strategy::checkout::REGISTRY`): safe means not `unsafe_by_design`; what
 //!   an unsafe one shows is a table in `checkout/invariants.rs`, because nothing in a
 //!   checkout strategy's words says which of its lessons a default run shows.
@@ -16,8 +18,10 @@
 use std::future::Future;
 
 use oversold::store::StockLayout;
+use oversold::store::shelves::Tagging;
+use oversold::strategy::cart::CartStrategy;
 use oversold::strategy::{Backend, Strategy};
-use oversold_protocol::{Category, TapeRule};
+use oversold_protocol::{Category, Scenario, TapeRule};
 
 /// Where a race strategy is raced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +103,45 @@ pub fn seed(base: u64, name: &str) -> u64 {
     name.bytes().fold(base ^ 0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// A cart or warehouse strategy that takes every line of an order or none on a single Redis.
+/// `cart_script_untagged` is `unsafe_by_design` only because its keys share no hash tag (a
+/// cluster refuses it with CROSSSLOT); a single Redis has no slots, so it counts here.
+pub fn cart_all_or_nothing(s: &CartStrategy) -> bool {
+    !s.about.unsafe_by_design || s.tagging == Tagging::Untagged
+}
+
+/// A cart or warehouse strategy a cluster runs: its keys share the run's tag.
+pub fn cart_on_a_cluster(s: &CartStrategy) -> bool {
+    s.tagging == Tagging::Shared
+}
+
+/// What an unsafe cart or warehouse strategy must show in a default run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CartFailure {
+    /// A check-then-write oversells a shelf; anything else (each step atomic) never does.
+    pub oversells: bool,
+    /// A cart taken line by line, with no undo, leaves partial carts.
+    pub partial: bool,
+}
+
+/// What `s` (unsafe, and not only on a cluster) must show; an error when its words imply
+/// no failure at all, so that the suite asks what it gets wrong.
+pub fn cart_failure(s: &CartStrategy) -> Result<CartFailure, String> {
+    let f = CartFailure {
+        oversells: s.about.category == Category::CheckThenWrite,
+        partial: s.about.scenario == Scenario::Cart,
+    };
+    if f.oversells || f.partial {
+        Ok(f)
+    } else {
+        Err(format!(
+            "{}: unsafe by design, yet neither a check-then-write nor a cart: say what its \
+             default runs get wrong in common/registry.rs",
+            s.name()
+        ))
+    }
 }
 
 /// Run `checks` (one per strategy, named) one after another, each in a task of its own, and
