@@ -16,6 +16,9 @@
 //! the first.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
 
 use oversold::store::StockLayout;
 use oversold::store::shelves::Tagging;
@@ -144,26 +147,25 @@ pub fn cart_failure(s: &CartStrategy) -> Result<CartFailure, String> {
     }
 }
 
-/// Run `checks` (one per strategy, named) one after another, each in a task of its own, and
-/// fail once at the end naming every strategy whose check panicked: one broken strategy
-/// does not hide the next. An empty list fails too: a filter that selects nothing would
-/// otherwise pass without racing anything.
+/// Run `checks` (one per strategy, named) one after another, and fail once at the end
+/// naming every strategy whose check panicked: one broken strategy does not hide the next.
+/// An empty list fails too: a filter that selects nothing would otherwise pass without
+/// racing anything.
 pub async fn each<F>(what: &str, checks: Vec<(String, F)>)
 where
-    F: Future<Output = ()> + Send + 'static,
+    F: Future<Output = ()>,
 {
     assert!(!checks.is_empty(), "no registered strategy is {what}");
     let mut failed = Vec::new();
     for (name, check) in checks {
-        if let Err(e) = tokio::spawn(check).await {
-            let why = match e.try_into_panic() {
-                Ok(p) => p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic without a message".into()),
-                Err(e) => e.to_string(),
-            };
+        // Caught in place, not spawned as a task: a check may hold what is not `Send` (a
+        // stream of checkouts borrowing their configs).
+        if let Err(panic) = AssertUnwindSafe(check).catch_unwind().await {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into());
             failed.push(format!("{name}: {why}"));
         }
     }
