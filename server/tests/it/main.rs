@@ -1,5 +1,7 @@
 //! The server's integration tests, as one test binary: every module below starts its own
 //! private `redis-server` or cluster (and, where a test needs it, the real app on a free port).
+//! The suites that race every strategy take them from the registries (`common::registry`),
+//! never from a list of names.
 //!
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
 //! - `carts`: the cart and warehouse scenarios: random runs with their checker per safe
