@@ -19,7 +19,7 @@ use crate::all_strategies::random_runs_hold_the_invariants;
 use crate::common::TestCluster;
 use crate::common::checks::{assert_one_outcome_per_buyer, strategy};
 use crate::common::registry::{
-    RaceCheck, RaceSuite, each, layout, race_check, race_strategies, seed,
+    RaceCheck, RaceSuite, each, layout, may_give_up, race_check, race_strategies, seed,
 };
 use oversold::engine::{self, RunError, RunReport};
 use oversold::health;
@@ -58,29 +58,42 @@ async fn holds_on_a_cluster(s: &'static Strategy) {
     assert!(cluster.run_keys().await.is_empty(), "runs left keys behind");
 }
 
-/// Every safe Redis strategy whose replies `check` checks, each on a cluster of its own.
-async fn every_safe_strategy_on_a_cluster_checked_by(check: RaceCheck) {
+/// Every safe Redis strategy whose replies `check` checks (and, given `waits`, that does or
+/// does not wait its turn), each on a cluster of its own.
+async fn every_safe_strategy_on_a_cluster_checked_by(check: RaceCheck, waits: Option<bool>) {
     let checks = race_strategies(RaceSuite::RandomOnRedis)
         .into_iter()
-        .filter(|s| race_check(s) == check)
+        .filter(|s| race_check(s) == check && waits.is_none_or(|w| may_give_up(s) == w))
         .map(|s| (s.name().to_string(), holds_on_a_cluster(s)))
         .collect();
-    each(&format!("safe on a cluster, checked by {check:?}"), checks).await;
+    each(
+        &format!("safe on a cluster, checked by {check:?}, waiting its turn: {waits:?}"),
+        checks,
+    )
+    .await;
 }
 
+/// Strategies that never wait for their turn (one script or call per buyer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn safe_strategies_that_replay_serially_never_oversell_on_a_cluster() {
-    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::SerialOrder).await;
+async fn safe_strategies_that_never_wait_replay_serially_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::SerialOrder, Some(false)).await;
+}
+
+/// Strategies that wait their turn (WATCH retries, a lock) and may give up: apart from the
+/// others, because they are the slow ones, and giving up is theirs alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_strategies_that_wait_their_turn_replay_serially_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::SerialOrder, Some(true)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_strategies_that_undo_a_decrement_never_oversell_on_a_cluster() {
-    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::DecrementThenUndo).await;
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::DecrementThenUndo, None).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_strategies_split_into_buckets_never_oversell_on_a_cluster() {
-    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::PerBucket).await;
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::PerBucket, None).await;
 }
 
 fn config(request: RunRequest) -> RunConfig {

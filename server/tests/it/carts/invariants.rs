@@ -86,6 +86,23 @@ async fn safe_warehouse_strategies_hold_on_a_single_redis() {
     all_or_nothing_on_a_single_redis(Scenario::Warehouses, 0x3a7e).await;
 }
 
+/// Every registered cart and warehouse strategy is raced by the tests here: its scenario is
+/// one they race, and an unsafe one says what its default runs must show.
+#[test]
+fn every_cart_strategy_has_a_suite() {
+    for s in cart::REGISTRY {
+        assert!(
+            matches!(s.about.scenario, Scenario::Cart | Scenario::Warehouses),
+            "{}: scenario {:?} has no random runs here",
+            s.name(),
+            s.about.scenario
+        );
+        if !cart_all_or_nothing(s) {
+            cart_failure(s).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_cart_and_warehouse_strategies_hold_on_a_cluster() {
     let cluster = TestCluster::start();
