@@ -93,6 +93,8 @@ async fn load_on(conn: &mut RedisConn, route: Route<'_>) -> Loaded {
 }
 
 /// The code of the loaded library named [`LIBRARY`], if any (on a cluster: on one node).
+/// Only tests ask (the server checks the code inside [`load`]), so only they compile it.
+#[cfg(feature = "test-support")]
 pub async fn loaded_code(conn: &mut RedisConn) -> Result<Option<String>, StoreError> {
     loaded_code_on(conn, Route::Auto).await
 }

@@ -485,6 +485,7 @@ pub async fn pause(conn: &mut RedisConn, real_ms: u64) -> Result<(), StoreError>
 
 /// Plant a hold directly, with no script and no counters (the reaper-under-load test
 /// fills Redis with thousands of expired holds this way).
+#[cfg(feature = "test-support")]
 pub async fn plant_holds(
     conn: &mut RedisConn,
     keys: &CheckoutKeys,

@@ -82,17 +82,21 @@ impl RunKeys {
         &self.stock
     }
 
-    /// The per-SKU lock's key.
+    /// The per-SKU lock's key. Only tests read the key names (to pause or spy on them); the
+    /// store itself uses the fields, so a plain build leaves these accessors out.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn lock_key(&self) -> &str {
         &self.lock
     }
 
     /// The fenced lock's token counter's key.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn fence_key(&self) -> &str {
         &self.fence
     }
 
     /// The key holding the newest fencing token the stock has seen.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn stock_fence_key(&self) -> &str {
         &self.stock_fence
     }

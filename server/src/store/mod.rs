@@ -28,6 +28,11 @@
 //!   the cart and warehouse scripts, and the saga's once-only compensation.
 //! - [`rooms`]: a room's record, its event stream, its open sale's lease, who bought, and
 //!   the chaos buttons' commands.
+//!
+//! A few operations exist only for the integration tests (planting a raw value or a
+//! thousand holds, asking whether a key is left, reading a key's name or the loaded library's
+//! code): they sit behind the `test-support` feature, which only the tests turn on, so the
+//! server binary cannot call them by mistake.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -259,6 +259,7 @@ pub async fn reserve_raw(
 }
 
 /// Write a raw value into `key` (contract and fault tests use it to plant bad data).
+#[cfg(feature = "test-support")]
 pub async fn set_raw(conn: &mut RedisConn, key: &str, raw: &str) -> Result<(), StoreError> {
     let cmd = redis::cmd("SET")
         .arg(key)
@@ -270,6 +271,7 @@ pub async fn set_raw(conn: &mut RedisConn, key: &str, raw: &str) -> Result<(), S
 }
 
 /// Does this key exist? (Tests check a run cleaned up after itself.)
+#[cfg(feature = "test-support")]
 pub async fn key_exists(conn: &mut RedisConn, key: &str) -> Result<bool, StoreError> {
     conn.query("EXISTS", redis::cmd("EXISTS").arg(key)).await
 }

@@ -1,9 +1,12 @@
-//! The randomized invariant test of `invariants.rs`, run for every strategy that claims to be
-//! safe, plus a measurement of how reliably `naive_set` loses updates.
+//! The randomized invariant test of `invariants.rs`, run for every registered race strategy
+//! that claims to be safe and runs on Redis, plus a measurement of how reliably each unsafe
+//! one fails with the defaults. The strategies come from `strategy::REGISTRY` (see
+//! `common::registry`): a new one is raced here without being named.
 //!
-//! Each safe strategy gets 40 to 60 seeded random configurations (400 runs in all): it never
-//! oversells, the counter matches the orders, every buyer gets exactly one outcome. Where
-//! a strategy's `observed_stock` is a read taken atomically with its write (`lua`,
+//! Each safe strategy gets 60 seeded random configurations (the featured one, `lua`, 40:
+//! `invariants` races it 200 times more): it never oversells, the counter matches the
+//! orders, every buyer gets exactly one outcome. The checker follows the strategy's tape
+//! rule. Where `observed_stock` is a read taken atomically with its write (`lua`,
 //! `function`, `watch`, `lock`, `fenced_lock`), some serial order of the buyers must explain
 //! the run. (`lock` only because nothing stalls here: `stalls.rs` shows it without that.)
 //! `decr_compensate` reports the value its DECRBY saw instead of a read, so it gets a
@@ -11,13 +14,16 @@
 //! behind must be exactly what the summary counts as `false_sold_out`.
 
 use crate::common::TestRedis;
-use crate::common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay, strategy};
+use crate::common::checks::{assert_one_outcome_per_buyer, random_config, serial_replay};
+use crate::common::registry::{
+    RaceCheck, RaceSuite, each, may_give_up, race_check, race_strategies, race_suite, seed,
+};
 use oversold::backends::Backends;
 use oversold::engine;
 use oversold::run::RunReport;
-use oversold::strategy::Strategy;
+use oversold::strategy::{REGISTRY, Strategy};
 
-use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest};
+use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunRequest, TapeRule};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_util::sync::CancellationToken;
@@ -86,30 +92,57 @@ async fn run_on(
         .unwrap_or_else(|e| panic!("run {id} failed: {e}"))
 }
 
-/// `runs` seeded random runs of `name` on a private Redis, with every invariant that
-/// applies to it, and no key left behind.
-async fn never_oversells(name: &str, seed: u64, runs: u32) {
+/// Random runs per safe strategy.
+const RUNS: u32 = 60;
+/// Random runs for a featured safe strategy, which `invariants` races 200 times more.
+const FEATURED_RUNS: u32 = 40;
+
+/// Seeded random runs of `s` on a private Redis, with every invariant that applies to it,
+/// and no key left behind.
+async fn never_oversells(s: &'static Strategy) {
     let redis = TestRedis::start();
+    let backends = redis.backends();
+    assert_eq!(s.unavailable_reason(&backends), None, "{}", s.name());
     let mut conn = redis.raw().await;
-    random_runs_hold_the_invariants(&redis.backends(), name, seed, runs, |_, _| {}).await;
+    let runs = if s.about.featured {
+        FEATURED_RUNS
+    } else {
+        RUNS
+    };
+    random_runs_hold_the_invariants(&backends, s, seed(0x0a11, s.name()), runs, |_, _| {}).await;
     assert!(
         crate::common::run_keys(&mut conn).await.is_empty(),
         "runs left keys behind"
     );
 }
 
-/// `runs` seeded random runs of `name` on `backends` (a single Redis or a cluster), each
+/// Every safe Redis strategy whose replies `check` checks (and, given `waits`, that does or
+/// does not wait its turn), each on a Redis of its own.
+async fn every_safe_strategy_checked_by(check: RaceCheck, waits: Option<bool>) {
+    let strategies = race_strategies(RaceSuite::RandomOnRedis)
+        .into_iter()
+        .filter(|s| race_check(s) == check && waits.is_none_or(|w| may_give_up(s) == w))
+        .map(|s| (s.name().to_string(), never_oversells(s)))
+        .collect();
+    each(
+        &format!("safe on Redis, checked by {check:?}, waiting its turn: {waits:?}"),
+        strategies,
+    )
+    .await;
+}
+
+/// `runs` seeded random runs of `s` on `backends` (a single Redis or a cluster), each
 /// checked against every invariant that applies to it, then handed to `also` for checks
 /// of the caller's own.
 pub async fn random_runs_hold_the_invariants(
     backends: &Backends,
-    name: &str,
+    s: &'static Strategy,
     seed: u64,
     runs: u32,
     mut also: impl FnMut(&RunConfig, &RunReport),
 ) {
+    let name = s.name();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let s = strategy(name);
     let (mut sold_out_runs, mut gave_up, mut undersold_runs) = (0, 0, 0);
     for i in 0..runs {
         let config = random_config(&mut rng, name);
@@ -143,19 +176,17 @@ pub async fn random_runs_hold_the_invariants(
             .filter(|o| o.result == OutcomeResult::GaveUp)
             .collect();
         for o in &gave {
-            assert!(
-                matches!(name, "watch" | "lock" | "fenced_lock"),
-                "{name} gave up: {o:?} in {config:?}"
-            );
+            assert!(may_give_up(s), "{name} gave up: {o:?} in {config:?}");
             assert_eq!(o.stock_after, None);
         }
         gave_up += gave.len();
 
-        if name == "decr_compensate" {
+        let check = race_check(s);
+        if check == RaceCheck::DecrementThenUndo {
             if check_decr_compensate(&config, &report.outcomes, sum.final_stock) {
                 undersold_runs += 1;
             }
-        } else if name == "sharded" {
+        } else if check == RaceCheck::PerBucket {
             // Each bucket is serial on its own; together they can refuse while units remain,
             // and the summary counts exactly those refusals.
             let left_behind = report
@@ -202,78 +233,130 @@ pub async fn random_runs_hold_the_invariants(
     );
 }
 
+/// Strategies that never wait for their turn (one script or call per buyer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lua_never_oversells() {
-    never_oversells("lua", 0x0a11_0001, 40).await;
+async fn safe_strategies_that_never_wait_replay_serially() {
+    every_safe_strategy_checked_by(RaceCheck::SerialOrder, Some(false)).await;
+}
+
+/// Strategies that wait their turn (WATCH retries, a lock) and may give up: apart from the
+/// others, because they are the slow ones, and giving up is theirs alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_strategies_that_wait_their_turn_replay_serially() {
+    every_safe_strategy_checked_by(RaceCheck::SerialOrder, Some(true)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn function_never_oversells() {
-    never_oversells("function", 0x0a11_0002, 60).await;
+async fn safe_strategies_that_undo_a_decrement_never_oversell() {
+    every_safe_strategy_checked_by(RaceCheck::DecrementThenUndo, None).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_never_oversells() {
-    never_oversells("watch", 0x0a11_0003, 60).await;
+async fn safe_strategies_split_into_buckets_never_oversell() {
+    every_safe_strategy_checked_by(RaceCheck::PerBucket, None).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_never_oversells() {
-    never_oversells("lock", 0x0a11_0004, 60).await;
+/// Every registered race strategy is raced by some suite: one that no suite can race fails
+/// here, instead of passing unraced.
+#[test]
+fn every_race_strategy_has_a_suite() {
+    for s in REGISTRY {
+        race_suite(s).unwrap_or_else(|e| panic!("{e}"));
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fenced_lock_never_oversells() {
-    never_oversells("fenced_lock", 0x0a11_0007, 60).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn decr_compensate_never_oversells() {
-    never_oversells("decr_compensate", 0x0a11_0005, 60).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sharded_never_oversells() {
-    never_oversells("sharded", 0x0a11_0006, 60).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn naive_set_loses_updates_with_the_defaults_nearly_every_run() {
+/// What `runs` default runs (10 units, 50 buyers, 8 app servers) of the unsafe strategy `s`
+/// show: how many failed. The failure is read from its tape rule: a read, then a DECRBY
+/// (the counter stays true) oversells; a read, then a SET of an absolute value loses updates
+/// (the counter looks fine while more orders than units are accepted); anything else must
+/// do one or the other. The checker that passes every safe run must call out each failed
+/// one.
+pub async fn unsafe_runs_that_fail(s: &'static Strategy, runs: u64) -> u64 {
     let redis = TestRedis::start();
-    let s = strategy("naive_set");
-    let runs = 50;
-    let (mut lost_runs, mut total_accepted, mut total_lost) = (0, 0, 0);
+    let name = s.name();
+    let (mut failed_runs, mut total_accepted, mut total_sold, mut total_lost) = (0, 0, 0, 0);
     for seed in 0..runs {
         let config = RunRequest {
-            strategy: Some("naive_set".into()),
+            strategy: Some(name.into()),
             seed: Some(seed),
             ..Default::default()
         }
         .validate(0)
         .unwrap();
-        let report = run(&redis, s, &config, &format!("naive-set-{seed}")).await;
+        let report = run(&redis, s, &config, &format!("{name}-default-{seed}")).await;
         let sum = &report.summary;
+        let stock = i64::from(config.race.stock);
         assert_one_outcome_per_buyer(&config, &report.outcomes);
-        assert_eq!(sum.errors, 0);
-        // Every write is an absolute value computed from a read of at least qty: the
-        // counter itself never goes negative, so a check on it alone sees nothing wrong.
-        assert!(sum.final_stock >= 0, "{sum:?}");
-        assert_eq!(sum.oversold_units, sum.units_sold.saturating_sub(10));
-        if sum.orders_accepted > config.race.stock && sum.lost_updates != 0 {
-            lost_runs += 1;
+        assert_eq!(sum.errors, 0, "{name}: {sum:?}");
+        assert_eq!(
+            sum.oversold_units,
+            sum.units_sold.saturating_sub(u64::from(config.race.stock))
+        );
+        if s.about.category == oversold_protocol::Category::CheckThenWrite {
+            // Each buyer's read came back between its arrival and its answer.
+            for o in &report.outcomes {
+                let read = o.read_us.expect("a check-then-write reports its read");
+                assert!(o.start_us <= read && read <= o.end_us, "{name}: {o:?}");
+            }
         }
-        total_accepted += sum.orders_accepted;
+        let failed = match s.about.tape {
+            TapeRule::ReadThenDecrement { .. } => {
+                // DECRBY itself never loses a write: the counter always matches the orders.
+                assert_eq!(sum.final_stock, stock - sum.units_sold as i64, "{sum:?}");
+                sum.oversold_units > 0
+            }
+            TapeRule::ReadThenSet => {
+                // Every write is an absolute value computed from a read of at least qty: the
+                // counter itself never goes negative, so a check on it alone sees nothing wrong.
+                assert!(sum.final_stock >= 0, "{sum:?}");
+                sum.orders_accepted > config.race.stock && sum.lost_updates != 0
+            }
+            _ => sum.oversold_units > 0 || sum.lost_updates != 0,
+        };
+        if failed {
+            failed_runs += 1;
+            let all: Vec<_> = report.outcomes.iter().collect();
+            assert!(
+                serial_replay(&config, &all, sum.final_stock).is_err(),
+                "{name}: a failed run passed the serial checker: {sum:?}"
+            );
+        }
+        total_accepted += u64::from(sum.orders_accepted);
+        total_sold += sum.units_sold;
         total_lost += sum.lost_updates;
     }
+    let what = match s.about.tape {
+        TapeRule::ReadThenDecrement { .. } => "oversold",
+        TapeRule::ReadThenSet => "accepted more orders than units and lost updates",
+        _ => "oversold or lost updates",
+    };
     println!(
-        "naive_set, defaults (10 stock, 50 buyers, 8 app servers): accepted more orders than \
-         units and lost updates in {lost_runs}/{runs} runs; mean {:.1} orders accepted, \
-         mean {:.1} units lost to overwrites",
-        f64::from(total_accepted) / f64::from(runs as u32),
-        total_lost as f64 / f64::from(runs as u32),
+        "{name}, defaults (10 stock, 50 buyers, 8 app servers): {what} in {failed_runs}/{runs} \
+         runs; mean {:.1} orders accepted, {:.1} units sold, {:.1} units lost to overwrites",
+        total_accepted as f64 / runs as f64,
+        total_sold as f64 / runs as f64,
+        total_lost as f64 / runs as f64,
     );
-    assert!(
-        lost_runs >= 45,
-        "the lost update should be near certain: only {lost_runs}/{runs} runs"
-    );
+    failed_runs
+}
+
+/// Every unsafe race strategy but the featured one (`invariants` measures that one over
+/// 100 runs), over 50 default runs each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsafe_strategies_lose_updates_or_oversell_with_the_defaults_nearly_every_run() {
+    const RUNS: u64 = 50;
+    let strategies = race_strategies(RaceSuite::MeasuredOnRedis)
+        .into_iter()
+        .filter(|s| !s.about.featured)
+        .map(|s| {
+            (s.name().to_string(), async move {
+                let failed = unsafe_runs_that_fail(s, RUNS).await;
+                assert!(
+                    failed >= 45,
+                    "the failure should be near certain: only {failed}/{RUNS} runs"
+                );
+            })
+        })
+        .collect();
+    each("unsafe and not featured", strategies).await;
 }

@@ -1,8 +1,9 @@
 //! Every strategy on a real three-master Redis Cluster that each test starts for itself.
 //!
-//! - The randomized invariant checks of `all_strategies`, for every safe Redis strategy
-//!   (`postgres` has no Redis to cluster), with every outcome naming the node that served
-//!   it; and the round-trip truthfulness check, after script and function flushes too.
+//! - The randomized invariant checks of `all_strategies`, for every safe Redis strategy of
+//!   `strategy::REGISTRY` (`postgres` has no Redis to cluster), each on a cluster of its
+//!   own, with every outcome naming the node that served it; and the round-trip
+//!   truthfulness check, after script and function flushes too.
 //! - `WATCH` holds: an app server's WATCH, GET, MULTI/EXEC and UNWATCH reach one node
 //!   connection, so a write in between discards the EXEC, and UNWATCH really unwatches.
 //! - `sharded` spreads its buckets over the nodes; every other run stays on one slot.
@@ -17,12 +18,15 @@ use std::time::{Duration, Instant};
 use crate::all_strategies::random_runs_hold_the_invariants;
 use crate::common::TestCluster;
 use crate::common::checks::{assert_one_outcome_per_buyer, strategy};
+use crate::common::registry::{
+    RaceCheck, RaceSuite, each, layout, may_give_up, race_check, race_strategies, seed,
+};
 use oversold::engine;
 use oversold::health;
 use oversold::run::{RunError, RunReport};
 use oversold::store::cluster::slot_of;
 use oversold::store::{RunKeys, StockLayout, stock};
-use oversold::strategy::REGISTRY;
+use oversold::strategy::{REGISTRY, Strategy};
 use oversold_protocol::{OutcomeResult, RedisState, RunConfig, RunRequest};
 use tokio_util::sync::CancellationToken;
 
@@ -30,18 +34,17 @@ use tokio_util::sync::CancellationToken;
 /// buyers, 1 to 32 app servers, spreads, quantities), few enough to keep the suite quick.
 const RUNS: u32 = 30;
 
-/// The random invariant runs of `name` on a fresh cluster; every outcome names the node
+/// The random invariant runs of `s` on a fresh cluster; every outcome names the node
 /// serving the counter it took from, and no run leaves a key on any node.
-async fn holds_on_a_cluster(name: &str, seed: u64) {
+async fn holds_on_a_cluster(s: &'static Strategy) {
+    let name = s.name();
     let cluster = TestCluster::start();
     let conn = cluster.conn().await;
     let started = Instant::now();
-    random_runs_hold_the_invariants(&cluster.backends(), name, seed, RUNS, |_, report| {
-        let layout = match name {
-            "sharded" => StockLayout::Buckets(4),
-            _ => StockLayout::Counter,
-        };
-        let nodes = stock::serving_nodes(&conn, &RunKeys::with_layout(&report.run_id, layout));
+    let seed = seed(0xc1, name);
+    random_runs_hold_the_invariants(&cluster.backends(), s, seed, RUNS, |_, report| {
+        let keys = RunKeys::with_layout(&report.run_id, layout(s));
+        let nodes = stock::serving_nodes(&conn, &keys);
         for o in &report.outcomes {
             let want = nodes[o.bucket.unwrap_or(0) as usize].clone();
             assert!(want.is_some());
@@ -56,39 +59,42 @@ async fn holds_on_a_cluster(name: &str, seed: u64) {
     assert!(cluster.run_keys().await.is_empty(), "runs left keys behind");
 }
 
+/// Every safe Redis strategy whose replies `check` checks (and, given `waits`, that does or
+/// does not wait its turn), each on a cluster of its own.
+async fn every_safe_strategy_on_a_cluster_checked_by(check: RaceCheck, waits: Option<bool>) {
+    let checks = race_strategies(RaceSuite::RandomOnRedis)
+        .into_iter()
+        .filter(|s| race_check(s) == check && waits.is_none_or(|w| may_give_up(s) == w))
+        .map(|s| (s.name().to_string(), holds_on_a_cluster(s)))
+        .collect();
+    each(
+        &format!("safe on a cluster, checked by {check:?}, waiting its turn: {waits:?}"),
+        checks,
+    )
+    .await;
+}
+
+/// Strategies that never wait for their turn (one script or call per buyer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lua_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("lua", 0xc1_0001).await;
+async fn safe_strategies_that_never_wait_replay_serially_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::SerialOrder, Some(false)).await;
+}
+
+/// Strategies that wait their turn (WATCH retries, a lock) and may give up: apart from the
+/// others, because they are the slow ones, and giving up is theirs alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_strategies_that_wait_their_turn_replay_serially_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::SerialOrder, Some(true)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn function_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("function", 0xc1_0002).await;
+async fn safe_strategies_that_undo_a_decrement_never_oversell_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::DecrementThenUndo, None).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("watch", 0xc1_0003).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("lock", 0xc1_0004).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fenced_lock_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("fenced_lock", 0xc1_0007).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn decr_compensate_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("decr_compensate", 0xc1_0005).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sharded_never_oversells_on_a_cluster() {
-    holds_on_a_cluster("sharded", 0xc1_0006).await;
+async fn safe_strategies_split_into_buckets_never_oversell_on_a_cluster() {
+    every_safe_strategy_on_a_cluster_checked_by(RaceCheck::PerBucket, None).await;
 }
 
 fn config(request: RunRequest) -> RunConfig {

@@ -1,24 +1,32 @@
-//! The engine against a real Redis, over many seeded random configurations.
+//! The engine against a real Redis, over many seeded random configurations, for the
+//! strategies the talk is about (the registry's `featured` ones) and those on PostgreSQL.
 //!
-//! For `lua`: never oversells, sells exactly what a serial order would, one outcome per buyer.
-//! For `naive`: oversells with the default settings nearly every time (measured, then bounded).
+//! For the featured safe one (`lua`), and every safe one on PostgreSQL (`postgres`): never
+//! oversells, sells exactly what a serial order would, one outcome per buyer. For the
+//! featured unsafe one (`naive`): oversells with the default settings nearly every time
+//! (measured, then bounded). Each comes from `strategy::REGISTRY` by what it says of itself
+//! (see `common::registry`), not by name.
 
+use crate::all_strategies::unsafe_runs_that_fail;
 use crate::common::TestRedis;
 use crate::common::checks::{
-    assert_one_outcome_per_buyer, assert_serializable, random_config, serial_replay, strategy,
+    assert_one_outcome_per_buyer, assert_serializable, random_config, strategy,
 };
+use crate::common::registry::{RaceSuite, each, race_strategies, seed};
 use oversold::backends::Backends;
 use oversold::engine;
 use oversold::run::RunReport;
+use oversold::strategy::Strategy;
 use oversold_protocol::RunRequest;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_util::sync::CancellationToken;
 
 /// `runs` seeded random races of one safe strategy, each checked against every invariant.
-async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) {
+async fn never_oversells(backends: &Backends, safe: &'static Strategy, seed: u64, runs: u32) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let safe = strategy(name);
+    let name = safe.name();
+    assert_eq!(safe.unavailable_reason(backends), None, "{name}");
     let mut sold_out_runs = 0;
     for i in 0..runs {
         let config = random_config(&mut rng, name);
@@ -65,112 +73,114 @@ async fn never_oversells(backends: &Backends, name: &str, seed: u64, runs: u32) 
     );
 }
 
+/// The featured strategies of one suite: the talk's own (`lua`, `naive`).
+fn featured(suite: RaceSuite) -> Vec<&'static Strategy> {
+    race_strategies(suite)
+        .into_iter()
+        .filter(|s| s.about.featured)
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lua_never_oversells_over_200_seeded_random_runs() {
-    let redis = TestRedis::start();
-    never_oversells(&redis.backends(), "lua", 0x0005_01d0_2026, 200).await;
-    let mut conn = redis.raw().await;
-    assert!(
-        crate::common::run_keys(&mut conn).await.is_empty(),
-        "runs left keys behind"
-    );
+async fn the_featured_safe_strategy_never_oversells_over_200_seeded_random_runs() {
+    let checks = featured(RaceSuite::RandomOnRedis)
+        .into_iter()
+        .map(|s| {
+            (s.name().to_string(), async move {
+                let redis = TestRedis::start();
+                never_oversells(&redis.backends(), s, seed(0x0005_01d0_2026, s.name()), 200).await;
+                let mut conn = redis.raw().await;
+                assert!(
+                    crate::common::run_keys(&mut conn).await.is_empty(),
+                    "runs left keys behind"
+                );
+            })
+        })
+        .collect();
+    each("featured and safe", checks).await;
 }
 
 /// The row lock serializes buyers in PostgreSQL: the same invariants, serial replay included.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_never_oversells_over_40_seeded_random_runs() {
+async fn strategies_on_postgresql_never_oversell_over_40_seeded_random_runs() {
     let redis = TestRedis::start();
-    let backends = redis.backends_with_postgres().await;
-    never_oversells(&backends, "postgres", 0x0005_01d0_0015, 40).await;
-    let left = crate::common::pg_count(&format!(
-        "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-postgres-{}-%'",
-        std::process::id()
-    ))
-    .await;
-    assert_eq!(left, 0, "postgres runs left rows behind");
+    let Some(backends) = redis.backends_with_postgres().await else {
+        return;
+    };
+    let checks = race_strategies(RaceSuite::RandomOnPostgres)
+        .into_iter()
+        .map(|s| {
+            let backends = backends.clone();
+            (s.name().to_string(), async move {
+                never_oversells(&backends, s, seed(0x0005_01d0_0015, s.name()), 40).await;
+                let left = crate::common::pg_count(&format!(
+                    "SELECT count(*) FROM oversold_stock WHERE run_id LIKE 'inv-{}-{}-%'",
+                    s.name(),
+                    std::process::id()
+                ))
+                .await;
+                assert_eq!(left, 0, "{} runs left rows behind", s.name());
+            })
+        })
+        .collect();
+    each("safe on PostgreSQL", checks).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lua_sells_exactly_the_stock_with_10000_buyers() {
-    let redis = TestRedis::start();
-    let config = RunRequest {
-        strategy: Some("lua".into()),
-        stock: Some(2500),
-        buyers: Some(10_000),
-        max_qty: Some(2),
-        seed: Some(5),
-        ..Default::default()
-    }
-    .validate(0)
-    .unwrap();
-    let report = engine::run(
-        &redis.backends(),
-        strategy("lua"),
-        &config,
-        "big",
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
-    assert_one_outcome_per_buyer(&config, &report.outcomes);
-    assert_eq!(report.summary.oversold_units, 0);
-    assert_serializable(&config, &report.outcomes, report.summary.final_stock);
-    // 10,000 buyers wanting 1-2 units each against 2,500: the shelf must end (nearly) empty.
-    assert!(report.summary.final_stock <= 1, "{:?}", report.summary);
+async fn the_featured_safe_strategy_sells_exactly_the_stock_with_10000_buyers() {
+    let checks = featured(RaceSuite::RandomOnRedis)
+        .into_iter()
+        .map(|s| {
+            (s.name().to_string(), async move {
+                let redis = TestRedis::start();
+                let config = RunRequest {
+                    strategy: Some(s.name().into()),
+                    stock: Some(2500),
+                    buyers: Some(10_000),
+                    max_qty: Some(2),
+                    seed: Some(5),
+                    ..Default::default()
+                }
+                .validate(0)
+                .unwrap();
+                let report = engine::run(
+                    &redis.backends(),
+                    s,
+                    &config,
+                    "big",
+                    None,
+                    CancellationToken::new(),
+                )
+                .await
+                .unwrap();
+                assert_one_outcome_per_buyer(&config, &report.outcomes);
+                assert_eq!(report.summary.oversold_units, 0);
+                assert_serializable(&config, &report.outcomes, report.summary.final_stock);
+                // 10,000 buyers wanting 1-2 units each against 2,500: the shelf must end
+                // (nearly) empty.
+                assert!(report.summary.final_stock <= 1, "{:?}", report.summary);
+            })
+        })
+        .collect();
+    each("featured and safe", checks).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn naive_oversells_with_the_defaults_nearly_every_run() {
-    let redis = TestRedis::start();
-    let naive = strategy("naive");
-    let runs = 100;
-    let mut oversold_runs = 0;
-    let mut total_sold = 0;
-    for seed in 0..runs {
-        let config = RunRequest {
-            strategy: Some("naive".into()),
-            seed: Some(seed),
-            ..Default::default()
-        }
-        .validate(0)
-        .unwrap();
-        let report = engine::run(
-            &redis.backends(),
-            naive,
-            &config,
-            &format!("naive-{seed}"),
-            None,
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-        let s = &report.summary;
-        assert_one_outcome_per_buyer(&config, &report.outcomes);
-        assert_eq!(s.errors, 0);
-        // Each buyer's read came back between its arrival and its answer.
-        for o in &report.outcomes {
-            let read = o.read_us.expect("naive reports when its read came back");
-            assert!(o.start_us <= read && read <= o.end_us, "{o:?}");
-        }
-        // DECRBY itself never loses a write: the counter always matches the orders.
-        assert_eq!(s.final_stock, 10 - s.units_sold as i64, "{s:?}");
-        if s.oversold_units > 0 {
-            oversold_runs += 1;
-            // The checker that passes every lua run must catch this one.
-            let all: Vec<_> = report.outcomes.iter().collect();
-            assert!(serial_replay(&config, &all, s.final_stock).is_err());
-        }
-        total_sold += s.units_sold;
-    }
-    println!(
-        "naive, defaults (10 stock, 50 buyers, 8 app servers): oversold in {oversold_runs}/{runs} runs, mean {:.1} units sold",
-        total_sold as f64 / runs as f64
-    );
-    assert!(
-        oversold_runs >= 95,
-        "the stage demo needs a reliable race: oversold in only {oversold_runs}/{runs} runs"
-    );
+async fn the_featured_unsafe_strategy_oversells_with_the_defaults_nearly_every_run() {
+    const RUNS: u64 = 100;
+    let checks = featured(RaceSuite::MeasuredOnRedis)
+        .into_iter()
+        .map(|s| {
+            (s.name().to_string(), async move {
+                let failed = unsafe_runs_that_fail(s, RUNS).await;
+                assert!(
+                    failed >= 95,
+                    "the stage demo needs a reliable race: it failed in only {failed}/{RUNS} runs"
+                );
+            })
+        })
+        .collect();
+    each("featured and unsafe", checks).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

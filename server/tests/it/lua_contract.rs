@@ -7,21 +7,26 @@
 //! updated with it.
 //!
 //! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
-//! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`].
+//! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`]; that the helper
+//! every script carries its own copy of is the same in every file, in [`copies`].
 
 use std::collections::BTreeSet;
 
 mod cart;
 mod checkout;
+mod copies;
 
 use crate::common::TestRedis;
 use oversold::store::scripts::{self, LuaFile};
 use redis::Value;
 use redis::aio::MultiplexedConnection;
 
-/// The header lines of `file` that state its contract.
+/// The header lines of `file` that state its contract. (`KEYS ` without an index is a
+/// script that takes no key, like `slow_script.lua`: that is its contract too.)
 pub(super) fn contract_lines(file: &LuaFile) -> BTreeSet<String> {
-    const STARTS: [&str; 6] = ["KEYS[", "ARGV[", "Returns", "Errors", "Library", "Function"];
+    const STARTS: [&str; 7] = [
+        "KEYS[", "KEYS ", "ARGV[", "Returns", "Errors", "Library", "Function",
+    ];
     file.source
         .lines()
         .filter_map(|l| l.strip_prefix("-- "))
@@ -667,6 +672,89 @@ async fn fenced_decrby_header_is_its_contract() {
 }
 
 #[tokio::test]
+async fn slow_script_header_is_its_contract() {
+    let script = &scripts::SLOW_SCRIPT;
+    assert_pinned(
+        script,
+        &[
+            "KEYS     none.",
+            "ARGV[1]  ms to spin, a canonical integer from 1 to 1000.",
+            "Returns  the µs actually spent (Redis's clock).",
+            "Errors   \"INVALID_MS ...\"  ARGV[1] is not a canonical integer from 1 to 1000",
+        ],
+    );
+    let redis = TestRedis::start();
+    let mut c = redis.raw().await;
+    // KEYS none: it runs with no key, and writes nothing.
+    set(&mut c, "oversold:{contract}:bystander", "7").await;
+    let keys_before = dbsize(&mut c).await;
+    // Returns the µs spent on Redis's clock: at least what was asked, and no more than
+    // Redis's own clock saw pass around the call.
+    for ms in ["1", "20"] {
+        let before = redis_time_us(&mut c).await;
+        let spent = match eval(&mut c, script.source, &[], &[ms]).await {
+            Answer::Int(us) => us,
+            other => panic!("{ms} ms gave {other:?}"),
+        };
+        let after = redis_time_us(&mut c).await;
+        let asked: i64 = ms.parse::<i64>().unwrap() * 1000;
+        assert!(spent >= asked, "asked {asked} µs, spent {spent}");
+        assert!(
+            spent <= after - before,
+            "spent {spent} µs of {}",
+            after - before
+        );
+    }
+    // ARGV[1] from 1 to 1000: the upper bound is accepted (and spun: a whole second, longer
+    // than a plain connection waits for an answer).
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(std::time::Duration::from_secs(10)));
+    let mut patient = redis::Client::open(redis.server.url())
+        .unwrap()
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .unwrap();
+    match eval(&mut patient, script.source, &[], &["1000"]).await {
+        Answer::Int(us) => assert!(us >= 1_000_000, "{us}"),
+        other => panic!("1000 ms gave {other:?}"),
+    }
+    // Errors INVALID_MS: missing, not canonical, or out of range.
+    for args in [
+        &[][..],
+        &[""],
+        &["0"],
+        &["1001"],
+        &["-5"],
+        &["05"],
+        &["1.5"],
+        &[" 5"],
+        &["0x10"],
+        &["1e2"],
+        &["abc"],
+        &["1000000000000000000000"],
+    ] {
+        refused(&mut c, script, &[], args, "INVALID_MS").await;
+    }
+    assert_eq!(dbsize(&mut c).await, keys_before);
+    assert_eq!(
+        get(&mut c, "oversold:{contract}:bystander")
+            .await
+            .as_deref(),
+        Some("7")
+    );
+}
+
+async fn dbsize(c: &mut MultiplexedConnection) -> i64 {
+    redis::cmd("DBSIZE").query_async(c).await.unwrap()
+}
+
+/// Redis's own clock (`TIME`), in µs.
+async fn redis_time_us(c: &mut MultiplexedConnection) -> i64 {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(c).await.unwrap();
+    s * 1_000_000 + us
+}
+
+#[tokio::test]
 async fn every_script_the_server_runs_has_its_contract_pinned() {
     let files: Vec<&str> = scripts::all().iter().map(|f| f.file).collect();
     assert_eq!(
@@ -692,12 +780,32 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );
-    for f in scripts::all() {
-        assert!(
-            !contract_lines(f).is_empty(),
-            "{} has no KEYS/ARGV/Returns header",
-            f.file
-        );
+    // The one script no strategy runs (a chaos button's) has its own test above; with it,
+    // every file under lua/ is one the server embeds and has its header pinned.
+    let pinned: BTreeSet<&str> = scripts::all()
+        .into_iter()
+        .chain([&scripts::SLOW_SCRIPT])
+        .map(|f| f.file)
+        .collect();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(copies::LUA_DIR)
+        .expect("the lua/ folder")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".lua"))
+        .collect();
+    assert_eq!(
+        on_disk.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        pinned,
+        "every file under lua/ is embedded by store::scripts and pinned here"
+    );
+    for f in scripts::all().into_iter().chain([&scripts::SLOW_SCRIPT]) {
+        // Not ARGV: a script may take no argument (`release_hold.lua` takes only its keys).
+        for part in ["KEYS", "Returns"] {
+            assert!(
+                contract_lines(f).iter().any(|l| l.starts_with(part)),
+                "{} has no {part} line in its header",
+                f.file
+            );
+        }
     }
 }
 

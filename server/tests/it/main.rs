@@ -1,5 +1,7 @@
 //! The server's integration tests, as one test binary: every module below starts its own
 //! private `redis-server` or cluster (and, where a test needs it, the real app on a free port).
+//! The suites that race every strategy take them from the registries (`common::registry`),
+//! never from a list of names.
 //!
 //! - `lua_contract`: each Lua file's header, line by line, against a real Redis.
 //! - `carts`: the cart and warehouse scenarios: random runs with their checker per safe
@@ -19,6 +21,8 @@
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
 //!   never show a password, and `serve --public` keeps its profile.
+//! - `no_postgres`: without PostgreSQL its tests skip in one line (see
+//!   `common::postgres`), but fail when `CI` is set.
 
 mod all_strategies;
 mod budgets;
@@ -34,6 +38,7 @@ mod invariants;
 mod leftovers;
 mod lua_contract;
 mod modules;
+mod no_postgres;
 mod rooms;
 mod stalls;
 mod step;

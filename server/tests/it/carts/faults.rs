@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use super::checks::{check, check_all_or_nothing, default_config, run};
+use crate::common::registry::{cart_all_or_nothing, cart_on_a_cluster};
 use crate::common::{TestCluster, TestRedis};
 use oversold::run::{RunError, RunReport};
 use oversold::store::shelves::{ShelfKeys, ShelfKind, Tagging};
 use oversold::strategy::cart;
-use oversold_protocol::{RunConfig, RunRequest};
+use oversold_protocol::{Category, RunConfig, RunRequest};
 use tokio_util::sync::CancellationToken;
 
 /// Every cart and warehouse strategy, its Redis killed 400 ms into a two-second crowd.
@@ -76,32 +77,32 @@ async fn killed_mid_run(strategy: &'static cart::CartStrategy) {
     redis.restart();
     let config = default_config(strategy.about.scenario, &name, 4);
     let report = run(&redis.backends(), &config, "after").await;
-    keeps_its_promise(&name, &config, &report);
+    keeps_its_promise(strategy, &config, &report);
 }
 
-/// The next run after a fault keeps what the strategy promises when nothing fails.
-fn keeps_its_promise(name: &str, config: &RunConfig, report: &RunReport) {
-    match name {
-        "cart_script" | "cart_script_untagged" | "saga" | "warehouse_script" => {
-            check_all_or_nothing(config, report)
-        }
-        "per_line" => {
-            check(config, report, true);
-        }
-        _ => {
-            check(config, report, false);
-        }
+/// The next run after a fault keeps what the strategy promises when nothing fails: all or
+/// nothing; or, for an unsafe one whose every step is atomic (`per_line`), no oversell.
+fn keeps_its_promise(strategy: &cart::CartStrategy, config: &RunConfig, report: &RunReport) {
+    if cart_all_or_nothing(strategy) {
+        check_all_or_nothing(config, report);
+    } else {
+        check(
+            config,
+            report,
+            strategy.about.category != Category::CheckThenWrite,
+        );
     }
 }
 
 /// On a cluster, the master serving the run killed 300 ms into a six-second crowd, for every
-/// cart and warehouse strategy that runs on a cluster (`cart_script_untagged` does not: its
-/// keys span slots, so it fails with CROSSSLOT before any buyer, see `crossslot.rs`).
+/// cart and warehouse strategy that runs on a cluster (an untagged one, `cart_script_untagged`,
+/// does not: its keys span slots, so it fails with CROSSSLOT before any buyer, see
+/// `crossslot.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_master_killed_mid_run_on_a_cluster_ends_every_cart_strategy_and_the_next_run_behaves() {
     let mut cluster = TestCluster::start();
     for strategy in cart::REGISTRY {
-        if strategy.about.name != "cart_script_untagged" {
+        if cart_on_a_cluster(strategy) {
             master_killed_mid_run(&mut cluster, strategy).await;
         }
     }
@@ -158,5 +159,5 @@ async fn master_killed_mid_run(cluster: &mut TestCluster, strategy: &'static car
     tokio::task::block_in_place(|| cluster.cluster.restart(victim)).expect("the node comes back");
     let config = default_config(strategy.about.scenario, name, 6);
     let report = run(&cluster.backends(), &config, "after-kill").await;
-    keeps_its_promise(name, &config, &report);
+    keeps_its_promise(strategy, &config, &report);
 }

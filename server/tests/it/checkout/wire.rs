@@ -67,15 +67,18 @@ async fn collect(client: &mut Client, reconcile: bool) -> Seen {
     }
 }
 
-async fn server_with_postgres(redis: &TestRedis) -> TestServer {
-    let backends: Backends = redis.backends_with_postgres().await;
-    TestServer::start_with(backends, 4, "/nonexistent-oversold-dist".into()).await
+/// `None` on a machine without PostgreSQL.
+async fn server_with_postgres(redis: &TestRedis) -> Option<TestServer> {
+    let backends: Backends = redis.backends_with_postgres().await?;
+    Some(TestServer::start_with(backends, 4, "/nonexistent-oversold-dist".into()).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkout_over_the_socket_streams_stories_live_numbers_and_answers_reconcile() {
     let redis = TestRedis::start();
-    let server = server_with_postgres(&redis).await;
+    let Some(server) = server_with_postgres(&redis).await else {
+        return;
+    };
     let mut client = server.client().await;
     let hello = client.hello().await;
     assert_eq!(hello.protocol_version, 3);
@@ -178,7 +181,12 @@ async fn checkout_compare_races_every_checkout_strategy_with_one_crowd() {
         }
         other => panic!("expected compare_started, got {other:?}"),
     };
-    assert_eq!(strategies.len(), 6);
+    // Every registered checkout strategy, in the registry's order.
+    let registered: Vec<&str> = oversold::strategy::checkout::REGISTRY
+        .iter()
+        .map(|s| s.name())
+        .collect();
+    assert_eq!(strategies, registered);
     for name in &strategies {
         let seen = collect(&mut client, false).await;
         let s = seen.summary.unwrap();
@@ -187,7 +195,7 @@ async fn checkout_compare_races_every_checkout_strategy_with_one_crowd() {
     }
     match client.next_not_status().await {
         ServerMessage::CompareFinished { summaries, .. } => {
-            assert_eq!(summaries.len(), 6);
+            assert_eq!(summaries.len(), registered.len());
             assert!(summaries.iter().all(|s| s.checkout.is_some()));
         }
         other => panic!("expected compare_finished, got {other:?}"),
@@ -273,6 +281,10 @@ fn oversold(redis: &TestRedis, args: &[&str]) -> Value {
 
 #[tokio::test]
 async fn checkout_on_the_command_line_prints_the_ledger_in_json() {
+    // The binary settles in PostgreSQL, which this test asserts: without one, it is skipped.
+    if crate::common::postgres().await.is_none() {
+        return;
+    }
     let redis = TestRedis::start();
     let run = |strategy: &str| {
         oversold(
@@ -330,6 +342,9 @@ async fn checkout_on_the_command_line_prints_the_ledger_in_json() {
             "--json",
         ],
     );
-    assert_eq!(all.as_array().unwrap().len(), 6);
+    assert_eq!(
+        all.as_array().unwrap().len(),
+        oversold::strategy::checkout::REGISTRY.len()
+    );
     tokio::time::sleep(Duration::from_millis(1)).await;
 }

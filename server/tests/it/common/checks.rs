@@ -289,8 +289,13 @@ pub fn check_checkout(
             return fail("a reservation left the available count below zero".into());
         }
     }
-    // Never a unit reserved twice for one request, where the strategy records requests.
-    if config.strategy == "idempotent_holds"
+    // The guarantees that come with a reserve script, for whichever strategy runs it.
+    let runs = |script: &str| {
+        oversold::strategy::checkout::find(&config.strategy)
+            .is_some_and(|s| s.about.scripts.iter().any(|f| f == script))
+    };
+    // Never a unit reserved twice for one request, where the script records requests.
+    if runs("reserve_hold_once.lua")
         && (c.duplicate_reservations != 0
             || report
                 .outcomes
@@ -304,9 +309,13 @@ pub fn check_checkout(
                         > 1
                 }))
     {
-        return fail("idempotent_holds reserved twice for one request id".into());
+        return fail(format!(
+            "{} reserved twice for one request id",
+            config.strategy
+        ));
     }
-    if config.strategy == "customer_limit" {
+    // Never a customer past the limit, where the script enforces it.
+    if runs("reserve_hold_limited.lua") {
         let limit = i64::from(knobs.per_customer_limit);
         let over = report
             .outcomes
@@ -314,7 +323,7 @@ pub fn check_checkout(
             .filter_map(|o| o.checkout.as_ref()?.customer_units)
             .any(|units| units > limit);
         if c.limit_violations != 0 || over {
-            return fail("customer_limit let a customer pass its limit".into());
+            return fail(format!("{} let a customer pass its limit", config.strategy));
         }
     }
     // The round trips the buyers report are what their connections sent.

@@ -2,6 +2,7 @@
 //! on a real port.
 
 pub mod checks;
+pub mod registry;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use oversold::backends::Backends;
+use oversold::pg::PgDb;
 use oversold::private_cluster::PrivateCluster;
 use oversold::private_redis::PrivateRedis;
 use oversold::state::AppState;
@@ -40,17 +42,14 @@ impl TestRedis {
         Backends::redis_only(self.store.clone(), "not used by this test")
     }
 
-    /// Redis and the machine's PostgreSQL (`DATABASE_URL`, else the local default).
-    pub async fn backends_with_postgres(&self) -> Backends {
-        let url = pg_url();
-        let pg = oversold::pg::PgDb::open(&url)
-            .await
-            .unwrap_or_else(|e| panic!("these tests need PostgreSQL ({url}): {e}"));
-        Backends {
+    /// Redis and the machine's PostgreSQL (`DATABASE_URL`, else the local default), or `None`
+    /// when this machine has no PostgreSQL and the test should return (see [`postgres`]).
+    pub async fn backends_with_postgres(&self) -> Option<Backends> {
+        Some(Backends {
             redis: self.store.clone(),
-            postgres: Ok(pg),
+            postgres: Ok(postgres().await?),
             owns_redis: false,
-        }
+        })
     }
 
     /// A connection through the store module, as the server's own code uses.
@@ -451,6 +450,79 @@ pub async fn calls(conn: &mut MultiplexedConnection, command: &str) -> u64 {
 /// The PostgreSQL URL the tests use (`DATABASE_URL`, else the local default).
 pub fn pg_url() -> String {
     std::env::var("DATABASE_URL").unwrap_or_else(|_| oversold::pg::DEFAULT_URL.into())
+}
+
+/// The machine's PostgreSQL, or `None` when nothing listens at [`pg_url`]: the test that
+/// needs it returns, and the run says so in one line (see [`postgres_at`]).
+pub async fn postgres() -> Option<PgDb> {
+    match postgres_at(&pg_url(), std::env::var_os("CI").is_some()).await {
+        Ok(Ok(pg)) => Some(pg),
+        Ok(Err(skipped)) => {
+            say_once(&skipped);
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// PostgreSQL at `url`; or, when nothing listens there, the line that says its tests are
+/// skipped; or why the test must fail. Nothing listening is a developer's machine without
+/// PostgreSQL: a skip, unless `ci` (the `CI` variable is set): CI installs PostgreSQL, so
+/// there a skip would hide a broken setup. Anything else (a bad URL, a refused login, a full
+/// server, something that is not PostgreSQL) is a PostgreSQL that is there and broken: a
+/// failure everywhere.
+pub async fn postgres_at(url: &str, ci: bool) -> Result<Result<PgDb, String>, String> {
+    let e = match PgDb::open(url).await {
+        Ok(pg) => return Ok(Ok(pg)),
+        Err(e) => e,
+    };
+    // PgError's message names the host, port, database and user, never the password.
+    match (anything_listens(url).await, ci) {
+        (false, false) => Ok(Err(format!(
+            "skipped: no PostgreSQL ({e}); the tests that need it return without running \
+             (set DATABASE_URL to run them; with CI set they fail instead)"
+        ))),
+        (false, true) => Err(format!(
+            "CI is set, so the PostgreSQL tests must run, and there is no PostgreSQL: {e}"
+        )),
+        (true, _) => Err(format!(
+            "something listens where DATABASE_URL points, but it is no usable PostgreSQL: {e}"
+        )),
+    }
+}
+
+/// True when something accepts a connection where `url` points: its first host's TCP port,
+/// or its Unix socket.
+async fn anything_listens(url: &str) -> bool {
+    use tokio_postgres::config::Host;
+    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
+        // Not a URL at all: that is a mistake to report, not a missing server.
+        return true;
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let connect = async {
+        match config.get_hosts().first() {
+            Some(Host::Tcp(host)) => TcpStream::connect((host.as_str(), port)).await.is_ok(),
+            Some(Host::Unix(dir)) => {
+                let socket = dir.join(format!(".s.PGSQL.{port}"));
+                tokio::net::UnixStream::connect(socket).await.is_ok()
+            }
+            None => TcpStream::connect(("localhost", port)).await.is_ok(),
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(3), connect)
+        .await
+        .unwrap_or(false)
+}
+
+/// Print `line` on the real stderr, once per test process. Not `eprintln!`: the test harness
+/// captures that and shows it only for failing tests, and a skip must be seen.
+fn say_once(line: &str) {
+    use std::io::Write;
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    });
 }
 
 /// Run a `SELECT count(*) ...` on the test database, on a connection of the test's own.
