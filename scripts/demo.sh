@@ -34,9 +34,22 @@ elif [ -z "${REDIS_URL:-}${REDIS_CLUSTER:-}" ] && ! (command -v redis-cli >/dev/
   ensure_redis_tools # the server starts its own from this binary
 fi
 command -v cc >/dev/null || apt_install build-essential pkg-config
+# The server's release build and the page's tools do not depend on each other, so they build
+# side by side: on a fresh machine `cargo install` of Trunk and wasm-bindgen (each in a
+# directory of its own) overlaps the server's build, and each has long single-threaded
+# stretches (linking, the page's whole-program optimisation) that leave a core free.
+server_log=$(mktemp "${TMPDIR:-/tmp}/oversold-server-build.XXXXXX")
+cargo build --release -p oversold --locked >"$server_log" 2>&1 &
+server_build=$!
+say "building the server (release) in the background; its log: $server_log"
 scripts/frontend.sh
-say "building the server (release)"
-cargo build --release -p oversold --locked
+say "waiting for the server's release build"
+if ! wait "$server_build"; then
+  cat "$server_log" >&2
+  echo "demo.sh: the server did not build (log above)" >&2
+  exit 1
+fi
+rm -f "$server_log"
 say "serving on http://${ADDR:-127.0.0.1:3000} (Ctrl-C to stop)"
 if [ "$room" -eq 1 ]; then
   # Phones join through the address the presenter's browser used: open one of these, not

@@ -25,6 +25,21 @@ ensure_postgres
 ensure_wasm_target
 command -v cc >/dev/null || apt_install build-essential pkg-config
 
+# Chromium and the browser test's npm packages come from the network and the disk, not the
+# CPU: on a fresh machine they install while the Rust code compiles (frontend.sh --browser
+# below then finds them present).
+browser_deps=
+if [ "$browser" -eq 1 ] && { [ ! -x /usr/bin/chromium ] || [ ! -d e2e/node_modules ]; }; then
+  deps_log=$(mktemp "${TMPDIR:-/tmp}/oversold-browser-deps.XXXXXX")
+  (
+    [ -x /usr/bin/chromium ] || apt_install chromium
+    command -v npm >/dev/null || apt_install nodejs npm
+    [ -d e2e/node_modules ] || (cd e2e && npm ci --no-audit --no-fund)
+  ) >"$deps_log" 2>&1 &
+  browser_deps=$!
+  say "installing Chromium and the browser test's packages in the background; log: $deps_log"
+fi
+
 say "formatting"
 cargo fmt --all -- --check
 
@@ -39,6 +54,10 @@ say "frontend model tests (host)"
 cargo test -p oversold-frontend --locked
 
 if [ "$browser" -eq 1 ]; then
+  if [ -n "$browser_deps" ]; then
+    say "waiting for Chromium and the browser test's packages"
+    wait "$browser_deps" || { cat "$deps_log" >&2; exit 1; }
+  fi
   scripts/frontend.sh --browser
   say "browser test: headless Chromium against the real server and Redis"
   cargo build -p oversold --locked
