@@ -54,6 +54,8 @@ use tally::Closing;
 
 /// How often live numbers go out while a run has someone watching.
 pub const SNAPSHOT_EVERY: Duration = Duration::from_millis(250);
+/// Longest the end-of-crowd barrier waits for one app server's connection.
+const IN_FLIGHT_WAIT: Duration = Duration::from_secs(2);
 /// Extra real time allowed for the last hold to be reaped once it is due.
 const DRAIN_SLACK: Duration = Duration::from_secs(5);
 
@@ -98,7 +100,9 @@ pub async fn run(
         reconciled: 0,
     };
     let ran = race.run(backends, run_id, cancel).await;
-    let redis_requests = shop.fleet.iter().map(RedisConn::requests_sent).sum();
+    // The buyers' requests, without the end-of-crowd barrier's reads (see `settle_in_flight`).
+    let barrier = ran.as_ref().map_or(0, |r| r.barrier_requests);
+    let redis_requests = shop.fleet.iter().map(RedisConn::requests_sent).sum::<u64>() - barrier;
     // The race part fails only before any buyer is released (opening the reaper).
     let closing = match ran {
         Ok(ran) => close(&shop, &mut admin, ran)
@@ -182,6 +186,8 @@ struct Race<'a, 'w> {
 /// What the race part of a run hands to the read-back.
 struct Ran<'w> {
     outcomes: Vec<BuyerOutcome>,
+    /// Requests the end-of-crowd barrier sent on the app servers' connections.
+    barrier_requests: u64,
     reaper: ReaperReport,
     reconciled: i64,
     clock: ShopClock,
@@ -321,11 +327,13 @@ impl<'w> Race<'_, 'w> {
         let mut control = self.watchers.control.take();
         let mut outcomes = Vec::with_capacity(self.config.race.buyers as usize);
         let mut buying = true;
+        let mut barrier_requests = 0;
         while buying || reaper.running() {
             tokio::select! {
                 joined = buyers.join_next(), if buying => {
                     buying = keep_outcome(&mut outcomes, joined);
                     if !buying {
+                        barrier_requests = self.settle_in_flight().await;
                         reaper.buyers_done(!(knobs.no_wait_expiry || stop.is_cancelled()));
                     }
                 }
@@ -348,6 +356,7 @@ impl<'w> Race<'_, 'w> {
         self.watchers.control = control;
         Ok(Ran {
             outcomes,
+            barrier_requests,
             reaper: reaper.report.unwrap_or_default(),
             reconciled: self.reconciled,
             clock,
@@ -396,6 +405,32 @@ impl<'w> Race<'_, 'w> {
             stop: stop_reaper,
             report: None,
         }
+    }
+
+    /// Wait until every request the buyers sent has reached Redis, and return how many
+    /// requests that took.
+    ///
+    /// A buyer that stopped waiting for a reply (its deadline passed under load, or its app
+    /// server "crashed") ends its story, but its request may still be on the wire and land
+    /// later, making a hold after the reaper's last sweep: the run would then end with units
+    /// held that nobody will ever return. Redis answers one connection's requests in order,
+    /// so one read of the run's counters per app-server connection (its keys share the run's
+    /// slot, so on a cluster it goes to the same node) is answered only after everything sent
+    /// before it. Bounded: a Redis that does not answer in time is the outage's problem.
+    async fn settle_in_flight(&self) -> u64 {
+        let reads = self.shop.fleet.iter().map(|conn| {
+            let (mut conn, keys) = (conn.clone(), &self.shop.keys);
+            async move {
+                let before = conn.requests_sent();
+                let _ =
+                    tokio::time::timeout(IN_FLIGHT_WAIT, holds::counters(&mut conn, keys)).await;
+                conn.requests_sent() - before
+            }
+        });
+        futures_util::future::join_all(reads)
+            .await
+            .into_iter()
+            .sum()
     }
 
     /// One task per buyer, all waiting at a gate, then the gate opened: the shop clock starts

@@ -97,18 +97,26 @@ impl Reaper {
                 _ = self.stop.cancelled() => return report,
                 _ = tick.tick() => {}
             }
-            self.sweep(&mut report).await;
-            if *self.draining.borrow() {
+            // Read "draining" before the sweep, not after: a sweep that began while buyers
+            // were still reserving may report no hold left, then find draining set when it
+            // returns (the last buyers finished during the call) while their holds landed
+            // after it. Only a sweep that began once draining was set (after every buyer's
+            // request had reached Redis) may end the reaper.
+            let draining = *self.draining.borrow();
+            let answered = self.sweep(&mut report).await;
+            if draining {
                 let by = *drain_by.get_or_insert_with(|| Instant::now() + self.drain_for);
-                if report.holds_left == 0 || Instant::now() >= by {
+                // A failed call says nothing about what is left: only an answer may end it.
+                if (answered && report.holds_left == 0) || Instant::now() >= by {
                     return report;
                 }
             }
         }
     }
 
-    /// Call the script until no due hold is left (or a call fails).
-    async fn sweep(&mut self, report: &mut ReaperReport) {
+    /// Call the script until no due hold is left (or a call fails). True when the last
+    /// call was answered (so `report.holds_left` is current).
+    async fn sweep(&mut self, report: &mut ReaperReport) -> bool {
         loop {
             let started = Instant::now();
             let reaped = holds::reap(&mut self.conn, &self.keys, self.clock.now(), BATCH).await;
@@ -122,13 +130,13 @@ impl Reaper {
                     report.largest_batch = report.largest_batch.max(r.holds);
                     report.holds_left = r.holds_left;
                     if r.still_due == 0 {
-                        return;
+                        return true;
                     }
                 }
                 Err(f) => {
                     tracing::debug!(error = %f.error, "a reaper call failed; trying again next tick");
                     report.error = Some(f.error.short());
-                    return;
+                    return false;
                 }
             }
         }

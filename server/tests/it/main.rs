@@ -21,6 +21,9 @@
 //! - `budgets`: per-address caps, the comparison share, the connection and PostgreSQL
 //!   budgets; `timeouts`: half-sent requests and shutdown; `cli`: the binary's help and logs
 //!   never show a password, and `serve --public` keeps its profile.
+//! - `modules`: the module graph has no cycle and keeps ARCHITECTURE.md's dependency rules;
+//!   `leftovers`: a SIGKILLed server leaves no private `redis-server` (nor, after the next
+//!   start, its scratch directory).
 //! - `no_postgres`: without PostgreSQL its tests skip in one line (see
 //!   `common::postgres`), but fail when `CI` is set.
 

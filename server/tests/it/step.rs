@@ -251,3 +251,36 @@ async fn bad_step_requests_are_refused_and_touch_nothing() {
     let s = open(&mut client, "naive").await;
     assert_eq!(s.buyers.len(), 2);
 }
+
+/// An unknown message, a malformed one and messages that belong elsewhere (a checkout's
+/// `reconcile`, a `cancel_run`, a room's `buy`) each get their one error, and the open
+/// step-through is still there: the next click moves its buyer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_messages_get_their_error_and_leave_the_step_through_open() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let mut client = server.client().await;
+    client.hello().await;
+    let opened = open(&mut client, "naive").await;
+    assert_eq!(next(&opened, 1), Some("GET stock"));
+    let strays = [
+        (json!({"type":"no_such_thing"}), ErrorCode::UnknownType),
+        (json!({"type":"step","buyer":"one"}), ErrorCode::BadMessage),
+        (json!({"type":"reconcile"}), ErrorCode::NoRunInProgress),
+        (json!({"type":"cancel_run"}), ErrorCode::NoRunInProgress),
+        (
+            json!({"type":"buy","room":"ABCD","request_id":"r1"}),
+            ErrorCode::NotInRoom,
+        ),
+    ];
+    for (frame, code) in strays {
+        client.send_json(frame.clone()).await;
+        match client.next_not_status().await {
+            ServerMessage::Error(e) => assert_eq!(e.code, code, "{frame}: {e:?}"),
+            other => panic!("{frame}: expected an error, got {other:?}"),
+        }
+    }
+    let moved = step(&mut client, 1).await;
+    assert_eq!(moved.log.len(), 1, "the step-through survived: {moved:?}");
+    assert_eq!(moved.log[0].command, "GET stock");
+}
