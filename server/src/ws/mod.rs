@@ -182,10 +182,8 @@ async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller) {
             }
             // The writer gave up (or the socket broke): nothing more can reach the client.
             _ = &mut writer => break,
-            _ = session.state.shutdown.cancelled() => {
-                session.ask_to_close(close_code::AWAY, "the server is shutting down".into());
-                break;
-            }
+            // The close itself waits until the job's terminal frame has gone out (`end`).
+            _ = session.state.shutdown.cancelled() => break,
         }
     }
     session.end(writer).await;
@@ -286,6 +284,14 @@ impl Session {
         step::close_quietly(&self.state, &mut self.stepping).await;
         let host: Arc<dyn rooms::Host> = self.state.clone();
         rooms::seat::leave(&host, &mut self.seat).await;
+        if self.state.shutdown.is_cancelled() {
+            // The job's terminal frame (run_cancelled) is queued by now. A close asked for
+            // wins over the queue in the send task, so let the queue empty first: a client
+            // hears how its run ended, then why the socket closes.
+            let sent = wait_until_sent(&self.frames, &writer);
+            let _ = tokio::time::timeout(SEND_TIMEOUT, sent).await;
+            self.ask_to_close(close_code::AWAY, "the server is shutting down".into());
+        }
         drop(self.frames);
         if !writer.is_finished() {
             let _ = writer.await;
@@ -478,6 +484,13 @@ async fn send_task(
         let _ = sink.close().await;
     })
     .await;
+}
+
+/// Until the send task has taken every queued frame (or has ended).
+async fn wait_until_sent(frames: &mpsc::Sender<ServerMessage>, writer: &JoinHandle<()>) {
+    while frames.capacity() < frames.max_capacity() && !writer.is_finished() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 async fn send_error(frames: &mpsc::Sender<ServerMessage>, e: WireError) {

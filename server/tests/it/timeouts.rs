@@ -7,9 +7,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use futures_util::{SinkExt, StreamExt};
 use oversold::serve::{ServeOptions, serve_with};
 use oversold::state::AppState;
+use oversold_protocol::ServerMessage;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -152,4 +153,48 @@ async fn shutdown_with_a_half_sent_request_and_an_open_socket_ends_within_the_dr
         }
     };
     assert_eq!(close.map(|f| f.code), Some(CloseCode::Away));
+}
+
+/// On SIGTERM a run in flight gets its terminal frame, then the close (1001): before, the
+/// close went out first and the client never heard how its run ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_sends_a_runs_terminal_frame_before_the_close() {
+    let redis = TestRedis::start();
+    let server = start(&redis, timeouts(60, 3)).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", server.addr))
+        .await
+        .unwrap();
+    ws.next().await.unwrap().unwrap(); // hello
+    let start_run = r#"{"type":"start_run","config":{"strategy":"lua","buyers":2000,"stock":100,"arrival_spread_ms":20000}}"#;
+    ws.send(Message::Text(start_run.into())).await.unwrap();
+    let run_id = loop {
+        let Some(Ok(Message::Text(t))) = ws.next().await else {
+            panic!("the socket ended before run_started")
+        };
+        if let Ok(ServerMessage::RunStarted { run_id, .. }) = serde_json::from_str(&t) {
+            break run_id;
+        }
+    };
+    server.stop.cancel(); // what SIGTERM does in `oversold serve`
+    let (mut terminal, mut close) = (None, None);
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
+        match frame {
+            Message::Text(t) => match serde_json::from_str::<ServerMessage>(&t) {
+                Ok(ServerMessage::RunCancelled { run_id: id, .. }) => terminal = Some(id),
+                Ok(ServerMessage::Error(e)) if e.run_id.is_some() => terminal = e.run_id,
+                _ => {}
+            },
+            Message::Close(frame) => {
+                close = frame.map(|f| f.code);
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        terminal.as_deref(),
+        Some(run_id.as_str()),
+        "no terminal frame before the close"
+    );
+    assert_eq!(close, Some(CloseCode::Away));
 }
