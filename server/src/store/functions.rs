@@ -29,10 +29,17 @@ pub enum LoadError {
          refusing to replace code this server did not write"
     )]
     Foreign,
+    /// Every try found the library there at `FUNCTION LOAD` and gone at `FUNCTION LIST`:
+    /// something keeps flushing Functions.
+    #[error(
+        "the {LIBRARY} library was flushed between loading and checking it, {LOAD_TRIES} times in a row"
+    )]
+    KeptVanishing,
 }
 
 /// What [`load`] did, and the requests it took (1, or 2 when it had to look at a library
-/// of the same name; on a cluster, that for each master).
+/// of the same name, more when a flush made it load again; on a cluster, that for each
+/// master).
 pub struct Loaded {
     /// Loaded (or already there and ours), or why not.
     pub result: Result<(), LoadError>,
@@ -64,31 +71,51 @@ pub async fn load(conn: &mut RedisConn) -> Loaded {
     }
 }
 
-/// [`load`] on one server.
+/// How often [`load_on`] loads again when the library vanished between its `FUNCTION LOAD`
+/// and its `FUNCTION LIST` (a `FUNCTION FLUSH` in between: the chaos button, a test).
+const LOAD_TRIES: u32 = 3;
+
+/// [`load`] on one server. "Already exists" is checked against the code that is there; a
+/// library that is gone by the time we look was flushed in between, not someone else's, so
+/// we load again (a foreign library is only ever one we *saw*).
 async fn load_on(conn: &mut RedisConn, route: Route<'_>) -> Loaded {
     let load = redis::cmd("FUNCTION")
         .arg("LOAD")
         .arg(RESERVE_FUNCTION.source)
         .to_owned();
-    let done = |result, round_trips| Loaded {
+    let mut round_trips = 0;
+    let mut last_vanished = false;
+    for _ in 0..LOAD_TRIES {
+        round_trips += 1;
+        match conn
+            .query_routed::<String>("FUNCTION LOAD", &load, route)
+            .await
+        {
+            Ok(_) => return loaded(Ok(()), round_trips),
+            // "ERR Library 'oversold_v2' already exists": check whose it is below.
+            Err(e)
+                if e.reply_detail()
+                    .is_some_and(|d| d.contains("already exists")) => {}
+            Err(e) => return loaded(Err(e.into()), round_trips),
+        }
+        round_trips += 1;
+        match loaded_code_on(conn, route).await {
+            Ok(Some(code)) if code == RESERVE_FUNCTION.source => {
+                return loaded(Ok(()), round_trips);
+            }
+            Ok(Some(_)) => return loaded(Err(LoadError::Foreign), round_trips),
+            Ok(None) => last_vanished = true, // flushed between the two calls: again
+            Err(e) => return loaded(Err(e.into()), round_trips),
+        }
+    }
+    debug_assert!(last_vanished);
+    loaded(Err(LoadError::KeptVanishing), round_trips)
+}
+
+fn loaded(result: Result<(), LoadError>, round_trips: u32) -> Loaded {
+    Loaded {
         result,
         round_trips,
-    };
-    match conn
-        .query_routed::<String>("FUNCTION LOAD", &load, route)
-        .await
-    {
-        Ok(_) => return done(Ok(()), 1),
-        // "ERR Library 'oversold_v2' already exists": check whose it is below.
-        Err(e)
-            if e.reply_detail()
-                .is_some_and(|d| d.contains("already exists")) => {}
-        Err(e) => return done(Err(e.into()), 1),
-    }
-    match loaded_code_on(conn, route).await {
-        Ok(code) if code.as_deref() == Some(RESERVE_FUNCTION.source) => done(Ok(()), 2),
-        Ok(_) => done(Err(LoadError::Foreign), 2),
-        Err(e) => done(Err(e.into()), 2),
     }
 }
 

@@ -89,7 +89,9 @@ fn attempt(reply: ReserveReply, round_trips: u32, retries: u32) -> Attempt {
 fn load_error(e: LoadError) -> PrepareError {
     match e {
         LoadError::Store(e) => PrepareError::Store(e),
-        foreign @ LoadError::Foreign => PrepareError::Refused(foreign.to_string()),
+        refused @ (LoadError::Foreign | LoadError::KeptVanishing) => {
+            PrepareError::Refused(refused.to_string())
+        }
     }
 }
 
@@ -119,7 +121,7 @@ impl RedisBuyer for Function {
                     }
                 }
                 // Loading a foreign library is refused; anything else is Redis failing.
-                Err(LoadError::Foreign) => {}
+                Err(LoadError::Foreign | LoadError::KeptVanishing) => {}
                 Err(LoadError::Store(e)) => {
                     return Attempt::read_failed(&e, None, sent).with_retries(1);
                 }

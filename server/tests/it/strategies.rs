@@ -614,3 +614,47 @@ async fn sharded_never_oversells_and_counts_the_refusals_that_left_units() {
     }
     assert!(false_refusals > 0, "no false sold-out in 40 runs");
 }
+
+/// Loading our library while another client flushes Functions in a tight loop never calls it
+/// foreign: before, a flush landing between `FUNCTION LOAD` ("already exists") and
+/// `FUNCTION LIST` (now nothing) made about one load in 400 refuse its run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_under_dense_function_flush_never_calls_our_library_foreign() {
+    let redis = TestRedis::start();
+    let stop = CancellationToken::new();
+    let flusher = {
+        let (mut f, stop) = (redis.raw().await, stop.clone());
+        tokio::spawn(async move {
+            let mut flushes = 0u32;
+            while !stop.is_cancelled() {
+                let _: () = redis::cmd("FUNCTION")
+                    .arg("FLUSH")
+                    .query_async(&mut f)
+                    .await
+                    .unwrap();
+                flushes += 1;
+            }
+            flushes
+        })
+    };
+    let mut c = redis.conn().await;
+    let mut refused = Vec::new();
+    let mut retried = 0;
+    for _ in 0..2_000 {
+        let loaded = functions::load(&mut c).await;
+        retried += u32::from(loaded.round_trips > 2);
+        if let Err(e) = loaded.result {
+            refused.push(e.to_string());
+        }
+    }
+    stop.cancel();
+    let flushes = flusher.await.unwrap();
+    println!("2,000 loads beside {flushes} flushes: {retried} loaded again after a flush");
+    assert!(flushes > 100, "the flusher ran: {flushes}");
+    assert!(
+        refused.is_empty(),
+        "{} refused: {:?}",
+        refused.len(),
+        &refused[..1]
+    );
+}
