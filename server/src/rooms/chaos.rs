@@ -132,11 +132,22 @@ pub async fn press(
             took_us,
             detail,
         });
-        if let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await {
-            let _ = state
+        // A restart breaks the process's shared connection, and the first request on it is
+        // the one that finds out (marking it broken): with no sale running, that is this
+        // announcement. So a failed publish is tried once more, on a fresh connection.
+        let event = Event::All { msg };
+        for _ in 0..2 {
+            let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await else {
+                continue;
+            };
+            if state
                 .rooms()
-                .publish(&mut conn, &keys, &Event::All { msg })
-                .await;
+                .publish(&mut conn, &keys, &event)
+                .await
+                .is_ok()
+            {
+                break;
+            }
         }
         state.rooms().chaos_running.store(false, Ordering::Release);
     });

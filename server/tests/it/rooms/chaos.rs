@@ -238,3 +238,25 @@ async fn the_slow_script_keeps_its_contract() {
         .unwrap();
     assert!(keys.is_empty(), "it writes nothing");
 }
+
+/// Every chaos press is answered, with no sale open too: before, `restart_redis` in a room
+/// without a sale was never answered (the room's reader died with the old Redis).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_chaos_button_is_answered_without_a_sale() {
+    let (server, _redis) = owning_server().await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    for action in ChaosAction::ALL {
+        presenter
+            .send_json(json!({"type": "chaos", "room": room.code, "presenter_token": room.token, "action": action.as_str()}))
+            .await;
+        let applied = wait_for(&mut presenter, 15, |m| match m {
+            ServerMessage::ChaosApplied(c) => Some(c.clone()),
+            ServerMessage::Error(e) => panic!("{action:?} refused: {e:?}"),
+            _ => None,
+        })
+        .await;
+        assert_eq!(applied.action, action, "{applied:?}");
+        assert_eq!(applied.sale_id, None);
+    }
+}
