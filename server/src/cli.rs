@@ -115,6 +115,13 @@ pub struct ServeArgs {
     /// send no Origin (not browsers) are too.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
+    /// The origin this site is served at, e.g. `https://lab.example`. Repeatable. When given,
+    /// only these (and `--allow-origin`'s) pages may open the WebSocket, whatever `Host` a
+    /// request names: a page on another domain pointed at this server's address (DNS
+    /// rebinding) sends an `Origin` equal to its own `Host`, which the default same-host check
+    /// would accept. A public site (`--public`) should always give it.
+    #[arg(long = "public-origin", value_name = "ORIGIN")]
+    pub public_origins: Vec<String>,
 }
 
 impl Cli {
@@ -149,6 +156,7 @@ impl Default for ServeArgs {
             client_ip_header: None,
             pg_max_connections: None,
             allow_origins: Vec::new(),
+            public_origins: Vec::new(),
         }
     }
 }

@@ -195,6 +195,13 @@ async fn serve(
     if let Some(name) = &args.client_ip_header {
         tracing::info!(header = %name, "client addresses come from this header: only safe behind a proxy that sets it");
     }
+    if args.public && args.public_origins.is_empty() {
+        tracing::warn!(
+            "--public without --public-origin: any page whose Origin names the request's own \
+             Host may open the WebSocket, which a page using DNS rebinding can do; give the \
+             site's address with --public-origin"
+        );
+    }
     let state = Arc::new(
         AppState::new(backends, health_rx, args.assets.clone(), plan.max_runs)
             .with_max_sockets(plan.max_sockets)
@@ -202,6 +209,7 @@ async fn serve(
             .with_connection_budget(plan.connection_budget)
             .with_pg_max_connections(pg_pool)
             .with_allowed_origins(args.allow_origins.clone())
+            .with_public_origins(args.public_origins.clone())
             .with_rooms(rooms),
     );
     if !args.assets.join("index.html").exists() {

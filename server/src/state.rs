@@ -58,6 +58,9 @@ pub struct AppState {
     pub assets: PathBuf,
     /// Origins besides this server's own whose pages may open the WebSocket.
     pub allowed_origins: Vec<String>,
+    /// The origins this site is served at (`--public-origin`); when any is given, the
+    /// same-host rule is off (see `ws::origin`).
+    pub public_origins: Vec<String>,
     /// Cancelled on shutdown: open sockets cancel their runs and close.
     pub shutdown: CancellationToken,
     /// Rooms: caps, readers and sales of this process (their state lives in Redis).
@@ -112,6 +115,7 @@ impl AppState {
             health,
             assets,
             allowed_origins: Vec::new(),
+            public_origins: Vec::new(),
             shutdown: CancellationToken::new(),
             rooms: crate::rooms::Rooms::default(),
         }
@@ -152,6 +156,12 @@ impl AppState {
     /// The same state, also accepting WebSockets from pages of these origins.
     pub fn with_allowed_origins(mut self, origins: Vec<String>) -> Self {
         self.allowed_origins = origins;
+        self
+    }
+
+    /// The same state, served at these origins only (`--public-origin`).
+    pub fn with_public_origins(mut self, origins: Vec<String>) -> Self {
+        self.public_origins = origins;
         self
     }
 

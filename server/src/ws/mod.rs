@@ -71,7 +71,11 @@ pub async fn upgrade(
     client: ClientAddr,
     State(state): State<Arc<AppState>>,
 ) -> Response {
-    if let Err(why) = origin::check(&headers, &state.allowed_origins) {
+    let pages = origin::Pages {
+        public: &state.public_origins,
+        also: &state.allowed_origins,
+    };
+    if let Err(why) = origin::check(&headers, &pages) {
         tracing::info!(%why, "refused a WebSocket from another origin");
         return (StatusCode::FORBIDDEN, why).into_response();
     }

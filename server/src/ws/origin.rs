@@ -1,6 +1,11 @@
 //! Which pages may open a WebSocket: the page this server serves, plus any origin the
 //! operator allowed with `--allow-origin`.
 //!
+//! "The page this server serves" is, by default, a page whose `Origin` names the request's
+//! own `Host`. That is right on a laptop, but a page on another domain that the attacker
+//! points at this server's address (DNS rebinding) sends an `Origin` equal to its `Host` too.
+//! So a public site names its origin(s) with `--public-origin`, and then only those count.
+//!
 //! A browser sends `Origin` on every WebSocket upgrade and attaches the visitor's ambient
 //! access (their network position: a lab reachable only from their laptop). Without this
 //! check any web page the visitor opens could drive the lab through their browser. A client
@@ -9,16 +14,31 @@
 
 use axum::http::{HeaderMap, header};
 
+/// Which origins' pages may connect.
+pub struct Pages<'a> {
+    /// The origins this site is served at (`--public-origin`); empty: the request's `Host`.
+    pub public: &'a [String],
+    /// Other origins the operator allowed (`--allow-origin`).
+    pub also: &'a [String],
+}
+
 /// `Ok` when the upgrade may proceed; otherwise the reason, for the 403 body.
-pub fn check(headers: &HeaderMap, allowed: &[String]) -> Result<(), String> {
+pub fn check(headers: &HeaderMap, pages: &Pages<'_>) -> Result<(), String> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
     let origin = origin
         .to_str()
         .map_err(|_| "the Origin header is not text".to_string())?;
-    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+    let listed = pages.public.iter().chain(pages.also);
+    if listed.clone().any(|a| a.eq_ignore_ascii_case(origin)) {
         return Ok(());
+    }
+    if !pages.public.is_empty() {
+        return Err(format!(
+            "WebSocket from origin {origin:?} refused: this site is served at {}",
+            pages.public.join(", ")
+        ));
     }
     let host = headers
         .get(header::HOST)
@@ -45,6 +65,33 @@ pub fn check(headers: &HeaderMap, allowed: &[String]) -> Result<(), String> {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    /// The default pages (no `--public-origin`) plus `also`.
+    fn check(headers: &HeaderMap, also: &[String]) -> Result<(), String> {
+        super::check(headers, &Pages { public: &[], also })
+    }
+
+    #[test]
+    fn a_public_origin_replaces_the_same_host_rule() {
+        let public = vec!["https://lab.example".to_string()];
+        let none: Vec<String> = vec![];
+        let pages = Pages {
+            public: &public,
+            also: &none,
+        };
+        let site = headers(Some("https://lab.example"), "lab.example");
+        assert!(super::check(&site, &pages).is_ok());
+        // A rebinding page: its Origin names its own Host, which the default rule accepts.
+        let rebound = headers(Some("http://evil.example"), "evil.example");
+        assert!(
+            check(&rebound, &none).is_ok(),
+            "the default rule, for contrast"
+        );
+        let refused = super::check(&rebound, &pages).unwrap_err();
+        assert!(refused.contains("https://lab.example"), "{refused}");
+        // Not a browser: no Origin, no one else's access to borrow.
+        assert!(super::check(&headers(None, "evil.example"), &pages).is_ok());
+    }
 
     fn headers(origin: Option<&str>, host: &str) -> HeaderMap {
         let mut h = HeaderMap::new();

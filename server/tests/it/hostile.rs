@@ -14,9 +14,17 @@ use crate::common::{Client, TestRedis, TestServer};
 
 /// Open `/ws` with `origin` (or none); the HTTP status of the answer.
 async fn upgrade_status(server: &TestServer, origin: Option<&str>) -> u16 {
+    upgrade_status_as(server, None, origin).await
+}
+
+/// [`upgrade_status`], naming `host` in the `Host` header (as a rebound domain would).
+async fn upgrade_status_as(server: &TestServer, host: Option<&str>, origin: Option<&str>) -> u16 {
     let mut request = format!("ws://{}/ws", server.addr)
         .into_client_request()
         .unwrap();
+    if let Some(host) = host {
+        request.headers_mut().insert("host", host.parse().unwrap());
+    }
     if let Some(origin) = origin {
         request
             .headers_mut()
@@ -71,6 +79,36 @@ async fn only_this_servers_pages_may_open_the_socket() {
     assert_eq!(
         upgrade_status(&server, Some("http://evil.example")).await,
         403
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_origin_shuts_out_a_dns_rebinding_page() {
+    // Defect: a page on evil.example, with evil.example resolving to the server, sends
+    // `Host: evil.example` and `Origin: http://evil.example`, which the same-host rule takes
+    // for this server's own page.
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let rebound = (Some("evil.example"), Some("http://evil.example"));
+    assert_eq!(
+        upgrade_status_as(&server, rebound.0, rebound.1).await,
+        101,
+        "without --public-origin the same-host rule lets it in (why the flag exists)"
+    );
+    let state = oversold::state::AppState::new(
+        redis.backends(),
+        crate::ws::idle_health(),
+        "/nonexistent".into(),
+        8,
+    )
+    .with_public_origins(vec!["https://lab.example".into()]);
+    let server = TestServer::serve(state).await;
+    assert_eq!(upgrade_status_as(&server, rebound.0, rebound.1).await, 403);
+    let site = (Some("lab.example"), Some("https://lab.example"));
+    assert_eq!(upgrade_status_as(&server, site.0, site.1).await, 101);
+    assert_eq!(
+        upgrade_status_as(&server, Some("evil.example"), None).await,
+        101
     );
 }
 
