@@ -161,22 +161,15 @@ async fn postgres(url: Option<&str>) -> Result<PgDb, String> {
 }
 
 async fn serve(
-    mut source: redis_source::RedisSource,
+    source: redis_source::RedisSource,
     backends: Backends,
     args: ServeArgs,
 ) -> anyhow::Result<()> {
-    // A room's `restart_redis` button restarts the redis-server this process started (and
-    // no other): the rooms hold it from here on, and it is stopped at the end as before.
-    let private = match source.private.take() {
-        Some(redis_source::Private::Redis(redis)) => Some(Arc::new(std::sync::Mutex::new(redis))),
-        other => {
-            source.private = other;
-            None
-        }
-    };
+    // A server that starts its own Redis can start one per room sale too: chaos buttons
+    // act on those only, never on the Redis everyone shares.
     let mut rooms = oversold::rooms::Rooms::default();
-    if let Some(redis) = &private {
-        rooms = rooms.with_private_redis(redis.clone());
+    if source.private.is_some() {
+        rooms = rooms.with_own_sale_redis();
     }
     let first = health::check_once(&source.store).await;
     if let Some(why) = &first.reason {
@@ -233,9 +226,6 @@ async fn serve(
     state.rooms.tracker.close();
     let _ = tokio::time::timeout(Duration::from_secs(10), state.rooms.tracker.wait()).await;
     drop(source); // stops a private redis-server, if we started one
-    if let Some(redis) = private {
-        redis.lock().map(|mut r| r.stop()).ok();
-    }
     Ok(())
 }
 

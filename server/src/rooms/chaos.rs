@@ -1,21 +1,27 @@
-//! The presenter's chaos buttons. Each one is refused unless this server started its Redis
-//! itself (`--private-redis`): nobody else's Redis is ever flushed, paused or restarted.
+//! The presenter's chaos buttons. Each acts on one Redis only: the `redis-server` the room's
+//! open sale runs on, which the sale's process started for that sale alone
+//! ([`super::sale_redis`]). No press can pause, flush, kill or restart the shared Redis,
+//! another room's sale, or a visitor's run.
 //!
-//! An action runs on the process that received the button (it needs no state of the
-//! sale's process: the app servers' connections are found by name), and ends with a
-//! `chaos_applied` event placed on the sale's timeline.
+//! A press may reach any process ([`press`]); it travels on the room's stream to the
+//! process running the sale, which applies it ([`apply`]) and announces a `chaos_applied`
+//! placed on the sale's timeline. Every press is answered: with no sale open it says so
+//! (nothing is touched), and if the sale's process does not answer in
+//! [`ANSWER_WITHIN`], the pressing process says that instead.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use oversold_protocol::room::{ChaosAction, ChaosApplied, ChaosInfo};
 use oversold_protocol::{ErrorCode, ServerMessage, WireError};
+use tokio::sync::broadcast;
 
-use super::event::Event;
+use super::event::{Event, Stamped};
+use super::hub::Hub;
 use super::sale::{SaleRecord, unix_us};
+use super::sale_redis::SaleRedis;
 use super::{Host, check_presenter, unavailable};
-use crate::store::rooms::{self as store, RoomKeys};
+use crate::store::rooms as store;
 use crate::store::{self as redis_store, RedisConn};
 
 /// `pause_redis` pauses every client this long.
@@ -24,6 +30,8 @@ pub const PAUSE_MS: u64 = 1_000;
 pub const SLOW_SCRIPT_MS: u64 = 500;
 /// How long after the slow script starts the health-style `PING` is sent.
 const PING_AFTER: Duration = Duration::from_millis(20);
+/// A press the sale's process has not answered by then is answered by the pressing one.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(15);
 
 /// Every chaos button, in the order the page shows them (sent in `hello.chaos`).
 pub fn buttons() -> Vec<ChaosInfo> {
@@ -56,7 +64,7 @@ pub fn about(action: ChaosAction) -> ChaosInfo {
         ),
         ChaosAction::RestartRedis => (
             "Restart Redis".to_string(),
-            "Stop this server's own redis-server and start it again, empty: the sale in flight \
+            "Stop the sale's own redis-server and start it again, empty: the sale in flight \
              fails, the room goes on."
                 .to_string(),
         ),
@@ -72,13 +80,13 @@ pub fn about(action: ChaosAction) -> ChaosInfo {
         action,
         label,
         description,
-        // Nobody else's Redis is ever flushed, paused, killed or restarted.
+        // Only ever the sale's own Redis, which this server must be able to start.
         needs_own_redis: true,
     }
 }
 
-/// `chaos`: check the presenter and the Redis, then run the action in the background (it
-/// can take a second) and announce what it did.
+/// `chaos` (on whichever process the presenter is): check the presenter, then send the
+/// press to the sale's process through the room's stream and make sure it is answered.
 pub async fn press(
     state: &Arc<dyn Host>,
     code: &str,
@@ -88,79 +96,107 @@ pub async fn press(
     let keys = super::seat::room_keys(code)?;
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
     check_presenter(&mut conn, &keys, token).await?;
-    if (about(action).needs_own_redis && !state.backends().owns_redis)
-        || (action == ChaosAction::RestartRedis && state.rooms().private.is_none())
-    {
+    if !state.rooms().own_sale_redis {
         return Err(WireError::new(
             ErrorCode::ChaosNotAllowed,
-            "chaos buttons only act on a Redis this server started itself (--private-redis)",
-        ));
-    }
-    if state.rooms().chaos_running.swap(true, Ordering::AcqRel) {
-        return Err(WireError::new(
-            ErrorCode::RateLimited,
-            "a chaos action is still running; wait for it to finish",
+            "chaos buttons act only on a sale's own redis-server, and this server starts \
+             those only when it runs its own Redis (--private-redis)",
         ));
     }
     let record = store::sale(&mut conn, &keys)
         .await
-        .ok()
-        .flatten()
+        .map_err(unavailable)?
         .and_then(|json| serde_json::from_str::<SaleRecord>(&json).ok());
-    // The sale's clock (its outcomes' times count from it), so the press lands on the
-    // timeline where it happened.
-    let clock = match &record {
-        Some(_) => store::sale_clock(&mut conn, &keys).await.ok().flatten(),
-        None => None,
+    let Some(record) = record else {
+        let detail = "no sale is open: chaos acts on the sale's own Redis, which exists only \
+                      while a sale runs; nothing was touched";
+        let msg = applied(code, action, None, None, 0, detail.to_string());
+        super::announce(state, &keys, &Event::All { msg }).await;
+        return Ok(());
     };
+    let hub = state.rooms().hub(code, &state.backends().redis).await?;
+    // Listening before the press is sent, so the answer cannot slip past.
+    let answers = hub.subscribe();
+    let pressed = Event::Chaos {
+        sale_id: record.sale_id.clone(),
+        action,
+        pressed_unix_us: unix_us(),
+    };
+    state.rooms().publish(&mut conn, &keys, &pressed).await?;
     let state = state.clone();
-    let code = code.to_string();
-    state.rooms().tracker.clone().spawn(async move {
-        let started = Instant::now();
-        let at_us = clock.map(|c| unix_us().saturating_sub(c));
-        let detail = match apply(&state, &keys, action, record.as_ref()).await {
-            Ok(detail) => detail,
-            Err(e) => format!("{} failed: {}", action.as_str(), e.message),
-        };
-        let took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        tracing::info!(room = %code, action = action.as_str(), %detail, "chaos");
-        let msg = ServerMessage::ChaosApplied(ChaosApplied {
-            room: code,
-            action,
-            sale_id: record.map(|r| r.sale_id),
-            at_us,
-            took_us,
-            detail,
-        });
-        // A restart breaks the process's shared connection, and the first request on it is
-        // the one that finds out (marking it broken): with no sale running, that is this
-        // announcement. So a failed publish is tried once more, on a fresh connection.
-        let event = Event::All { msg };
-        for _ in 0..2 {
-            let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await else {
-                continue;
-            };
-            if state
-                .rooms()
-                .publish(&mut conn, &keys, &event)
-                .await
-                .is_ok()
-            {
-                break;
-            }
-        }
-        state.rooms().chaos_running.store(false, Ordering::Release);
-    });
+    let watch = await_answer(state.clone(), hub, answers, record.sale_id, action);
+    state.rooms().tracker.spawn(watch);
     Ok(())
 }
 
-async fn apply(
-    state: &Arc<dyn Host>,
-    keys: &RoomKeys,
+/// Wait for the sale's process to answer a press; if it does not within [`ANSWER_WITHIN`]
+/// (it stopped, or the sale ended as the press arrived), answer for it.
+async fn await_answer(
+    state: Arc<dyn Host>,
+    hub: Arc<Hub>,
+    mut answers: broadcast::Receiver<Arc<Stamped>>,
+    sale_id: String,
     action: ChaosAction,
-    sale: Option<&SaleRecord>,
+) {
+    let answered = |s: &Stamped| {
+        matches!(&s.event, Event::All { msg: ServerMessage::ChaosApplied(c) }
+            if c.action == action && c.sale_id.as_deref() == Some(sale_id.as_str()))
+    };
+    let waited = tokio::time::timeout(ANSWER_WITHIN, async {
+        loop {
+            match answers.recv().await {
+                Ok(s) if answered(&s) => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    })
+    .await;
+    if waited.is_err() {
+        let detail = format!(
+            "{} was not applied: the process running the sale did not answer within {} s \
+             (the sale may have ended, or its process stopped)",
+            action.as_str(),
+            ANSWER_WITHIN.as_secs()
+        );
+        let msg = applied(&hub.code, action, Some(sale_id), None, 0, detail);
+        super::announce(&state, &hub.keys, &Event::All { msg }).await;
+    }
+}
+
+/// A `chaos_applied` frame.
+pub fn applied(
+    room: &str,
+    action: ChaosAction,
+    sale_id: Option<String>,
+    at_us: Option<u64>,
+    took_us: u64,
+    detail: String,
+) -> ServerMessage {
+    ServerMessage::ChaosApplied(ChaosApplied {
+        room: room.to_string(),
+        action,
+        sale_id,
+        at_us,
+        took_us,
+        detail,
+    })
+}
+
+/// Apply `action` to the sale's own Redis (on the sale's process). Returns what it did, in
+/// words.
+pub async fn apply(
+    redis: &SaleRedis,
+    sale_id: &str,
+    action: ChaosAction,
 ) -> Result<String, WireError> {
-    let store = &state.backends().redis;
+    if !redis.is_own() {
+        return Err(WireError::new(
+            ErrorCode::ChaosNotAllowed,
+            "this sale runs on the shared Redis; chaos never touches it",
+        ));
+    }
+    let store = redis.store();
     let mut conn = store.connect().await.map_err(unavailable)?;
     match action {
         ChaosAction::ScriptFlush => {
@@ -172,10 +208,7 @@ async fn apply(
             )
         }
         ChaosAction::KillAppServer => {
-            let Some(sale) = sale else {
-                return Ok("no sale is open: there is no app server to kill".into());
-            };
-            let name = redis_store::app_server_name(&sale.sale_id, 0);
+            let name = redis_store::app_server_name(sale_id, 0);
             let killed = store::kill_client_named(&mut conn, &name)
                 .await
                 .map_err(unavailable)?;
@@ -197,7 +230,15 @@ async fn apply(
             ))
         }
         ChaosAction::SlowScript => slow_script(store, conn).await,
-        ChaosAction::RestartRedis => restart(state, keys, conn).await,
+        ChaosAction::RestartRedis => {
+            let down = redis.restart().await?;
+            Ok(format!(
+                "the sale's own redis-server stopped and started again, empty, in {} ms: the \
+                 sale's stock is gone, so the sale fails closed; the room, other rooms and \
+                 other runs use other Redis and go on",
+                down.as_millis()
+            ))
+        }
     }
 }
 
@@ -223,46 +264,6 @@ async fn slow_script(store: &redis_store::Store, mut conn: RedisConn) -> Result<
         "a Lua script spun {} ms inside Redis; a PING sent {} ms in waited {waited} behind it",
         spent / 1_000,
         PING_AFTER.as_millis()
-    ))
-}
-
-/// Stop the server's own Redis and start it again, empty; put the room's record back so
-/// the room goes on (the sale in flight is lost, and says so).
-async fn restart(
-    state: &Arc<dyn Host>,
-    keys: &RoomKeys,
-    mut conn: RedisConn,
-) -> Result<String, WireError> {
-    let record = store::record(&mut conn, keys).await.map_err(unavailable)?;
-    let Some(private) = state.rooms().private.clone() else {
-        return Err(WireError::new(
-            ErrorCode::ChaosNotAllowed,
-            "this server did not start its Redis",
-        ));
-    };
-    let t = Instant::now();
-    tokio::task::spawn_blocking(move || {
-        let mut redis = private.lock().expect("private redis poisoned");
-        redis.stop();
-        redis.restart()
-    })
-    .await
-    .map_err(|e| WireError::new(ErrorCode::RunFailed, e.to_string()))?
-    .map_err(|e| WireError::new(ErrorCode::RedisUnavailable, e.to_string()))?;
-    let down = t.elapsed();
-    let mut fresh = state
-        .backends()
-        .redis
-        .connect()
-        .await
-        .map_err(unavailable)?;
-    store::restore(&mut fresh, keys, &record, state.rooms().ttl_s())
-        .await
-        .map_err(unavailable)?;
-    Ok(format!(
-        "redis-server stopped and started again, empty, in {} ms: the sale's stock is gone, \
-         so the sale fails closed; the room's record was put back",
-        down.as_millis()
     ))
 }
 

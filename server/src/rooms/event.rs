@@ -42,6 +42,16 @@ pub enum Event {
         /// Which sale.
         sale_id: String,
     },
+    /// The presenter pressed a chaos button (from any process): the sale's process applies
+    /// it to the sale's own Redis, the only Redis chaos may touch.
+    Chaos {
+        /// Which sale.
+        sale_id: String,
+        /// Which button.
+        action: oversold_protocol::room::ChaosAction,
+        /// When it was pressed, µs since the Unix epoch (its place on the sale's timeline).
+        pressed_unix_us: u64,
+    },
 }
 
 /// A stream id, `ms-seq`, as numbers so that ids compare in stream order.

@@ -10,7 +10,8 @@
 //! - [`hub`]: one reader of a room's Redis stream per process, handing events to the
 //!   process's sockets; [`event`]: what the stream carries.
 //! - [`sale`]: a sale, run by the process that opened it (clicks reach it through the stream).
-//! - [`chaos`]: the presenter's chaos buttons, only against a Redis this server started.
+//! - [`chaos`]: the presenter's chaos buttons, only against the sale's own Redis
+//!   ([`sale_redis`]).
 //! - [`secret`]: room codes and presenter tokens; [`qr`]: `GET /qr/ROOM.svg`.
 //!
 //! # What lives where
@@ -26,6 +27,7 @@ pub mod forward;
 pub mod hub;
 pub mod qr;
 pub mod sale;
+pub mod sale_redis;
 pub mod seat;
 pub mod secret;
 
@@ -40,7 +42,6 @@ use tokio_util::task::TaskTracker;
 use crate::backends::Backends;
 use crate::budget::Budget;
 use crate::client::ClientAddr;
-use crate::private_redis::PrivateRedis;
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{RedisConn, Store, StoreError};
 
@@ -86,10 +87,8 @@ pub struct Rooms {
     pub tracker: TaskTracker,
     shared: tokio::sync::Mutex<Option<RedisConn>>,
     creations: Mutex<HashMap<ClientAddr, (Instant, u32)>>,
-    /// The `redis-server` this process started, for `restart_redis`.
-    private: Option<Arc<Mutex<PrivateRedis>>>,
-    /// One chaos action at a time per process.
-    chaos_running: std::sync::atomic::AtomicBool,
+    /// Each sale runs on a `redis-server` of its own (and chaos is allowed on it).
+    pub own_sale_redis: bool,
 }
 
 impl Default for Rooms {
@@ -102,8 +101,7 @@ impl Default for Rooms {
             tracker: TaskTracker::new(),
             shared: tokio::sync::Mutex::new(None),
             creations: Mutex::new(HashMap::new()),
-            private: None,
-            chaos_running: std::sync::atomic::AtomicBool::new(false),
+            own_sale_redis: false,
         }
     }
 }
@@ -115,9 +113,10 @@ impl Rooms {
         self
     }
 
-    /// The `redis-server` this process started: `restart_redis` restarts it.
-    pub fn with_private_redis(mut self, redis: Arc<Mutex<PrivateRedis>>) -> Self {
-        self.private = Some(redis);
+    /// Run each sale on a `redis-server` of its own, started with the sale and stopped
+    /// with it, and allow the chaos buttons on it (see [`sale_redis`]).
+    pub fn with_own_sale_redis(mut self) -> Self {
+        self.own_sale_redis = true;
         self
     }
 
@@ -190,6 +189,22 @@ impl Rooms {
         store::append(conn, keys, &body, self.ttl_s())
             .await
             .map_err(unavailable)
+    }
+}
+
+/// Append `event` to room `keys`'s stream on the process's shared connection; a failure is
+/// logged (the screens miss this one event; nothing else depends on it).
+pub async fn announce(state: &Arc<dyn Host>, keys: &RoomKeys, event: &Event) {
+    let sent = match state.rooms().conn(&state.backends().redis).await {
+        Ok(mut conn) => state
+            .rooms()
+            .publish(&mut conn, keys, event)
+            .await
+            .map(drop),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        tracing::warn!(error = %e.message, "a room event could not be sent");
     }
 }
 

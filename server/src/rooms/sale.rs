@@ -8,9 +8,12 @@
 //! through the room's stream, whichever process the phone is on.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use oversold_protocol::room::{BOT_ARRIVALS_MS, BuyResult, SaleClosed, SaleConfig, SaleOpened};
+use oversold_protocol::room::{
+    BOT_ARRIVALS_MS, BuyResult, ChaosAction, SaleClosed, SaleConfig, SaleOpened,
+};
 use oversold_protocol::{
     BuyerOutcome, ErrorCode, OutcomeResult, RunConfig, RunRequest, ServerMessage, WireError,
 };
@@ -20,8 +23,10 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
+use super::chaos;
 use super::event::{Event, Stamped, StreamId};
 use super::hub::Hub;
+use super::sale_redis::SaleRedis;
 use crate::engine::{self, Arena, OrderTerms};
 use crate::plan::plan;
 use crate::store::RedisConn;
@@ -93,8 +98,15 @@ pub async fn open(
     let record = serde_json::to_string(&record).expect("a record serializes");
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
     take_lease(&mut conn, &hub, &config, &record).await?;
+    let redis = match sale_redis(state).await {
+        Ok(redis) => Arc::new(redis),
+        Err(e) => {
+            let _ = store::end_sale(&mut conn, &hub.keys, &record).await;
+            return Err(e);
+        }
+    };
     let set_up = Arena::set_up(
-        state.backends(),
+        &redis.backends,
         strategy,
         &sale_id,
         config.stock,
@@ -107,16 +119,17 @@ pub async fn open(
             return Err(WireError::new(ErrorCode::RedisUnavailable, e.to_string()));
         }
     };
-    let reloads_before = store::reload_calls(&mut conn).await.unwrap_or(0);
+    let reloads_before = reload_calls(&redis).await.unwrap_or(0);
     // Subscribe before announcing, so no click can come before this task listens.
     let events = hub.subscribe();
     let opened = Instant::now();
+    let opened_unix_us = unix_us();
     let announced = SaleOpened {
         room: hub.code.clone(),
         sale_id: sale_id.clone(),
         config: config.clone(),
         run: run.clone(),
-        opened_unix_us: unix_us(),
+        opened_unix_us,
     };
     announce(state, &mut conn, &hub, announced).await?;
     let sale = Sale {
@@ -128,11 +141,29 @@ pub async fn open(
         run,
         record,
         opened,
+        opened_unix_us,
         reloads_before,
+        redis,
+        chaos_busy: Arc::new(AtomicBool::new(false)),
         _admitted: admitted,
     };
     state.rooms().tracker.spawn(sale.run(events));
     Ok(())
+}
+
+/// The sale's own Redis when this server starts them, else the shared one.
+async fn sale_redis(state: &Arc<dyn Host>) -> Result<SaleRedis, WireError> {
+    if state.rooms().own_sale_redis {
+        SaleRedis::start_own().await
+    } else {
+        Ok(SaleRedis::shared(state.backends()))
+    }
+}
+
+/// Scripts the sale's Redis had to be sent again so far (see `store::rooms::reload_calls`).
+async fn reload_calls(redis: &SaleRedis) -> Option<u64> {
+    let mut conn = redis.store().connect().await.ok()?;
+    store::reload_calls(&mut conn).await.ok()
 }
 
 /// Take the sale's lease (what "a sale is open" means to every process), for the sale's
@@ -215,7 +246,13 @@ struct Sale {
     run: RunConfig,
     record: String,
     opened: Instant,
+    /// When the sale's clock started, µs since the Unix epoch (what `at_us` counts from).
+    opened_unix_us: u64,
     reloads_before: u64,
+    /// The Redis the stock lives on (the sale's own, when it has one).
+    redis: Arc<SaleRedis>,
+    /// A chaos action is being applied (one at a time).
+    chaos_busy: Arc<AtomicBool>,
     _admitted: Admitted,
 }
 
@@ -366,18 +403,57 @@ impl Sale {
             Event::Close { sale_id } if *sale_id == self.sale_id && t.closing.is_none() => {
                 self.close(t, stop_bots).await;
             }
+            Event::Chaos {
+                sale_id,
+                action,
+                pressed_unix_us,
+            } if *sale_id == self.sale_id => self.chaos(*action, *pressed_unix_us),
             _ => {}
         }
+    }
+
+    /// Apply a chaos press to the sale's own Redis in the background (the sale goes on
+    /// meanwhile), then announce what it did, placed on the sale's timeline.
+    fn chaos(&self, action: ChaosAction, pressed_unix_us: u64) {
+        let at_us = Some(pressed_unix_us.saturating_sub(self.opened_unix_us));
+        let (state, keys) = (self.state.clone(), self.hub.keys.clone());
+        let (code, sale_id) = (self.hub.code.clone(), self.sale_id.clone());
+        if self.chaos_busy.swap(true, Ordering::AcqRel) {
+            let detail = format!(
+                "{} was not applied: the previous chaos action is still running",
+                action.as_str()
+            );
+            let msg = chaos::applied(&code, action, Some(sale_id), at_us, 0, detail);
+            self.state
+                .rooms()
+                .tracker
+                .spawn(async move { super::announce(&state, &keys, &Event::All { msg }).await });
+            return;
+        }
+        let (redis, busy) = (self.redis.clone(), self.chaos_busy.clone());
+        self.state.rooms().tracker.spawn(async move {
+            let started = Instant::now();
+            let detail = match chaos::apply(&redis, &sale_id, action).await {
+                Ok(detail) => detail,
+                Err(e) => format!("{} failed: {}", action.as_str(), e.message),
+            };
+            busy.store(false, Ordering::Release);
+            let took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            tracing::info!(room = %code, action = action.as_str(), %detail, "chaos");
+            let msg = chaos::applied(&code, action, Some(sale_id), at_us, took_us, detail);
+            super::announce(&state, &keys, &Event::All { msg }).await;
+        });
     }
 
     /// End the lease (no new clicks get through) and stop bots that have not arrived.
     async fn close(&self, t: &mut Tally, stop_bots: &CancellationToken) {
         stop_bots.cancel();
         t.closing = Some(Instant::now());
+        // Counted before the lease's own compare-and-delete script, which may itself have
+        // to be sent again after a flush (when the sale shares the Redis): that reload is
+        // ours, not the strategy's.
+        t.reloads_end = reload_calls(&self.redis).await;
         if let Ok(mut conn) = self.state.rooms().conn(&self.state.backends().redis).await {
-            // Counted before the lease's own compare-and-delete script, which may itself
-            // have to be sent again after a flush: that reload is ours, not the strategy's.
-            t.reloads_end = store::reload_calls(&mut conn).await.ok();
             let _ = store::end_sale(&mut conn, &self.hub.keys, &self.record).await;
         }
     }
@@ -444,18 +520,7 @@ impl Sale {
     /// Append to the room's stream. A failure is logged: the screens miss this event, but
     /// the sale's own books (and the summary) still have it.
     async fn send(&self, event: Event) {
-        let sent = match self.state.rooms().conn(&self.state.backends().redis).await {
-            Ok(mut conn) => self
-                .state
-                .rooms()
-                .publish(&mut conn, &self.hub.keys, &event)
-                .await
-                .map(drop),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            tracing::warn!(sale = %self.sale_id, error = %e.message, "a room event could not be sent");
-        }
+        super::announce(&self.state, &self.hub.keys, &event).await;
     }
 
     /// Read the stock back, clear the shelf, send the summary.
@@ -466,13 +531,14 @@ impl Sale {
             arena,
             sale_id,
             mut run,
+            redis,
             ..
         } = self;
         let Some(arena) = Arc::into_inner(arena) else {
             tracing::error!(sale = %sale_id, "a buyer still holds the sale's arena");
             return;
         };
-        let final_stock = arena.finish(state.backends(), &sale_id).await;
+        let final_stock = arena.finish(&redis.backends, &sale_id).await;
         let reloads = t
             .reloads_end
             .unwrap_or(0)

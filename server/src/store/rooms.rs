@@ -503,3 +503,13 @@ pub async fn slow_script(conn: &mut RedisConn, ms: u64) -> Result<u64, StoreErro
         .map_err(|f| f.error)?;
     Ok(u64::try_from(called.reply).unwrap_or(0))
 }
+
+/// A sale's own Redis: `CONFIG SET maxmemory` (never sent to a Redis we do not own).
+pub async fn cap_memory(conn: &mut RedisConn, maxmemory: &str) -> Result<(), StoreError> {
+    let cmd = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(maxmemory)
+        .to_owned();
+    conn.query("CONFIG SET maxmemory", &cmd).await
+}

@@ -32,7 +32,7 @@ async fn owning_server() -> (TestServer, Arc<Mutex<PrivateRedis>>) {
         "/nonexistent".into(),
         4,
     )
-    .with_rooms(Rooms::default().with_private_redis(redis.clone()));
+    .with_rooms(Rooms::default().with_own_sale_redis());
     (TestServer::serve(state).await, redis)
 }
 
@@ -259,4 +259,119 @@ async fn every_chaos_button_is_answered_without_a_sale() {
         assert_eq!(applied.action, action, "{applied:?}");
         assert_eq!(applied.sale_id, None);
     }
+}
+
+/// The reproduction of issue 16's first finding: chaos pressed in one room (pause, flush,
+/// restart) leaves another room's sale, a visitor's run and the shared Redis untouched,
+/// because it acts on the pressing room's sale's own `redis-server` only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn chaos_in_one_room_leaves_other_rooms_and_runs_untouched() {
+    let (server, redis) = owning_server().await;
+    let url = redis.lock().unwrap().url();
+    let mut shared = redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let info = |s: String| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("run_id:"))
+            .map(str::to_string)
+    };
+    let server_id = |c: &mut redis::aio::MultiplexedConnection| {
+        let mut c = c.clone();
+        async move {
+            let s: String = redis::cmd("INFO")
+                .arg("server")
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            info(s).unwrap()
+        }
+    };
+    let before = server_id(&mut shared).await;
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return 1")
+        .query_async(&mut shared)
+        .await
+        .unwrap();
+
+    let mut a = server.client().await;
+    let room_a = create(&mut a).await;
+    let mut b = server.client().await;
+    let room_b = create(&mut b).await;
+    a.send_json(open_sale(
+        &room_a,
+        json!({"strategy": "lua", "stock": 60, "bots": 300, "duration_ms": 6000, "app_servers": 2}),
+    ))
+    .await;
+    wait_opened(&mut a).await;
+    let mut visitor = server.client().await;
+    visitor.hello().await;
+    visitor
+        .send_json(json!({"type": "start_run", "config": {"strategy": "lua", "stock": 20, "buyers": 200, "arrival_spread_ms": 3000}}))
+        .await;
+    b.send_json(open_sale(
+        &room_b,
+        json!({"strategy": "lua", "stock": 10, "bots": 50, "duration_ms": 4000, "app_servers": 2}),
+    ))
+    .await;
+    wait_opened(&mut b).await;
+    for action in [
+        ChaosAction::PauseRedis,
+        ChaosAction::ScriptFlush,
+        ChaosAction::RestartRedis,
+    ] {
+        b.send_json(json!({"type": "chaos", "room": room_b.code, "presenter_token": room_b.token, "action": action.as_str()}))
+            .await;
+        let c = wait_for(&mut b, 15, |m| match m {
+            ServerMessage::ChaosApplied(c) => Some(c.clone()),
+            ServerMessage::Error(e) => panic!("{action:?} refused: {e:?}"),
+            _ => None,
+        })
+        .await;
+        assert_eq!(c.action, action);
+        assert!(!c.detail.contains("failed"), "{}", c.detail);
+    }
+
+    // Room A's sale: every buyer answered, no pause in its latencies, all stock sold.
+    let mut outcomes = Vec::new();
+    let closed = loop {
+        match next_room_frame(&mut a, 30).await {
+            ServerMessage::Outcomes { outcomes: o, .. } => outcomes.extend(o),
+            ServerMessage::SaleClosed(s) => break s,
+            ServerMessage::ChaosApplied(c) => panic!("room B's chaos reached room A: {c:?}"),
+            _ => {}
+        }
+    };
+    assert!(closed.error.is_none(), "{closed:?}");
+    assert_eq!(closed.summary.unwrap().units_sold, 60);
+    assert!(
+        outcomes.iter().all(answered),
+        "every buyer of room A answered"
+    );
+    let slowest = outcomes.iter().map(|o| o.latency_us).max().unwrap();
+    assert!(
+        slowest < 900_000,
+        "room A felt room B's pause: {slowest} µs"
+    );
+    // The visitor's run finished normally and sold exactly its stock.
+    let run = visitor.collect_run().await;
+    let summary = run.summary.expect("the visitor's run finished");
+    assert_eq!(summary.units_sold, 20);
+    assert!(run.outcomes.iter().all(answered));
+    // The shared Redis was never restarted, and its script cache never flushed.
+    assert_eq!(
+        server_id(&mut shared).await,
+        before,
+        "shared Redis restarted"
+    );
+    let exists: Vec<i64> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(&sha)
+        .query_async(&mut shared)
+        .await
+        .unwrap();
+    assert_eq!(exists, [1], "the shared script cache was flushed");
 }
