@@ -203,7 +203,7 @@ async fn serve(
             .with_pg_max_connections(pg_pool)
             .with_allowed_origins(args.allow_origins.clone())
             .with_public_origins(args.public_origins.clone())
-            .with_rooms(rooms),
+            .with_rooms(rooms.with_seats_per_address(2 * limits.per_client.sockets as u64)),
     );
     if !args.assets.join("index.html").exists() {
         tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");

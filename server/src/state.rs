@@ -67,24 +67,6 @@ pub struct AppState {
     pub rooms: crate::rooms::Rooms,
 }
 
-impl crate::rooms::Host for AppState {
-    fn backends(&self) -> &Backends {
-        &self.backends
-    }
-    fn rooms(&self) -> &crate::rooms::Rooms {
-        &self.rooms
-    }
-    fn shutdown(&self) -> &CancellationToken {
-        &self.shutdown
-    }
-    fn run_slots(&self) -> &Arc<Semaphore> {
-        &self.run_slots
-    }
-    fn connections(&self) -> &Budget {
-        &self.connections
-    }
-}
-
 /// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
 pub fn max_compares(max_runs: usize) -> usize {
     max_runs.div_ceil(2).max(1)

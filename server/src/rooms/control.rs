@@ -8,15 +8,17 @@ use oversold_protocol::room;
 use oversold_protocol::{ErrorCode, WireError};
 
 use super::event::Event;
-use super::sale::{self, Admitted, SaleRecord};
+use super::sale::{self, SaleRecord};
 use super::seat::{Seat, room_keys};
 use super::{Host, check_presenter, unavailable};
+use crate::client::Caller;
 use crate::store::rooms as store;
 use crate::strategy;
 
 /// `open_sale`: the token, the config, the strategy, admission; then the sale opens.
 pub async fn open_sale(
     state: &Arc<dyn Host>,
+    caller: &Caller,
     code: &str,
     token: &str,
     config: room::SaleConfig,
@@ -43,7 +45,8 @@ pub async fn open_sale(
     if let Some(why) = strategy.unavailable_reason(state.backends()) {
         return Err(WireError::new(ErrorCode::StrategyUnavailable, why));
     }
-    let admitted = admit(state, config.app_servers)?;
+    let admitted = state.admit_sale(caller, config.app_servers)?;
+    take_sale_budgets(&mut conn, caller, &config).await?;
     let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
         Some(s) => s.hub.clone(),
         None => state.rooms().hub(code, &state.backends().redis).await?,
@@ -52,25 +55,37 @@ pub async fn open_sale(
     sale::open(state, hub, config, strategy, admitted).await
 }
 
-/// A run slot and the sale's connections, or `busy`/`resource_exhausted` now.
-fn admit(state: &Arc<dyn Host>, app_servers: u32) -> Result<Admitted, WireError> {
-    let run = state.run_slots().clone().try_acquire_owned().map_err(|_| {
-        WireError::new(
-            ErrorCode::Busy,
-            "the server is running its maximum of races; try again in a moment",
-        )
-    })?;
-    let wanted = (app_servers as usize + 2) * state.backends().redis.sockets_per_connection();
-    let connections = state.connections().try_reserve(wanted).map_err(|short| {
-        WireError::new(
-            ErrorCode::ResourceExhausted,
-            format!(
-                "this sale needs {} connections and {} are free",
-                short.wanted, short.free
-            ),
-        )
-    })?;
-    Ok(Admitted { run, connections })
+/// The sale's length and its bots, off the address's budgets (shared by every process).
+async fn take_sale_budgets(
+    conn: &mut crate::store::RedisConn,
+    caller: &Caller,
+    config: &room::SaleConfig,
+) -> Result<(), WireError> {
+    let addr = caller.addr.to_string();
+    let sale_ms = (
+        u64::from(config.duration_ms),
+        super::SALE_MS_PER_WINDOW,
+        super::SALE_WINDOW,
+    );
+    let key = store::address_budget(&addr, "sale-ms");
+    super::take_address_budget(
+        conn,
+        &key,
+        sale_ms,
+        "this address has opened its share of sale time",
+    )
+    .await?;
+    if config.bots > 0 {
+        let bots = (
+            u64::from(config.bots),
+            super::BOTS_PER_WINDOW,
+            super::SALE_WINDOW,
+        );
+        let key = store::address_budget(&addr, "bots");
+        super::take_address_budget(conn, &key, bots, "this address has sent its share of bots")
+            .await?;
+    }
+    Ok(())
 }
 
 /// `close_sale`: the token; then a `close` event for the process that runs the sale.

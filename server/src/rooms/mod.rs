@@ -31,17 +31,15 @@ pub mod sale_redis;
 pub mod seat;
 pub mod secret;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use oversold_protocol::{ErrorCode, WireError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::backends::Backends;
-use crate::budget::Budget;
-use crate::client::ClientAddr;
+use crate::client::Caller;
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{RedisConn, Store, StoreError};
 
@@ -57,10 +55,9 @@ pub trait Host: Send + Sync + 'static {
     fn rooms(&self) -> &Rooms;
     /// Cancelled on shutdown.
     fn shutdown(&self) -> &CancellationToken;
-    /// The server's run cap (a sale takes a slot like a run).
-    fn run_slots(&self) -> &Arc<tokio::sync::Semaphore>;
-    /// The connection budget (a sale reserves its connections from it).
-    fn connections(&self) -> &Budget;
+    /// Admit a sale as a run of `app_servers` app servers for `caller`'s address: its share
+    /// of runs, a run slot, its connections; refused with the same words a run gets.
+    fn admit_sale(&self, caller: &Caller, app_servers: u32) -> Result<sale::Admitted, WireError>;
 }
 
 /// A room nobody touches for this long is gone (its keys expire).
@@ -69,11 +66,26 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 60);
 pub const DEFAULT_MAX_ROOMS: usize = 64;
 /// People in one room (phones, spectators and presenters, across every process).
 pub const DEFAULT_MAX_PARTICIPANTS: u32 = 1_000;
-/// Rooms one address may create per [`CREATE_WINDOW`].
-const CREATES_PER_WINDOW: u32 = 10;
+/// Rooms one address may create per [`CREATE_WINDOW`], counted in Redis: every process
+/// sees the same count.
+const CREATES_PER_WINDOW: u64 = 10;
 const CREATE_WINDOW: Duration = Duration::from_secs(600);
-/// Addresses the creation limiter remembers; past this it forgets the oldest windows.
-const CREATE_ADDRESSES: usize = 10_000;
+/// Sale time one address may open per [`SALE_WINDOW`], all its rooms on every process.
+pub const SALE_MS_PER_WINDOW: u64 = 30 * 60 * 1_000;
+/// Bots one address may send into its sales per [`SALE_WINDOW`].
+pub const BOTS_PER_WINDOW: u64 = 20_000;
+/// The window of [`SALE_MS_PER_WINDOW`] and [`BOTS_PER_WINDOW`].
+pub const SALE_WINDOW: Duration = Duration::from_secs(3_600);
+/// New seats one address may take in one room, by default: twice the sockets it may hold
+/// at once (`--max-sockets-per-address`, 32), so every phone may lose its seat token once.
+pub const DEFAULT_SEATS_PER_ADDRESS: u64 = 64;
+/// Clicks one seat may send in one sale (a phone taps a few times a second at most).
+pub const CLICKS_PER_SEAT: u64 = 40;
+/// Clicks one address may send in one sale, per seat it may take: one address's flood
+/// cannot use up a sale's clicks for everyone else.
+pub const CLICKS_PER_ADDRESS_SEAT: u64 = 8;
+/// A seat whose socket left waits this long for it to come back (a reload), then expires.
+pub const SEAT_GRACE: Duration = Duration::from_secs(300);
 
 /// The rooms side of one server process.
 pub struct Rooms {
@@ -86,7 +98,8 @@ pub struct Rooms {
     /// Every task rooms start (readers, sales, chaos): tracked, never fire-and-forget.
     pub tracker: TaskTracker,
     shared: tokio::sync::Mutex<Option<RedisConn>>,
-    creations: Mutex<HashMap<ClientAddr, (Instant, u32)>>,
+    /// New seats one address may take in one room.
+    pub seats_per_address: u64,
     /// Each sale runs on a `redis-server` of its own (and chaos is allowed on it).
     pub own_sale_redis: bool,
 }
@@ -100,7 +113,7 @@ impl Default for Rooms {
             hubs: hub::Hubs::default(),
             tracker: TaskTracker::new(),
             shared: tokio::sync::Mutex::new(None),
-            creations: Mutex::new(HashMap::new()),
+            seats_per_address: DEFAULT_SEATS_PER_ADDRESS,
             own_sale_redis: false,
         }
     }
@@ -111,6 +124,18 @@ impl Rooms {
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.max(Duration::from_secs(1));
         self
+    }
+
+    /// Let one address take `n` new seats per room (a venue whose phones share one
+    /// address needs more than the default).
+    pub fn with_seats_per_address(mut self, n: u64) -> Self {
+        self.seats_per_address = n.max(1);
+        self
+    }
+
+    /// Clicks one address may send in one sale.
+    pub fn clicks_per_address(&self) -> u64 {
+        (self.seats_per_address * CLICKS_PER_ADDRESS_SEAT).min(u64::from(sale::MAX_CLICKS))
     }
 
     /// Run each sale on a `redis-server` of its own, started with the sale and stopped
@@ -158,23 +183,6 @@ impl Rooms {
                 )
             })
     }
-
-    /// May `addr` create another room now? At most [`CREATES_PER_WINDOW`] per window.
-    fn allow_creation(&self, addr: ClientAddr) -> bool {
-        let mut seen = self.creations.lock().expect("creation limiter poisoned");
-        if seen.len() >= CREATE_ADDRESSES {
-            seen.retain(|_, (since, _)| since.elapsed() < CREATE_WINDOW);
-        }
-        if seen.len() >= CREATE_ADDRESSES {
-            return false; // bounded memory beats one more room
-        }
-        let entry = seen.entry(addr).or_insert((Instant::now(), 0));
-        if entry.0.elapsed() >= CREATE_WINDOW {
-            *entry = (Instant::now(), 0);
-        }
-        entry.1 += 1;
-        entry.1 <= CREATES_PER_WINDOW
-    }
 }
 
 impl Rooms {
@@ -206,6 +214,32 @@ pub async fn announce(state: &Arc<dyn Host>, keys: &RoomKeys, event: &Event) {
     if let Err(e) = sent {
         tracing::warn!(error = %e.message, "a room event could not be sent");
     }
+}
+
+/// Take `amount` from address `addr`'s budget `what` (`cap` per `window`), shared by
+/// every process; `rate_limited` with `why` and the wait when it is spent.
+pub async fn take_address_budget(
+    conn: &mut RedisConn,
+    key: &str,
+    (amount, cap, window): (u64, u64, Duration),
+    why: &str,
+) -> Result<(), WireError> {
+    let window_ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+    let taken = store::take_budget(conn, key, amount, cap, window_ms)
+        .await
+        .map_err(unavailable)?;
+    if taken.granted {
+        return Ok(());
+    }
+    Err(WireError::new(
+        ErrorCode::RateLimited,
+        format!(
+            "{why} (this address's budget is {cap} per {} min, {} used); try again in {} s",
+            window.as_secs() / 60,
+            taken.taken,
+            taken.ms_left.div_ceil(1_000).max(1)
+        ),
+    ))
 }
 
 /// Redis could not do what a room needed.

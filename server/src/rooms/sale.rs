@@ -18,7 +18,7 @@ use oversold_protocol::{
     BuyerOutcome, ErrorCode, OutcomeResult, RunConfig, RunRequest, ServerMessage, WireError,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::{OwnedSemaphorePermit, broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -63,12 +63,16 @@ pub struct SaleRecord {
     pub opened_unix_us: u64,
 }
 
-/// What admission reserved for a sale; released when the sale ends.
-pub struct Admitted {
-    /// A run slot.
-    pub run: OwnedSemaphorePermit,
-    /// Its connections.
-    pub connections: OwnedSemaphorePermit,
+/// What admission reserved for a sale (its address's share, a run slot, its connections),
+/// held as one opaque value: rooms need not know what a run's permits are. Released when
+/// the sale ends.
+pub struct Admitted(#[allow(dead_code)] Arc<dyn Send + Sync>);
+
+impl Admitted {
+    /// Hold `permits` until the sale ends.
+    pub fn new(permits: Arc<dyn Send + Sync>) -> Self {
+        Admitted(permits)
+    }
 }
 
 /// µs since the Unix epoch, now.
@@ -486,7 +490,7 @@ impl Sale {
                 outcome: Some(o.clone()),
                 message: o.error.clone(),
             });
-            self.send(Event::One { to, msg }).await;
+            self.answer(to, msg).await;
         }
         t.batch.push(f.outcome.clone());
         t.outcomes.push(f.outcome);
@@ -502,6 +506,19 @@ impl Sale {
             outcome: None,
             message: Some(why.to_string()),
         });
+        self.answer(to, msg).await;
+    }
+
+    /// Send phone `to` its `buy_result`, and keep it for a repeat of the same request.
+    async fn answer(&self, to: u32, msg: ServerMessage) {
+        if let ServerMessage::BuyResult(r) = &msg
+            && let Ok(mut conn) = self.state.rooms().conn(&self.state.backends().redis).await
+        {
+            let field = super::seat::request_field(to, &r.request_id);
+            let json = serde_json::to_string(&msg).expect("a frame serializes");
+            let _ =
+                store::keep_answer(&mut conn, &self.hub.keys, &self.sale_id, &field, &json).await;
+        }
         self.send(Event::One { to, msg }).await;
     }
 

@@ -4,6 +4,13 @@
 //!
 //! A seat owns a forwarding task ([`super::forward`]) that turns the room's events into this
 //! socket's frames. Dropping the seat stops it.
+//!
+//! A phone is a seat, not a socket: one buy per seat per sale, whichever socket it comes
+//! back on. A phone keeps its seat by showing its seat token, and a socket that rejoins a
+//! room it sat in keeps its seat even without it ([`Seats`]). Only a socket that is new to
+//! the room and shows no token takes a new seat, within its address's seat budget for the
+//! room. Clicks are budgeted per seat and per address in each sale (in Redis, so every
+//! process counts the same), and a repeated `request_id` is answered from its first answer.
 
 use std::sync::Arc;
 
@@ -25,6 +32,41 @@ const BUY_BURST: f64 = 3.0;
 /// …refilled at this many a second.
 const BUYS_PER_SEC: f64 = 2.0;
 
+/// Seats one socket remembers (rooms it left), so rejoining one is not a new seat.
+const KEPT_SEATS: usize = 4;
+
+/// A socket's place in rooms: the seat it is in now, and the phone seats it had before.
+#[derive(Default)]
+pub struct Seats {
+    now: Option<Seat>,
+    /// `(room, participant id, seat token)`, newest last.
+    kept: Vec<(String, u32, String)>,
+}
+
+impl Seats {
+    /// True while the socket is in a room.
+    pub fn is_seated(&self) -> bool {
+        self.now.is_some()
+    }
+
+    /// The phone seat this socket had in `room`, if any.
+    fn kept_in(&self, room: &str) -> Option<(u32, String)> {
+        self.kept
+            .iter()
+            .rev()
+            .find(|(r, _, _)| r == room)
+            .map(|(_, id, token)| (*id, token.clone()))
+    }
+
+    fn keep(&mut self, room: &str, id: u32, token: &str) {
+        self.kept.retain(|(r, _, _)| r != room);
+        if self.kept.len() >= KEPT_SEATS {
+            self.kept.remove(0);
+        }
+        self.kept.push((room.to_string(), id, token.to_string()));
+    }
+}
+
 /// A socket in a room.
 pub struct Seat {
     pub(super) hub: Arc<Hub>,
@@ -35,6 +77,8 @@ pub struct Seat {
     pending: Option<(broadcast::Receiver<Arc<Stamped>>, Option<StreamId>)>,
     tokens: f64,
     refilled: Instant,
+    /// The address the socket came from (its budgets).
+    addr: String,
 }
 
 impl Drop for Seat {
@@ -94,10 +138,10 @@ pub async fn handle(
     caller: &Caller,
     msg: ClientMessage,
     frames: &mpsc::Sender<ServerMessage>,
-    seat: &mut Option<Seat>,
+    seats: &mut Seats,
 ) {
     let answered = match msg {
-        ClientMessage::CreateRoom => create(state, caller, frames, seat).await,
+        ClientMessage::CreateRoom => create(state, caller, frames, seats).await,
         ClientMessage::JoinRoom {
             room,
             role,
@@ -106,23 +150,25 @@ pub async fn handle(
             seat_token,
         } => {
             let back = participant_id.zip(seat_token);
-            join(
-                state,
-                &room,
-                role.unwrap_or_default(),
-                presenter_token,
+            let asked = Asked {
+                caller,
+                role: role.unwrap_or_default(),
+                token: presenter_token,
                 back,
-                frames,
-                seat,
-            )
-            .await
+            };
+            join(state, &room, asked, frames, seats).await
         }
-        ClientMessage::Buy { room, request_id } => buy(state, &room, &request_id, seat).await,
+        ClientMessage::Buy { room, request_id } => {
+            buy(state, &room, &request_id, frames, &mut seats.now).await
+        }
         ClientMessage::OpenSale {
             room,
             presenter_token,
             config,
-        } => super::control::open_sale(state, &room, &presenter_token, config, seat).await,
+        } => {
+            super::control::open_sale(state, caller, &room, &presenter_token, config, &seats.now)
+                .await
+        }
         ClientMessage::CloseSale {
             room,
             presenter_token,
@@ -170,16 +216,20 @@ async fn create(
     state: &Arc<dyn Host>,
     caller: &Caller,
     frames: &mpsc::Sender<ServerMessage>,
-    seat: &mut Option<Seat>,
+    seats: &mut Seats,
 ) -> Result<(), WireError> {
     let rooms = state.rooms();
-    if !rooms.allow_creation(caller.addr) {
-        return Err(WireError::new(
-            ErrorCode::RateLimited,
-            "this address has created its share of rooms for now; try again in a few minutes",
-        ));
-    }
     let mut conn = rooms.conn(&state.backends().redis).await?;
+    let addr = caller.addr.to_string();
+    let budget = (1, super::CREATES_PER_WINDOW, super::CREATE_WINDOW);
+    let key = store::address_budget(&addr, "rooms-created");
+    super::take_address_budget(
+        &mut conn,
+        &key,
+        budget,
+        "this address has created its share of rooms",
+    )
+    .await?;
     let token = secret::new_token();
     let hash = secret::hash(&token);
     // 31^5 codes: a clash is rare, eight in a row means something else is wrong.
@@ -197,11 +247,18 @@ async fn create(
                 presenter_token: token,
                 join_url,
             };
-            leave(state, seat).await;
-            let mut taken = take_seat(state, &code, RoomRole::Presenter, None).await?;
+            leave(state, seats).await;
+            let mut taken = match take_seat(state, &code, RoomRole::Presenter, None, &addr).await {
+                Ok(taken) => taken,
+                Err(e) => {
+                    // Not followable here (the room cap): no record is left behind.
+                    let _ = store::delete_room(&mut conn, &keys).await;
+                    return Err(e);
+                }
+            };
             let _ = frames.send(created).await;
             taken.start_forwarding(state, frames);
-            *seat = Some(taken);
+            seats.now = Some(taken);
             return Ok(());
         }
     }
@@ -211,35 +268,71 @@ async fn create(
     ))
 }
 
+/// What a `join_room` asks for.
+struct Asked<'a> {
+    caller: &'a Caller,
+    role: RoomRole,
+    /// The presenter token, for a presenter.
+    token: Option<String>,
+    /// A phone's earlier id and seat token.
+    back: Option<(u32, String)>,
+}
+
 async fn join(
     state: &Arc<dyn Host>,
     code: &str,
-    role: RoomRole,
-    token: Option<String>,
-    back: Option<(u32, String)>,
+    asked: Asked<'_>,
     frames: &mpsc::Sender<ServerMessage>,
-    seat: &mut Option<Seat>,
+    seats: &mut Seats,
 ) -> Result<(), WireError> {
     let keys = room_keys(code)?;
+    let role = asked.role;
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
-    admit_to_room(state, &mut conn, &keys, role, token.as_deref()).await?;
-    let back = match back {
+    admit_to_room(state, &mut conn, &keys, role, asked.token.as_deref()).await?;
+    // The token shown, else the seat this socket had here: a rejoin is the same phone.
+    let shown = asked.back.or_else(|| seats.kept_in(code));
+    let back = match shown {
         Some(back) if role == RoomRole::Phone => resume(&mut conn, &keys, back).await?,
         _ => None,
     };
-    leave(state, seat).await;
-    let mut taken = take_seat(state, code, role, back.as_ref().map(|b| b.0)).await?;
+    let addr = asked.caller.addr.to_string();
+    if role == RoomRole::Phone && back.is_none() {
+        let budget = (1, state.rooms().seats_per_address, state.rooms().ttl);
+        super::take_address_budget(
+            &mut conn,
+            &keys.seats_of(&addr),
+            budget,
+            "this address has taken its share of new seats in this room (a phone keeps its \
+             seat by joining with its seat token)",
+        )
+        .await?;
+    }
+    leave(state, seats).await;
+    let mut taken = take_seat(state, code, role, back.as_ref().map(|b| b.0), &addr).await?;
+    let ttl = state.rooms().ttl_s();
     let seat_token = match (role, back) {
-        (RoomRole::Phone, Some((_, token))) => Some(token),
+        (RoomRole::Phone, Some((id, token))) => {
+            let _ = store::seat_expires_in(&mut conn, &keys, id, ttl).await;
+            Some(token)
+        }
         (RoomRole::Phone, None) => {
             let token = secret::new_token();
-            store::remember_seat(&mut conn, &keys, taken.participant, &secret::hash(&token))
-                .await
-                .map_err(unavailable)?;
+            store::remember_seat(
+                &mut conn,
+                &keys,
+                taken.participant,
+                &secret::hash(&token),
+                ttl,
+            )
+            .await
+            .map_err(unavailable)?;
             Some(token)
         }
         _ => None,
     };
+    if let Some(token) = &seat_token {
+        seats.keep(code, taken.participant, token);
+    }
     let _ = frames
         .send(ServerMessage::RoomJoined {
             room: code.to_string(),
@@ -249,7 +342,7 @@ async fn join(
         })
         .await;
     taken.start_forwarding(state, frames);
-    *seat = Some(taken);
+    seats.now = Some(taken);
     Ok(())
 }
 
@@ -305,6 +398,7 @@ async fn take_seat(
     code: &str,
     role: RoomRole,
     back: Option<u32>,
+    addr: &str,
 ) -> Result<Seat, WireError> {
     let hub = state.rooms().hub(code, &state.backends().redis).await?;
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
@@ -340,18 +434,24 @@ async fn take_seat(
         pending: Some((live, replay_from)),
         tokens: BUY_BURST,
         refilled: Instant::now(),
+        addr: addr.to_string(),
     })
 }
 
 /// Leave the room this socket is in, if any (another room joined, or the socket closed).
-pub async fn leave(state: &Arc<dyn Host>, seat: &mut Option<Seat>) {
-    let Some(left) = seat.take() else {
+pub async fn leave(state: &Arc<dyn Host>, seats: &mut Seats) {
+    let Some(left) = seats.now.take() else {
         return;
     };
     let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await else {
         return; // the counts are off until the room expires; nothing else depends on them
     };
     let _ = store::leave(&mut conn, &left.hub.keys, left.field()).await;
+    if left.role == RoomRole::Phone {
+        // The seat waits a while for a reload, then is gone: a room's seats stay bounded.
+        let grace = super::SEAT_GRACE.as_secs();
+        let _ = store::seat_expires_in(&mut conn, &left.hub.keys, left.participant, grace).await;
+    }
     announce_presence(state, &mut conn, &left.hub).await;
 }
 
@@ -368,6 +468,7 @@ async fn buy(
     state: &Arc<dyn Host>,
     code: &str,
     request_id: &str,
+    frames: &mpsc::Sender<ServerMessage>,
     seat: &mut Option<Seat>,
 ) -> Result<(), WireError> {
     let Some(me) = seat.as_mut().filter(|s| s.hub.code == code) else {
@@ -398,20 +499,21 @@ async fn buy(
         ));
     }
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
-    let keys = &me.hub.keys;
-    let record: SaleRecord = match store::sale(&mut conn, keys).await.map_err(unavailable)? {
-        Some(json) => serde_json::from_str(&json)
-            .map_err(|e| WireError::new(ErrorCode::SaleState, format!("unreadable sale: {e}")))?,
-        None => {
-            return Err(WireError::new(
-                ErrorCode::SaleState,
-                "no sale is open right now",
-            ));
-        }
-    };
+    let keys = me.hub.keys.clone();
+    let record = open_sale_record(&mut conn, &keys).await?;
+    let field = request_field(me.participant, request_id);
+    // A repeat of a request already answered gets that answer again, and never buys.
+    if let Some(first) = store::answer_of(&mut conn, &keys, &record.sale_id, &field)
+        .await
+        .map_err(unavailable)?
+        .and_then(|json| serde_json::from_str::<ServerMessage>(&json).ok())
+    {
+        let _ = frames.send(first).await;
+        return Ok(());
+    }
     let ttl = state.rooms().ttl_s();
     if !record.allow_repeat
-        && !store::claim_buy(&mut conn, keys, &record.sale_id, me.participant, ttl)
+        && !store::claim_buy(&mut conn, &keys, &record.sale_id, me.participant, ttl)
             .await
             .map_err(unavailable)?
     {
@@ -420,11 +522,69 @@ async fn buy(
             "you have already bought in this sale",
         ));
     }
+    take_click_budgets(state, &mut conn, &keys, &record.sale_id, me).await?;
+    if !store::first_request(&mut conn, &keys, &record.sale_id, &field, ttl)
+        .await
+        .map_err(unavailable)?
+    {
+        // A repeat of a request still in flight: never a second buy; its one answer is on
+        // its way to this phone.
+        return Ok(());
+    }
     let click = Event::Click {
         sale_id: record.sale_id,
         participant: me.participant,
         request_id: request_id.to_string(),
     };
-    state.rooms().publish(&mut conn, keys, &click).await?;
+    state.rooms().publish(&mut conn, &keys, &click).await?;
     Ok(())
+}
+
+/// Where a request's answer is kept: `participant:request_id`.
+pub fn request_field(participant: u32, request_id: &str) -> String {
+    format!("{participant}:{request_id}")
+}
+
+/// The open sale, or `sale_state` when none is.
+async fn open_sale_record(
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+) -> Result<SaleRecord, WireError> {
+    match store::sale(conn, keys).await.map_err(unavailable)? {
+        Some(json) => serde_json::from_str(&json)
+            .map_err(|e| WireError::new(ErrorCode::SaleState, format!("unreadable sale: {e}"))),
+        None => Err(WireError::new(
+            ErrorCode::SaleState,
+            "no sale is open right now",
+        )),
+    }
+}
+
+/// One click off this seat's budget in the sale and off its address's.
+async fn take_click_budgets(
+    state: &Arc<dyn Host>,
+    conn: &mut crate::store::RedisConn,
+    keys: &store::RoomKeys,
+    sale_id: &str,
+    me: &Seat,
+) -> Result<(), WireError> {
+    let window = state.rooms().ttl;
+    let per_seat = (1, super::CLICKS_PER_SEAT, window);
+    let seat_key = keys.clicks_of_seat(sale_id, me.participant);
+    super::take_address_budget(
+        conn,
+        &seat_key,
+        per_seat,
+        "this phone has clicked its share in this sale",
+    )
+    .await?;
+    let per_address = (1, state.rooms().clicks_per_address(), window);
+    let addr_key = keys.clicks_of_address(sale_id, &me.addr);
+    super::take_address_budget(
+        conn,
+        &addr_key,
+        per_address,
+        "phones on this address have clicked their share in this sale",
+    )
+    .await
 }

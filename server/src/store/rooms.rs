@@ -44,6 +44,75 @@ impl RoomKeys {
     fn buyers(&self, sale_id: &str) -> String {
         format!("{}:buyers:{sale_id}", self.tag)
     }
+
+    /// Phone `id`'s seat: its token's hash, with a TTL (a seat nobody uses expires).
+    fn seat(&self, id: u32) -> String {
+        format!("{}:seat:{id}", self.tag)
+    }
+
+    /// New seats address `addr` took in this room (a [`take_budget`] counter).
+    pub fn seats_of(&self, addr: &str) -> String {
+        format!("{}:seats-of:{addr}", self.tag)
+    }
+
+    /// Clicks seat `id` sent in sale `sale_id` (a [`take_budget`] counter).
+    pub fn clicks_of_seat(&self, sale_id: &str, id: u32) -> String {
+        format!("{}:clicks:{sale_id}:seat:{id}", self.tag)
+    }
+
+    /// Clicks address `addr` sent in sale `sale_id` (a [`take_budget`] counter).
+    pub fn clicks_of_address(&self, sale_id: &str, addr: &str) -> String {
+        format!("{}:clicks:{sale_id}:addr:{addr}", self.tag)
+    }
+
+    /// Sale `sale_id`'s requests seen (`participant:request_id`) and their answers.
+    fn requests(&self, sale_id: &str) -> String {
+        format!("{}:requests:{sale_id}", self.tag)
+    }
+}
+
+/// What address `addr` has taken of a room budget shared by every process (rooms created,
+/// sale time, bots): a [`take_budget`] counter of its own.
+pub fn address_budget(addr: &str, what: &str) -> String {
+    format!("oversold:{{addr-{addr}}}:{what}")
+}
+
+/// A [`take_budget`] answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    /// True when the amount was taken.
+    pub granted: bool,
+    /// The counter now.
+    pub taken: u64,
+    /// Until the window ends, ms.
+    pub ms_left: u64,
+}
+
+/// Take `amount` from the budget counted at `key` (`cap` per `window_ms`), in one step
+/// that every process shares (`room_budget.lua`).
+pub async fn take_budget(
+    conn: &mut RedisConn,
+    key: &str,
+    amount: u64,
+    cap: u64,
+    window_ms: u64,
+) -> Result<Taken, StoreError> {
+    let args = [amount, cap.max(1), window_ms.max(1)].map(|n| n.to_string());
+    let called = scripts::call::<Vec<i64>>(
+        conn,
+        "room budget",
+        &scripts::ROOM_BUDGET,
+        &[key],
+        args.as_slice(),
+    )
+    .await
+    .map_err(|f| f.error)?;
+    let n = |i: usize| u64::try_from(called.reply.get(i).copied().unwrap_or(0)).unwrap_or(0);
+    Ok(Taken {
+        granted: n(0) == 1,
+        taken: n(1),
+        ms_left: n(2),
+    })
 }
 
 /// One stream entry: its id and its JSON body.
@@ -68,6 +137,15 @@ pub async fn create(
         .arg(ttl_s);
     let (created, _): (i64, i64) = conn.pipeline("create room", &pipe).await?;
     Ok(created == 1)
+}
+
+/// Delete a room that was just created and cannot be followed (no record is left behind).
+pub async fn delete_room(conn: &mut RedisConn, keys: &RoomKeys) -> Result<(), StoreError> {
+    let cmd = redis::cmd("DEL")
+        .arg(&keys.meta)
+        .arg(&keys.events)
+        .to_owned();
+    conn.query::<i64>("DEL room", &cmd).await.map(drop)
 }
 
 /// The presenter token's hash, or `None` when the room does not exist (or expired).
@@ -139,32 +217,100 @@ pub async fn count_in(
     conn.pipeline("count in", &pipe).await
 }
 
-/// Keep the hash of phone `id`'s seat token, so it can come back as itself.
+/// Keep the hash of phone `id`'s seat token for `ttl_s`, so it can come back as itself.
 pub async fn remember_seat(
     conn: &mut RedisConn,
     keys: &RoomKeys,
     id: u32,
     token_hash: &str,
+    ttl_s: u64,
 ) -> Result<(), StoreError> {
-    let cmd = redis::cmd("HSET")
-        .arg(&keys.meta)
-        .arg(format!("seat:{id}"))
+    let cmd = redis::cmd("SET")
+        .arg(keys.seat(id))
         .arg(token_hash)
+        .arg("EX")
+        .arg(ttl_s.max(1))
         .to_owned();
-    conn.query("HSET seat", &cmd).await
+    conn.query("SET seat", &cmd).await
 }
 
-/// The hash of phone `id`'s seat token, if it has one.
+/// The hash of phone `id`'s seat token, if the seat is still there.
 pub async fn seat_hash(
     conn: &mut RedisConn,
     keys: &RoomKeys,
     id: u32,
 ) -> Result<Option<String>, StoreError> {
-    let cmd = redis::cmd("HGET")
-        .arg(&keys.meta)
-        .arg(format!("seat:{id}"))
+    let cmd = redis::cmd("GET").arg(keys.seat(id)).to_owned();
+    conn.query("GET seat", &cmd).await
+}
+
+/// Let phone `id`'s seat expire `ttl_s` from now (it left: long enough to come back after
+/// a reload, and then it is gone); or keep it for the room's TTL again (it came back).
+pub async fn seat_expires_in(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: u32,
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    let cmd = redis::cmd("EXPIRE")
+        .arg(keys.seat(id))
+        .arg(ttl_s.max(1))
         .to_owned();
-    conn.query("HGET seat", &cmd).await
+    conn.query::<i64>("EXPIRE seat", &cmd).await.map(drop)
+}
+
+/// Note `participant`'s `request_id` in sale `sale_id`. False when it was seen before (a
+/// repeat: it must not buy again).
+pub async fn first_request(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    sale_id: &str,
+    field: &str,
+    ttl_s: u64,
+) -> Result<bool, StoreError> {
+    let key = keys.requests(sale_id);
+    let mut pipe = redis::pipe();
+    pipe.cmd("HSETNX")
+        .arg(&key)
+        .arg(field)
+        .arg("")
+        .cmd("EXPIRE")
+        .arg(&key)
+        .arg(ttl_s.max(1))
+        .ignore();
+    let (added,): (i64,) = conn.pipeline("HSETNX request", &pipe).await?;
+    Ok(added == 1)
+}
+
+/// Keep the answer a request got (its `buy_result` JSON), for a repeat of it.
+pub async fn keep_answer(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    sale_id: &str,
+    field: &str,
+    answer: &str,
+) -> Result<(), StoreError> {
+    let cmd = redis::cmd("HSET")
+        .arg(keys.requests(sale_id))
+        .arg(field)
+        .arg(answer)
+        .to_owned();
+    conn.query::<i64>("HSET answer", &cmd).await.map(drop)
+}
+
+/// The answer a request got, if it has one yet (`None`: unseen or still in flight).
+pub async fn answer_of(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    sale_id: &str,
+    field: &str,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(keys.requests(sale_id))
+        .arg(field)
+        .to_owned();
+    let got: Option<String> = conn.query("HGET answer", &cmd).await?;
+    Ok(got.filter(|a| !a.is_empty()))
 }
 
 /// Count `field` down by one (a socket left). Returns the new count.

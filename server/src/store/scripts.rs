@@ -134,6 +134,19 @@ pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
     include_str!("../../../lua/slow_script.lua"),
 );
 
+/// `lua/room_budget.lua`: take from an address's budget for rooms (created, sale time,
+/// bots, seats, clicks) in one step, shared by every process. Not in [`all`]: no strategy
+/// runs it.
+pub static ROOM_BUDGET: LuaFile = LuaFile::new(
+    "room_budget.lua",
+    include_str!("../../../lua/room_budget.lua"),
+);
+
+/// The scripts rooms run that are no strategy's (the page's script list leaves them out).
+pub fn room_scripts() -> [&'static LuaFile; 2] {
+    [&SLOW_SCRIPT, &ROOM_BUDGET]
+}
+
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
 pub fn all() -> [&'static LuaFile; 17] {
     [

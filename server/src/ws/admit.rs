@@ -151,6 +151,18 @@ pub fn permits_for_step(
     take_permits(state, caller, Kind::Run { postgres: 0 }, buyers + 1, 0)
 }
 
+/// What a room's sale holds: the same as a single Redis run of `app_servers` app servers
+/// (its address's share, a run slot, its connections), plus one for the sale's lease and
+/// events. A sale is a run to every cap, `--public`'s included.
+pub fn permits_for_sale(
+    state: &AppState,
+    caller: &Caller,
+    app_servers: u32,
+) -> Result<Permits, WireError> {
+    check_redis(state)?;
+    take_permits(state, caller, Kind::Run { postgres: 0 }, app_servers, 1)
+}
+
 fn check_redis(state: &AppState) -> Result<(), WireError> {
     let health = state.health.borrow();
     if health.state == oversold_protocol::RedisState::Down {

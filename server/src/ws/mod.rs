@@ -15,6 +15,7 @@
 
 pub mod admit;
 mod batcher;
+mod host;
 pub mod inbound;
 pub mod job;
 pub mod origin;
@@ -37,7 +38,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{Caller, ClientAddr};
-use crate::rooms::{self, seat::Seat};
+use crate::rooms::{self, seat::Seats};
 use crate::run::Control;
 use crate::state::AppState;
 
@@ -134,7 +135,7 @@ struct Session {
     jobs: JoinSet<()>,
     in_flight: Option<InFlight>,
     stepping: Option<step::StepSlot>,
-    seat: Option<Seat>,
+    seat: Seats,
     /// When the client last sent anything (a pong counts).
     last_heard: Instant,
 }
@@ -161,7 +162,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller) {
         jobs: JoinSet::new(),
         in_flight: None,
         stepping: None,
-        seat: None,
+        seat: Seats::default(),
         last_heard: Instant::now(),
     };
     let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
@@ -258,7 +259,7 @@ impl Session {
         }
         let silent = self.last_heard.elapsed();
         // A phone or projector in a room listens without talking: not idle.
-        let idle = self.in_flight.is_none() && self.seat.is_none() && silent >= IDLE_TIMEOUT;
+        let idle = self.in_flight.is_none() && !self.seat.is_seated() && silent >= IDLE_TIMEOUT;
         if silent >= 2 * PING_EVERY || idle {
             tracing::debug!(silent_s = silent.as_secs(), "closing a silent socket");
             return ControlFlow::Break(());

@@ -8,13 +8,15 @@
 //!
 //! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
 //! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`]; that the helper
-//! every script carries its own copy of is the same in every file, in [`copies`].
+//! every script carries its own copy of is the same in every file, in [`copies`]; the rooms'
+//! budget script in [`rooms`].
 
 use std::collections::BTreeSet;
 
 mod cart;
 mod checkout;
 mod copies;
+mod rooms;
 
 use crate::common::TestRedis;
 use oversold::store::scripts::{self, LuaFile};
@@ -784,7 +786,7 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
     // every file under lua/ is one the server embeds and has its header pinned.
     let pinned: BTreeSet<&str> = scripts::all()
         .into_iter()
-        .chain([&scripts::SLOW_SCRIPT])
+        .chain(scripts::room_scripts())
         .map(|f| f.file)
         .collect();
     let on_disk: BTreeSet<String> = std::fs::read_dir(copies::LUA_DIR)
@@ -797,7 +799,7 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
         pinned,
         "every file under lua/ is embedded by store::scripts and pinned here"
     );
-    for f in scripts::all().into_iter().chain([&scripts::SLOW_SCRIPT]) {
+    for f in scripts::all().into_iter().chain(scripts::room_scripts()) {
         // Not ARGV: a script may take no argument (`release_hold.lua` takes only its keys).
         for part in ["KEYS", "Returns"] {
             assert!(

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use oversold::backends::Backends;
+use oversold::client::ClientCaps;
 use oversold::private_redis::PrivateRedis;
 use oversold::rooms::Rooms;
 use oversold::state::AppState;
@@ -31,6 +32,14 @@ async fn owning_server() -> (TestServer, Arc<Mutex<PrivateRedis>>) {
         tokio::sync::watch::channel(oversold::health::Health::up()).1,
         "/nonexistent".into(),
         4,
+    )
+    // Two rooms' sales and a visitor's run, all from 127.0.0.1: sales take runs' share.
+    .with_client_caps(
+        ClientCaps {
+            sockets: 32,
+            runs: 4,
+        },
+        None,
     )
     .with_rooms(Rooms::default().with_own_sale_redis());
     (TestServer::serve(state).await, redis)

@@ -3,6 +3,7 @@
 
 mod chaos;
 mod cluster;
+mod hostile;
 mod lifecycle;
 mod processes;
 mod qr;

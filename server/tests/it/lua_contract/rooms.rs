@@ -1,0 +1,76 @@
+//! The rooms' own script: `room_budget.lua`.
+
+use oversold::store::scripts;
+
+use super::{Answer, assert_pinned, eval, get, pttl, set};
+use crate::common::TestRedis;
+
+#[tokio::test]
+async fn room_budget_header_is_its_contract() {
+    let script = &scripts::ROOM_BUDGET;
+    assert_pinned(
+        script,
+        &[
+            "KEYS[1]  the budget's counter: units taken in this window (missing means none yet).",
+            "ARGV[1]  amount: units to take, a canonical integer >= 1.",
+            "ARGV[2]  cap: units one window allows, a canonical integer >= 1.",
+            "ARGV[3]  window_ms: the window's length, a canonical integer >= 1.",
+            "Returns  {1, taken, ms_left}  taken: the counter is now taken; the window ends in ms_left",
+            "         {0, taken, ms_left}  refused: amount more would pass cap, nothing changed",
+            "Errors   \"INVALID_COUNT ...\"        ARGV[1] or ARGV[2] is missing or not a canonical integer >= 1",
+            "         \"INVALID_TIME ...\"         ARGV[3] is missing or not a canonical integer >= 1",
+            "         \"COUNTER_NOT_INTEGER ...\"  KEYS[1] holds something other than a canonical integer",
+        ],
+    );
+    let redis = TestRedis::start();
+    let mut c = redis.raw().await;
+    let key = "oversold:{contract}:budget";
+    let take = |amount: &'static str| [amount, "5", "60000"];
+    // KEYS[1] missing means none taken; the first take starts the window.
+    match eval(&mut c, script.source, &[key], &take("2")).await {
+        Answer::Reply(r) => {
+            assert_eq!(&r[..2], [1, 2]);
+            assert!((1..=60_000).contains(&r[2]), "{r:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!((1..=60_000).contains(&pttl(&mut c, key).await));
+    // Up to the cap, then refused with nothing changed.
+    assert!(
+        matches!(eval(&mut c, script.source, &[key], &take("3")).await, Answer::Reply(r) if r[..2] == [1, 5])
+    );
+    assert!(
+        matches!(eval(&mut c, script.source, &[key], &take("1")).await, Answer::Reply(r) if r[..2] == [0, 5])
+    );
+    assert_eq!(get(&mut c, key).await.as_deref(), Some("5"));
+    // Errors, each before any write.
+    for (args, code) in [
+        (["0", "5", "1000"], "INVALID_COUNT"),
+        (["1", "0", "1000"], "INVALID_COUNT"),
+        (["01", "5", "1000"], "INVALID_COUNT"),
+        (["1", "5", "0"], "INVALID_TIME"),
+        (["1", "5", "x"], "INVALID_TIME"),
+    ] {
+        match eval(&mut c, script.source, &[key], &args).await {
+            Answer::Error(found, _) => assert_eq!(found, code, "{args:?}"),
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+    assert_eq!(get(&mut c, key).await.as_deref(), Some("5"));
+    let odd = "oversold:{contract}:odd";
+    set(&mut c, odd, "many").await;
+    match eval(&mut c, script.source, &[odd], &take("1")).await {
+        Answer::Error(found, _) => assert_eq!(found, "COUNTER_NOT_INTEGER"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(get(&mut c, odd).await.as_deref(), Some("many"));
+    // The window ends: the counter is gone and the budget starts over.
+    let short = "oversold:{contract}:short";
+    assert!(
+        matches!(eval(&mut c, script.source, &[short], &["5", "5", "50"]).await, Answer::Reply(r) if r[0] == 1)
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    assert!(
+        matches!(eval(&mut c, script.source, &[short], &["5", "5", "50"]).await, Answer::Reply(r) if r[..2] == [1, 5])
+    );
+}
