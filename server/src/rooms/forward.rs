@@ -37,11 +37,10 @@ pub async fn forward(
     frames: mpsc::Sender<ServerMessage>,
 ) {
     let mut last: Option<StreamId> = None;
-    if let Some(start) = replay_from {
-        let replay = hub.since(Some(start), true).await.unwrap_or_default();
-        if !deliver(&replay, participant, &mut last, &frames).await {
-            return;
-        }
+    if let Some(start) = replay_from
+        && !replay(&hub, start, participant, &mut last, &frames).await
+    {
+        return;
     }
     let mut presence = hub.presence();
     presence.mark_changed();
@@ -50,7 +49,7 @@ pub async fn forward(
     loop {
         tokio::select! {
             got = live.recv() => {
-                let batch = match got {
+                let mut batch = match got {
                     Ok(s) => vec![Stamped::clone(&s)],
                     // Fell behind the local feed: read what was missed from the stream.
                     Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -58,7 +57,7 @@ pub async fn forward(
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
-                if !deliver(&batch, participant, &mut last, &frames).await {
+                if !catch_up(&hub, &mut batch, participant, &mut last, &frames).await {
                     return;
                 }
             }
@@ -72,6 +71,41 @@ pub async fn forward(
                 }
             }
         }
+    }
+}
+
+/// The current sale from its first event to the newest, page by page (a sale of hundreds
+/// of phones is thousands of entries): a late screen sees all of it, `sale_closed`
+/// included. False once the socket is gone.
+async fn replay(
+    hub: &Hub,
+    start: StreamId,
+    participant: u32,
+    last: &mut Option<StreamId>,
+    frames: &mpsc::Sender<ServerMessage>,
+) -> bool {
+    let mut page = hub.since(Some(start), true).await.unwrap_or_default();
+    catch_up(hub, &mut page, participant, last, frames).await
+}
+
+/// Deliver `page`, then every later page up to the newest entry. False once the socket is
+/// gone.
+async fn catch_up(
+    hub: &Hub,
+    page: &mut Vec<Stamped>,
+    participant: u32,
+    last: &mut Option<StreamId>,
+    frames: &mpsc::Sender<ServerMessage>,
+) -> bool {
+    loop {
+        let full = page.len() >= super::hub::READ_BATCH;
+        if !deliver(page, participant, last, frames).await {
+            return false;
+        }
+        if !full {
+            return true;
+        }
+        *page = hub.since(*last, false).await.unwrap_or_default();
     }
 }
 

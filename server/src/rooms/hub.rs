@@ -39,6 +39,8 @@ pub struct Hub {
     events: broadcast::Sender<Arc<Stamped>>,
     presence: watch::Receiver<Presence>,
     store: Store,
+    /// The process's shared connection: replays read on it, not on a connection of their own.
+    shared: super::SharedConn,
     stop: CancellationToken,
 }
 
@@ -55,6 +57,7 @@ impl Hub {
     pub async fn start(
         code: &str,
         store: Store,
+        shared: super::SharedConn,
         tracker: &tokio_util::task::TaskTracker,
     ) -> Result<Arc<Hub>, StoreError> {
         let keys = RoomKeys::new(code);
@@ -80,6 +83,7 @@ impl Hub {
             events,
             presence,
             store,
+            shared,
             stop,
         }))
     }
@@ -106,7 +110,7 @@ impl Hub {
             (Some(id), false) => format!("({id}"),
             (None, _) => "-".to_string(),
         };
-        let mut conn = self.store.connect().await?;
+        let mut conn = self.shared.get(&self.store).await?;
         Ok(event::decode(
             store::range(&mut conn, &self.keys, &from, READ_BATCH).await?,
         ))
@@ -211,6 +215,7 @@ impl Hubs {
         &self,
         code: &str,
         store: &Store,
+        shared: &super::SharedConn,
         tracker: &tokio_util::task::TaskTracker,
         cap: usize,
     ) -> Result<Option<Arc<Hub>>, StoreError> {
@@ -224,7 +229,7 @@ impl Hubs {
                 return Ok(None);
             }
         }
-        let hub = Hub::start(code, store.clone(), tracker).await?;
+        let hub = Hub::start(code, store.clone(), shared.clone(), tracker).await?;
         let mut rooms = self.rooms.lock().expect("hub registry poisoned");
         // Another socket may have started one meanwhile: keep theirs, ours stops on drop.
         if let Some(theirs) = rooms.get(code).and_then(std::sync::Weak::upgrade) {

@@ -87,6 +87,24 @@ pub const CLICKS_PER_ADDRESS_SEAT: u64 = 8;
 /// A seat whose socket left waits this long for it to come back (a reload), then expires.
 pub const SEAT_GRACE: Duration = Duration::from_secs(300);
 
+/// The process's one multiplexed connection for room commands (never a blocking read),
+/// opened again once broken; cloned handles share it (the hubs' replays use it too).
+#[derive(Clone, Default)]
+pub struct SharedConn(Arc<tokio::sync::Mutex<Option<RedisConn>>>);
+
+impl SharedConn {
+    /// The connection, (re)opened on `store` if there is none or it broke.
+    pub async fn get(&self, store: &Store) -> Result<RedisConn, StoreError> {
+        let mut shared = self.0.lock().await;
+        if let Some(conn) = shared.as_ref().filter(|c| !c.is_broken()) {
+            return Ok(conn.clone());
+        }
+        let conn = store.connect().await?;
+        *shared = Some(conn.clone());
+        Ok(conn)
+    }
+}
+
 /// The rooms side of one server process.
 pub struct Rooms {
     ttl: Duration,
@@ -97,7 +115,7 @@ pub struct Rooms {
     hubs: hub::Hubs,
     /// Every task rooms start (readers, sales, chaos): tracked, never fire-and-forget.
     pub tracker: TaskTracker,
-    shared: tokio::sync::Mutex<Option<RedisConn>>,
+    shared: SharedConn,
     /// New seats one address may take in one room.
     pub seats_per_address: u64,
     /// Each sale runs on a `redis-server` of its own (and chaos is allowed on it).
@@ -112,7 +130,7 @@ impl Default for Rooms {
             max_participants: DEFAULT_MAX_PARTICIPANTS,
             hubs: hub::Hubs::default(),
             tracker: TaskTracker::new(),
-            shared: tokio::sync::Mutex::new(None),
+            shared: SharedConn::default(),
             seats_per_address: DEFAULT_SEATS_PER_ADDRESS,
             own_sale_redis: false,
         }
@@ -158,19 +176,13 @@ impl Rooms {
     /// The process's shared (multiplexed) connection for room commands, opened again once
     /// broken. Never used for a blocking read.
     pub async fn conn(&self, store: &Store) -> Result<RedisConn, WireError> {
-        let mut shared = self.shared.lock().await;
-        if let Some(conn) = shared.as_ref().filter(|c| !c.is_broken()) {
-            return Ok(conn.clone());
-        }
-        let conn = store.connect().await.map_err(unavailable)?;
-        *shared = Some(conn.clone());
-        Ok(conn)
+        self.shared.get(store).await.map_err(unavailable)
     }
 
     /// The hub of room `code` (started if needed), or `busy` at the cap.
     pub async fn hub(&self, code: &str, store: &Store) -> Result<Arc<hub::Hub>, WireError> {
         self.hubs
-            .get(code, store, &self.tracker, self.max_rooms)
+            .get(code, store, &self.shared, &self.tracker, self.max_rooms)
             .await
             .map_err(unavailable)?
             .ok_or_else(|| {

@@ -309,9 +309,17 @@ impl Sale {
                 ev = events.recv() => match ev {
                     Ok(s) => self.on_event(&s, &mut t, &mut buyers, &done, &stop_bots).await,
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        // Catch up from the stream: a click must never be skipped.
-                        for s in self.hub.since(t.last_event, false).await.unwrap_or_default() {
-                            self.on_event(&Arc::new(s), &mut t, &mut buyers, &done, &stop_bots).await;
+                        // Catch up from the stream, page by page: a click must never be
+                        // skipped.
+                        loop {
+                            let page = self.hub.since(t.last_event, false).await.unwrap_or_default();
+                            let full = page.len() >= super::hub::READ_BATCH;
+                            for s in page {
+                                self.on_event(&Arc::new(s), &mut t, &mut buyers, &done, &stop_bots).await;
+                            }
+                            if !full {
+                                break;
+                            }
                         }
                     }
                     Err(broadcast::error::RecvError::Closed) => break,

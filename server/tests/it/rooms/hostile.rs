@@ -253,3 +253,79 @@ async fn one_address_clicks_only_its_share_of_a_sale() {
         .send_json(json!({"type": "close_sale", "room": room.code, "presenter_token": room.token}))
         .await;
 }
+
+/// Before: a screen that joined after a big sale got the first 1,000 stream entries of it
+/// (216 of 600 outcomes) and no `sale_closed`. Now the replay pages through all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_late_screen_sees_the_whole_sale_and_its_close() {
+    let redis = TestRedis::start();
+    let state = AppState::new(
+        redis.backends(),
+        tokio::sync::watch::channel(oversold::health::Health::up()).1,
+        "/nonexistent".into(),
+        4,
+    )
+    .with_client_caps(
+        oversold::client::ClientCaps {
+            sockets: 300,
+            runs: 4,
+        },
+        None,
+    )
+    .with_rooms(Rooms::default().with_seats_per_address(300));
+    let server = TestServer::serve(state).await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    let mut phones = Vec::new();
+    for _ in 0..100 {
+        let mut phone = server.client().await;
+        join(&mut phone, &room.code, "phone").await;
+        phones.push(phone);
+    }
+    presenter
+        .send_json(open_sale(
+            &room,
+            json!({"strategy": "lua", "stock": 10000, "duration_ms": 20000, "allow_repeat": true}),
+        ))
+        .await;
+    wait_opened(&mut presenter).await;
+    // 6 clicks per phone (the bucket allows a burst of 3, then 2 a second): 600 clicks,
+    // 600 results, each its own stream entry.
+    for round in 0..6 {
+        if round == 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(1_600)).await;
+        }
+        for (i, phone) in phones.iter_mut().enumerate() {
+            phone
+                .send_json(json!({"type": "buy", "room": room.code, "request_id": format!("p{i}r{round}")}))
+                .await;
+        }
+    }
+    let mut seen = 0;
+    while seen < 600 {
+        if let ServerMessage::Outcomes { outcomes, .. } = next_room_frame(&mut presenter, 20).await
+        {
+            seen += outcomes.len();
+        }
+    }
+    presenter
+        .send_json(json!({"type": "close_sale", "room": room.code, "presenter_token": room.token}))
+        .await;
+    until_closed(&mut presenter, 30).await;
+
+    let mut late = server.client().await;
+    join(&mut late, &room.code, "spectator").await;
+    let replayed = until_closed(&mut late, 20).await;
+    let outcomes: usize = replayed
+        .iter()
+        .map(|m| match m {
+            ServerMessage::Outcomes { outcomes, .. } => outcomes.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(outcomes, 600, "every outcome of the sale, replayed");
+    let Some(ServerMessage::SaleClosed(closed)) = replayed.last() else {
+        unreachable!()
+    };
+    assert_eq!(closed.summary.as_ref().unwrap().units_sold, 600);
+}
