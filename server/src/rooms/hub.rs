@@ -239,6 +239,15 @@ impl Hubs {
         Ok(Some(hub))
     }
 
+    /// Every room this process follows now.
+    pub fn all(&self) -> Vec<Arc<Hub>> {
+        let rooms = self.rooms.lock().expect("hub registry poisoned");
+        rooms
+            .values()
+            .filter_map(std::sync::Weak::upgrade)
+            .collect()
+    }
+
     /// Rooms this process follows now.
     pub fn live(&self) -> usize {
         let rooms = self.rooms.lock().expect("hub registry poisoned");

@@ -30,6 +30,7 @@ pub mod sale;
 pub mod sale_redis;
 pub mod seat;
 pub mod secret;
+pub mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,6 +121,11 @@ pub struct Rooms {
     pub seats_per_address: u64,
     /// Each sale runs on a `redis-server` of its own (and chaos is allowed on it).
     pub own_sale_redis: bool,
+    /// This process's id among the processes sharing the Redis (its head counts, its sales'
+    /// lease, its heartbeat).
+    pub process_id: String,
+    /// The watch ([`watch`]) has been started.
+    watching: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Rooms {
@@ -133,6 +139,8 @@ impl Default for Rooms {
             shared: SharedConn::default(),
             seats_per_address: DEFAULT_SEATS_PER_ADDRESS,
             own_sale_redis: false,
+            process_id: crate::run::new_id("p"),
+            watching: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -166,6 +174,19 @@ impl Rooms {
     /// The inactivity expiry in whole seconds (what `EXPIRE` takes).
     pub fn ttl_s(&self) -> u64 {
         self.ttl.as_secs().max(1)
+    }
+
+    /// The head-count field of `role` (`phones` or `watchers`) for this process.
+    pub fn count_field(&self, role: &str) -> String {
+        format!("{}:{role}", self.process_id)
+    }
+
+    /// Start this process's watch over its rooms, once ([`watch::run`]).
+    pub fn watch(&self, state: &Arc<dyn Host>) {
+        use std::sync::atomic::Ordering;
+        if !self.watching.swap(true, Ordering::AcqRel) {
+            self.tracker.spawn(watch::run(state.clone()));
+        }
     }
 
     /// Rooms this process follows right now.

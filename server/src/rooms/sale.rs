@@ -61,6 +61,10 @@ pub struct SaleRecord {
     /// When it was asked for, µs since the Unix epoch (before its set-up; the sale's clock
     /// starts after, see `store::rooms::sale_clock`).
     pub opened_unix_us: u64,
+    /// The server process running it: when that process's heartbeat runs out, another
+    /// process closes the sale for everyone ([`super::watch`]).
+    #[serde(default)]
+    pub holder: String,
 }
 
 /// What admission reserved for a sale (its address's share, a run slot, its connections),
@@ -98,9 +102,13 @@ pub async fn open(
         sale_id: sale_id.clone(),
         allow_repeat: config.allow_repeat,
         opened_unix_us: unix_us(),
+        holder: state.rooms().process_id.clone(),
     };
     let record = serde_json::to_string(&record).expect("a record serializes");
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
+    // Alive before the lease names this process: no other process may take it for dead.
+    super::watch::beat_now(state, &mut conn).await?;
+    state.rooms().watch(state);
     take_lease(&mut conn, &hub, &config, &record).await?;
     let redis = match sale_redis(state).await {
         Ok(redis) => Arc::new(redis),

@@ -79,6 +79,8 @@ pub struct Seat {
     refilled: Instant,
     /// The address the socket came from (its budgets).
     addr: String,
+    /// The head-count field it counts in (`<process>:<role>`).
+    count_field: String,
 }
 
 impl Drop for Seat {
@@ -103,11 +105,6 @@ impl Seat {
                 frames.clone(),
             )));
         }
-    }
-
-    /// The head-count field this seat counts in.
-    fn field(&self) -> &'static str {
-        field(self.role)
     }
 
     /// One click's worth of the per-phone token bucket.
@@ -364,17 +361,23 @@ async fn admit_to_room(
     {
         return Err(no_such_room());
     }
+    // A quick look first, so a full room costs no seat budget; the count that decides is
+    // taken in one step with the cap, in `take_seat`.
     let (phones, watchers) = store::presence(conn, keys).await.map_err(unavailable)?;
     if phones.saturating_add(watchers) >= state.rooms().max_participants {
-        return Err(WireError::new(
-            ErrorCode::ResourceExhausted,
-            format!(
-                "the room is full ({} people)",
-                state.rooms().max_participants
-            ),
-        ));
+        return Err(room_full(state));
     }
     Ok(())
+}
+
+fn room_full(state: &Arc<dyn Host>) -> WireError {
+    WireError::new(
+        ErrorCode::ResourceExhausted,
+        format!(
+            "the room is full ({} people)",
+            state.rooms().max_participants
+        ),
+    )
 }
 
 /// A phone that proves its earlier id keeps it: a reload is not a second buyer. `None`
@@ -403,20 +406,19 @@ async fn take_seat(
     let hub = state.rooms().hub(code, &state.backends().redis).await?;
     let mut conn = state.rooms().conn(&state.backends().redis).await?;
     let ttl = state.rooms().ttl_s();
-    let participant = match back {
-        Some(id) => {
-            store::count_in(&mut conn, &hub.keys, field(role), ttl)
-                .await
-                .map_err(unavailable)?;
-            id
-        }
-        None => {
-            store::join(&mut conn, &hub.keys, field(role), ttl)
-                .await
-                .map_err(unavailable)?
-                .0
-        }
+    let count_field = state.rooms().count_field(field(role));
+    let cap = state.rooms().max_participants;
+    let joined = store::join(&mut conn, &hub.keys, &count_field, cap, back.is_none(), ttl)
+        .await
+        .map_err(|e| match e.reply_code() {
+            Some("NO_ROOM") => no_such_room(),
+            _ => unavailable(e),
+        })?;
+    let Some((id, _)) = joined else {
+        return Err(room_full(state));
     };
+    let participant = back.unwrap_or(id);
+    state.rooms().watch(state);
     announce_presence(state, &mut conn, &hub).await;
     let replay_from = store::sale_start(&mut conn, &hub.keys)
         .await
@@ -435,6 +437,7 @@ async fn take_seat(
         tokens: BUY_BURST,
         refilled: Instant::now(),
         addr: addr.to_string(),
+        count_field,
     })
 }
 
@@ -446,7 +449,7 @@ pub async fn leave(state: &Arc<dyn Host>, seats: &mut Seats) {
     let Ok(mut conn) = state.rooms().conn(&state.backends().redis).await else {
         return; // the counts are off until the room expires; nothing else depends on them
     };
-    let _ = store::leave(&mut conn, &left.hub.keys, left.field()).await;
+    let _ = store::leave(&mut conn, &left.hub.keys, &left.count_field).await;
     if left.role == RoomRole::Phone {
         // The seat waits a while for a reload, then is gone: a room's seats stay bounded.
         let grace = super::SEAT_GRACE.as_secs();

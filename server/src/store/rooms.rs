@@ -26,6 +26,8 @@ pub struct RoomKeys {
     meta: String,
     events: String,
     sale: String,
+    /// Head counts, one field per process and role (`room_join.lua`).
+    here: String,
     tag: String,
 }
 
@@ -37,6 +39,7 @@ impl RoomKeys {
             meta: format!("{tag}:meta"),
             events: format!("{tag}:events"),
             sale: format!("{tag}:sale"),
+            here: format!("{tag}:here"),
             tag,
         }
     }
@@ -144,6 +147,7 @@ pub async fn delete_room(conn: &mut RedisConn, keys: &RoomKeys) -> Result<(), St
     let cmd = redis::cmd("DEL")
         .arg(&keys.meta)
         .arg(&keys.events)
+        .arg(&keys.here)
         .to_owned();
     conn.query::<i64>("DEL room", &cmd).await.map(drop)
 }
@@ -160,61 +164,43 @@ pub async fn token_hash(
 /// Renew the TTL of the room's record and stream: the room was just used.
 pub async fn touch(conn: &mut RedisConn, keys: &RoomKeys, ttl_s: u64) -> Result<(), StoreError> {
     let mut pipe = redis::pipe();
-    pipe.cmd("EXPIRE")
-        .arg(&keys.meta)
-        .arg(ttl_s)
-        .ignore()
-        .cmd("EXPIRE")
-        .arg(&keys.events)
-        .arg(ttl_s)
-        .ignore();
+    for key in [&keys.meta, &keys.events, &keys.here] {
+        pipe.cmd("EXPIRE").arg(key).arg(ttl_s).ignore();
+    }
     conn.pipeline("touch room", &pipe).await
 }
 
-/// A fresh participant id, and `field` (`phones` or `watchers`) counted up by one. Returns
-/// the id and the new count.
+/// Count one person into the room as `field` (`<process>:<role>`), unless it already holds
+/// `cap` people (`room_join.lua`: the sum, the check and the add are one step). With
+/// `new_id`, also draw a participant id. Returns `(id, people)` (id 0 without `new_id`), or
+/// `None` when the room is full.
 pub async fn join(
     conn: &mut RedisConn,
     keys: &RoomKeys,
     field: &str,
+    cap: u32,
+    new_id: bool,
     ttl_s: u64,
-) -> Result<(u32, u32), StoreError> {
-    let mut pipe = redis::pipe();
-    pipe.atomic()
-        .cmd("HINCRBY")
-        .arg(&keys.meta)
-        .arg("next_id")
-        .arg(1)
-        .cmd("HINCRBY")
-        .arg(&keys.meta)
-        .arg(field)
-        .arg(1)
-        .cmd("EXPIRE")
-        .arg(&keys.meta)
-        .arg(ttl_s)
-        .ignore();
-    let (id, count): (i64, i64) = conn.pipeline("join room", &pipe).await?;
-    Ok((clamp(id), clamp(count)))
-}
-
-/// Count `field` up by one for a participant coming back with its id (no new id).
-pub async fn count_in(
-    conn: &mut RedisConn,
-    keys: &RoomKeys,
-    field: &str,
-    ttl_s: u64,
-) -> Result<(), StoreError> {
-    let mut pipe = redis::pipe();
-    pipe.cmd("HINCRBY")
-        .arg(&keys.meta)
-        .arg(field)
-        .arg(1)
-        .ignore()
-        .cmd("EXPIRE")
-        .arg(&keys.meta)
-        .arg(ttl_s)
-        .ignore();
-    conn.pipeline("count in", &pipe).await
+) -> Result<Option<(u32, u32)>, StoreError> {
+    let args = [
+        field.to_string(),
+        cap.max(1).to_string(),
+        u8::from(new_id).to_string(),
+        ttl_s.max(1).to_string(),
+    ];
+    let called = scripts::call::<Vec<i64>>(
+        conn,
+        "join room",
+        &scripts::ROOM_JOIN,
+        &[keys.meta.as_str(), keys.here.as_str()],
+        args.as_slice(),
+    )
+    .await
+    .map_err(|f| f.error)?;
+    Ok(match called.reply.as_slice() {
+        [1, id, people] => Some((clamp(*id), clamp(*people))),
+        _ => None,
+    })
 }
 
 /// Keep the hash of phone `id`'s seat token for `ttl_s`, so it can come back as itself.
@@ -313,26 +299,72 @@ pub async fn answer_of(
     Ok(got.filter(|a| !a.is_empty()))
 }
 
-/// Count `field` down by one (a socket left). Returns the new count.
-pub async fn leave(conn: &mut RedisConn, keys: &RoomKeys, field: &str) -> Result<u32, StoreError> {
+/// Count `field` (`<process>:<role>`) down by one: a socket left.
+pub async fn leave(conn: &mut RedisConn, keys: &RoomKeys, field: &str) -> Result<(), StoreError> {
     let cmd = redis::cmd("HINCRBY")
-        .arg(&keys.meta)
+        .arg(&keys.here)
         .arg(field)
         .arg(-1)
         .to_owned();
-    let n: i64 = conn.query("leave room", &cmd).await?;
-    Ok(clamp(n))
+    conn.query::<i64>("leave room", &cmd).await.map(drop)
 }
 
-/// The room's `phones` and `watchers` counts.
+/// Every head-count field of the room (`<process>:<role>`) with its count.
+pub async fn head_counts(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let cmd = redis::cmd("HGETALL").arg(&keys.here).to_owned();
+    conn.query("HGETALL here", &cmd).await
+}
+
+/// The room's phones and watchers, summed over every process.
 pub async fn presence(conn: &mut RedisConn, keys: &RoomKeys) -> Result<(u32, u32), StoreError> {
-    let cmd = redis::cmd("HMGET")
-        .arg(&keys.meta)
-        .arg("phones")
-        .arg("watchers")
+    let (mut phones, mut watchers) = (0i64, 0i64);
+    for (field, n) in head_counts(conn, keys).await? {
+        match field.rsplit_once(':').map(|(_, role)| role) {
+            Some("phones") => phones += n.max(0),
+            Some(_) => watchers += n.max(0),
+            None => {}
+        }
+    }
+    Ok((clamp(phones), clamp(watchers)))
+}
+
+/// Take back head counts: delete these `<process>:<role>` fields (their process is dead).
+pub async fn forget_counts(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    fields: &[String],
+) -> Result<(), StoreError> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let cmd = redis::cmd("HDEL").arg(&keys.here).arg(fields).to_owned();
+    conn.query::<i64>("HDEL here", &cmd).await.map(drop)
+}
+
+/// The key that says server process `process` is alive while it exists.
+fn process_key(process: &str) -> String {
+    format!("oversold:process:{process}")
+}
+
+/// Say this process is alive for `ms` more.
+pub async fn beat(conn: &mut RedisConn, process: &str, ms: u64) -> Result<(), StoreError> {
+    let cmd = redis::cmd("SET")
+        .arg(process_key(process))
+        .arg(1)
+        .arg("PX")
+        .arg(ms.max(1))
         .to_owned();
-    let (p, w): (Option<i64>, Option<i64>) = conn.query("HMGET presence", &cmd).await?;
-    Ok((clamp(p.unwrap_or(0)), clamp(w.unwrap_or(0))))
+    conn.query("SET process beat", &cmd).await
+}
+
+/// Is server process `process` alive (its heartbeat has not run out)?
+pub async fn is_alive(conn: &mut RedisConn, process: &str) -> Result<bool, StoreError> {
+    let cmd = redis::cmd("EXISTS").arg(process_key(process)).to_owned();
+    let n: i64 = conn.query("EXISTS process", &cmd).await?;
+    Ok(n == 1)
 }
 
 fn clamp(n: i64) -> u32 {
@@ -361,6 +393,10 @@ pub async fn append(
         .ignore()
         .cmd("EXPIRE")
         .arg(&keys.meta)
+        .arg(ttl_s)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(&keys.here)
         .arg(ttl_s)
         .ignore();
     let (id,): (String,) = conn.pipeline("XADD room event", &pipe).await?;

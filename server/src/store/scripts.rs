@@ -142,9 +142,14 @@ pub static ROOM_BUDGET: LuaFile = LuaFile::new(
     include_str!("../../../lua/room_budget.lua"),
 );
 
+/// `lua/room_join.lua`: count a person into a room unless it is full, in one step that
+/// every process shares. Not in [`all`]: no strategy runs it.
+pub static ROOM_JOIN: LuaFile =
+    LuaFile::new("room_join.lua", include_str!("../../../lua/room_join.lua"));
+
 /// The scripts rooms run that are no strategy's (the page's script list leaves them out).
-pub fn room_scripts() -> [&'static LuaFile; 2] {
-    [&SLOW_SCRIPT, &ROOM_BUDGET]
+pub fn room_scripts() -> [&'static LuaFile; 3] {
+    [&SLOW_SCRIPT, &ROOM_BUDGET, &ROOM_JOIN]
 }
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.

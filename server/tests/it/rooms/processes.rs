@@ -127,3 +127,74 @@ async fn a_presenter_reopens_the_room_after_its_server_restarts() {
     let seen = until_closed(&mut back, 20).await;
     assert!(matches!(seen.last(), Some(ServerMessage::SaleClosed(c)) if c.summary.is_some()));
 }
+
+/// Before: a sale whose process was killed never closed for the phones, the room could not
+/// sell until the lease ran out (the sale's length + 30 s), and the dead process's head
+/// counts stayed. Now another process notices within its heartbeat (10 s), closes the sale
+/// for everyone with what is known, frees the room, and takes the head counts back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_process_leaves_no_room_hanging() {
+    let redis = TestRedis::start();
+    let (mut a, addr_a) = serve(&redis.server.url()).await;
+    let (_b, addr_b) = serve(&redis.server.url()).await;
+    let mut presenter = client(&addr_a).await;
+    let room = create(&mut presenter).await;
+    let mut phone = client(&addr_b).await;
+    join(&mut phone, &room.code, "phone").await;
+    let mut screen = client(&addr_b).await;
+    join(&mut screen, &room.code, "spectator").await;
+    presenter
+        .send_json(open_sale(
+            &room,
+            json!({"strategy": "lua", "stock": 5, "bots": 50, "duration_ms": 120000}),
+        ))
+        .await;
+    wait_opened(&mut screen).await;
+    phone
+        .send_json(json!({"type": "buy", "room": room.code, "request_id": "before-the-end"}))
+        .await;
+    let mine = wait_result(&mut phone).await;
+    assert_eq!(mine.result, OutcomeResult::Reserved);
+    tokio::time::sleep(Duration::from_millis(300)).await; // its outcome batch goes out
+    a.kill().await.unwrap();
+    let killed = Instant::now();
+    // Until the sale is closed and the dead presenter's count is taken back (one phone and
+    // this screen are left), in whichever order they come.
+    let (mut closed, mut presence) = (None, None);
+    while closed.is_none()
+        || presence.is_none_or(|p: oversold_protocol::room::Presence| p.watchers != 1)
+    {
+        match screen.next_within(30).await {
+            ServerMessage::SaleClosed(c) => closed = Some(c),
+            ServerMessage::RoomPresence { presence: p, .. } => presence = Some(p),
+            _ => {}
+        }
+    }
+    let closed = closed.unwrap();
+    let took = killed.elapsed();
+    println!("the dead process's sale closed {took:?} after the kill: {closed:?}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(closed.summary.is_none());
+    let why = closed.error.expect("an honest reason");
+    assert!(
+        why.contains("stopped") && why.contains("1 units sold") || why.contains("units sold"),
+        "{why}"
+    );
+    let p = presence.expect("a head count after the takeover");
+    assert_eq!((p.phones, p.watchers), (1, 1), "{p:?}");
+    // The room sells again at once, from the surviving process.
+    let mut back = client(&addr_b).await;
+    back.hello().await;
+    back.send_json(json!({"type": "join_room", "room": room.code, "as": "presenter", "presenter_token": room.token}))
+        .await;
+    assert!(matches!(
+        next_room_frame(&mut back, 5).await,
+        ServerMessage::RoomJoined { .. }
+    ));
+    back.send_json(open_sale(
+        &room,
+        json!({"strategy": "lua", "stock": 1, "duration_ms": 1000}),
+    ))
+    .await;
+    wait_opened(&mut back).await;
+}

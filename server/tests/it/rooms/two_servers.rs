@@ -111,3 +111,74 @@ async fn a_click_on_one_server_reaches_the_presenter_on_the_other() {
         "lua never oversells: {summary:?}"
     );
 }
+
+/// Before: the people cap was check-then-increment (1,100 simultaneous joins over two
+/// processes put 1,100 people in a room capped at 1,000). Now the count and the cap are
+/// one script: 60 simultaneous joins over two processes into a room of 25 seat exactly 25.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_people_cap_holds_under_simultaneous_joins_on_two_processes() {
+    let redis = crate::common::TestRedis::start();
+    let server = |redis: &crate::common::TestRedis| {
+        let mut rooms = oversold::rooms::Rooms::default().with_seats_per_address(500);
+        rooms.max_participants = 25;
+        let state = oversold::state::AppState::new(
+            redis.backends(),
+            tokio::sync::watch::channel(oversold::health::Health::up()).1,
+            "/nonexistent".into(),
+            4,
+        )
+        .with_client_caps(
+            oversold::client::ClientCaps {
+                sockets: 200,
+                runs: 4,
+            },
+            None,
+        )
+        .with_rooms(rooms);
+        crate::common::TestServer::serve(state)
+    };
+    let one = server(&redis).await;
+    let two = server(&redis).await;
+    let mut presenter = one.client().await;
+    let room = create(&mut presenter).await; // one of the 25
+    let mut clients = Vec::new();
+    for i in 0..60 {
+        let mut c = if i % 2 == 0 {
+            one.client().await
+        } else {
+            two.client().await
+        };
+        c.hello().await;
+        clients.push(c);
+    }
+    let joins = clients.into_iter().map(|mut c| {
+        let code = room.code.clone();
+        tokio::spawn(async move {
+            c.send_json(serde_json::json!({"type": "join_room", "room": code, "as": "phone"}))
+                .await;
+            let got = loop {
+                match next_room_frame(&mut c, 10).await {
+                    ServerMessage::RoomJoined { .. } => break true,
+                    ServerMessage::Error(e) => {
+                        assert_eq!(
+                            e.code,
+                            oversold_protocol::ErrorCode::ResourceExhausted,
+                            "{e:?}"
+                        );
+                        break false;
+                    }
+                    _ => {}
+                }
+            };
+            (got, c)
+        })
+    });
+    let mut seated = 0;
+    let mut keep = Vec::new();
+    for j in joins {
+        let (got, c) = j.await.unwrap();
+        seated += usize::from(got);
+        keep.push(c);
+    }
+    assert_eq!(seated, 24, "the presenter and 24 phones fill a room of 25");
+}
