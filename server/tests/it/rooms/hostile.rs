@@ -329,3 +329,28 @@ async fn a_late_screen_sees_the_whole_sale_and_its_close() {
     };
     assert_eq!(closed.summary.as_ref().unwrap().units_sold, 600);
 }
+
+/// Before: at this process's room cap, `create_room` wrote the room's record and then
+/// refused, leaving an orphan record (7 at the 64-room cap). Now the refusal leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_refused_at_the_cap_leaves_no_record() {
+    let redis = TestRedis::start();
+    let mut rooms = Rooms::default();
+    rooms.max_rooms = 1;
+    let server = server_with(&redis, rooms).await;
+    let mut first = server.client().await;
+    create(&mut first).await;
+    for _ in 0..3 {
+        let mut more = server.client().await;
+        more.hello().await;
+        more.send_json(json!({"type": "create_room"})).await;
+        assert_eq!(expect_error(&mut more).await.code, ErrorCode::Busy);
+    }
+    let mut raw = redis.raw().await;
+    let records: Vec<String> = redis::cmd("KEYS")
+        .arg("oversold:{room-*}:meta")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+}
