@@ -4,7 +4,8 @@
 //! The strategy only does the Redis steps; everything the seed decides (resend, fate,
 //! payment time) and everything the shop does around them (the deadline on a reservation,
 //! the fail mode, the ledger row) is here, the same for every strategy, so a comparison is
-//! fair. Each step is timed on both clocks and kept in the buyer's story.
+//! fair. Each step is timed on both clocks and kept in the buyer's story. A step that finds
+//! its connection broken says so to the run, which decides whether Redis is gone for good.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::clock::{ShopClock, micros};
 use super::crowd::Shopper;
 use super::ledger::{Ledger, RowState};
+use super::probe::{LossReports, Probe};
 use crate::gate::Turn;
 use crate::run::{Event, EventSink};
 use crate::store::{Cause, CheckoutKeys, HoldKey, RedisConn, StoreError};
@@ -44,6 +46,8 @@ pub struct Shop {
     pub knobs: CheckoutConfig,
     /// App work between a read and its write (check-then-write strategies).
     pub race_window: Duration,
+    /// Is Redis there? The run asks when a connection broke.
+    pub probe: Probe,
 }
 
 /// One buyer task's inputs.
@@ -56,6 +60,8 @@ pub struct Buyer {
     pub stop: CancellationToken,
     /// Where its outcome goes as soon as it has one.
     pub sink: Option<EventSink>,
+    /// Where it reports a broken connection to Redis.
+    pub losses: LossReports,
 }
 
 /// The story so far: its steps and the Redis requests they sent.
@@ -106,9 +112,18 @@ struct Facts {
     answered: Option<Instant>,
     error: Option<String>,
     in_doubt: bool,
+    /// The first broken connection a step met, for the run to judge.
+    broken: Option<String>,
 }
 
 impl Facts {
+    /// Keep `e` for the run if it says the connection broke (not a slow or refused answer).
+    fn note(&mut self, e: &StoreError) {
+        if e.is_outage() && self.broken.is_none() {
+            self.broken = Some(e.short());
+        }
+    }
+
     /// What the reserve reply the client heard says (Redis was reachable): the claim to go
     /// on with, or how the story ends.
     fn read_answer(
@@ -146,6 +161,7 @@ impl Facts {
                 Err(CheckoutEnd::OverLimit)
             }
             Err(e) => {
+                self.note(&e);
                 self.error = Some(format!("reserve: {}", e.short()));
                 self.in_doubt = e.in_doubt();
                 Err(CheckoutEnd::Failed)
@@ -248,6 +264,10 @@ impl Buyer {
         };
         let mut facts = Facts::default();
         let end = self.checkout(&mut tale, &mut facts).await?;
+        if let Some(why) = facts.broken.take() {
+            // The run may already be over: then nobody needs to hear it.
+            let _ = self.losses.send(why);
+        }
         let outcome = self.outcome(arrived, tale, facts, end);
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.
@@ -382,6 +402,9 @@ impl Buyer {
             sent
         };
         facts.answered = Some(used.gave_up.unwrap_or(used.end));
+        if let Err(e) = &used.step.answer {
+            facts.note(e);
+        }
         let reachable =
             used.gave_up.is_none() && !matches!(&used.step.answer, Err(e) if unreachable(e));
         if !reachable {
@@ -404,6 +427,9 @@ impl Buyer {
             self.client_request(clock, 2, other).await
         };
         let (first, second) = tokio::join!(first, second);
+        if let Err(e) = &first.step.answer {
+            facts.note(e);
+        }
         tale.reserve_step(Stage::Reserve, &first);
         tale.reserve_step(Stage::Retry, &second);
         if reserved_fresh(&first.step) && reserved_fresh(&second.step) {
@@ -520,6 +546,7 @@ impl Buyer {
             Ok(Settled::Expired) => (StepOutcome::Expired, Some(CheckoutEnd::Expired)),
             Ok(Settled::Gone) => (StepOutcome::Gone, Some(CheckoutEnd::Expired)),
             Err(e) => {
+                facts.note(e);
                 facts.error = Some(format!("confirm: {}", e.short()));
                 facts.in_doubt = e.in_doubt();
                 (StepOutcome::Failed, Some(CheckoutEnd::Failed))
@@ -588,6 +615,7 @@ impl Buyer {
         tale.push(Stage::Release, outcome, start, Instant::now());
         match step.answer {
             Err(e) => {
+                facts.note(&e);
                 facts.error = Some(format!("release: {}", e.short()));
                 facts.in_doubt = e.in_doubt();
                 CheckoutEnd::Failed
