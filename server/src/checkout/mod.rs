@@ -11,7 +11,8 @@
 //! - [`clock`]: the shop clock.
 //! - [`buyer`]: one buyer's story.
 //! - [`reaper`]: returns expired holds in small batches.
-//! - [`probe`]: is Redis gone? Then the run fails within seconds.
+//! - [`probe`]: is Redis gone (the run fails within seconds) or only slow (a reservation
+//!   timed out, in doubt)?
 //! - [`ledger`]: PostgreSQL, or the Redis fallback.
 //! - [`tally`]: the summary.
 //!

@@ -1,8 +1,16 @@
-//! Is Redis gone? Asked by the run when a buyer's (or the reaper's) connection broke (a
-//! refused or dropped connection, never a slow answer), and answered by the engine's outage
-//! probe (a fresh connection must read the run's stock within [`PROBE_TIMEOUT`]): if Redis is
-//! gone, the run stops releasing buyers, stops the reaper and fails, within seconds of the
-//! loss instead of after the last arrival.
+//! Is Redis gone, or only slow? One question, asked two ways during a checkout, answered by
+//! the engine's outage probe (a fresh connection must read the run's stock within
+//! [`PROBE_TIMEOUT`]).
+//!
+//! - A buyer whose reservation got no answer by the deadline asks [`Probe::ask`]: if Redis
+//!   answers a fresh connection, it is slow, and the reservation timed out (in doubt: it may
+//!   still be applied); if not, it is unreachable and the shop's fail mode decides.
+//! - The run asks through [`LossWatch`] when a buyer's connection broke (a refused or dropped
+//!   connection, never a slow answer): if Redis is gone, the run stops releasing buyers, stops
+//!   the reaper and fails, within seconds of the loss instead of after the last arrival.
+//!
+//! A slow answer never ends a run: a paused Redis (the outage knob) comes back, and the run
+//! goes on.
 
 use std::time::Instant;
 
@@ -12,13 +20,13 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::{PROBE_TIMEOUT, probe_redis};
 use crate::store::{RedisConn, RunKeys, Store};
 
-/// The run's probe.
+/// The run's probe, shared by its buyers and the run itself.
 pub struct Probe {
     store: Store,
     keys: RunKeys,
-    /// The last verdict. A lock, not a flag: callers queue behind the one probe in flight
-    /// and share its verdict, rather than opening a connection each on a Redis that is
-    /// already struggling.
+    /// The last verdict. A lock, not a flag: a crowd whose reservations all timed out at
+    /// once queues behind the one probe in flight and shares its verdict, rather than
+    /// opening a connection each on a Redis that is already struggling.
     last: Mutex<Option<Verdict>>,
 }
 

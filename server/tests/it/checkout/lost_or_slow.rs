@@ -1,18 +1,22 @@
-//! Redis killed under a checkout: the run ends within seconds (no more arrivals, the reaper
-//! stopped, the error says the store was lost).
+//! Redis killed under a checkout, or only slow: a killed Redis ends the run within seconds
+//! (no more arrivals, the reaper stopped, the error says the store was lost); a paused one
+//! is reported as slow (reservations timed out, in doubt), and the run goes on.
 
 use std::time::{Duration, Instant};
 
 use oversold::checkout;
 use oversold::plan::plan;
-use oversold::run::{Event, RunError, Watchers};
+use oversold::run::{Event, RunError, RunReport, Watchers};
 use oversold::strategy::checkout::{CheckoutStrategy, REGISTRY};
-use oversold_protocol::{RunConfig, RunRequest};
+use oversold_protocol::{
+    CheckoutEnd, FailMode, OutcomeResult, RunConfig, RunRequest, Stage, StepOutcome,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{fast, strategy};
 use crate::common::TestRedis;
+use crate::common::checks::check_checkout;
 use crate::common::registry::each;
 
 /// How soon after the kill the run must have failed. Generous: the run notices at the next
@@ -252,4 +256,125 @@ async fn checkout_a_redis_killed_while_the_reaper_drains_ends_the_run_within_sec
         after_kill < ENDS_WITHIN,
         "ended {after_kill:?} after the kill"
     );
+}
+
+/// How long the test pauses Redis: past the reservation deadline, yet short enough that a
+/// fresh connection asked at the deadline is answered within the probe's second.
+const PAUSE: Duration = Duration::from_millis(900);
+
+/// A hundred and twenty buyers over three real seconds, with enough stock that nobody is
+/// refused for want of it; holds of 0.6 real seconds, so orphaned ones expire soon.
+fn steady(mode: FailMode) -> RunConfig {
+    RunRequest {
+        stock: Some(400),
+        buyers: Some(120),
+        arrival_spread_ms: Some(3_000),
+        time_scale: Some(100),
+        hold_ttl_ms: Some(60_000),
+        pay_ms: Some(20_000),
+        fail_mode: Some(mode),
+        seed: Some(7),
+        ..fast("holds")
+    }
+    .validate(0)
+    .unwrap()
+}
+
+/// Run [`steady`] on a Redis of its own and `CLIENT PAUSE` it for [`PAUSE`] 800 ms after the
+/// first story ended.
+async fn paused_mid_run(mode: FailMode) -> (RunConfig, Result<RunReport, RunError>) {
+    let redis = TestRedis::start();
+    let config = steady(mode);
+    let (events, mut seen) = mpsc::unbounded_channel();
+    let (backends, run_id) = (redis.backends(), format!("slow-{mode}"));
+    let ran = checkout::run(
+        &backends,
+        strategy("holds"),
+        &config,
+        &run_id,
+        Watchers {
+            events: Some(events),
+            control: None,
+        },
+        CancellationToken::new(),
+    );
+    let pause = async {
+        while !matches!(seen.recv().await, Some(Event::Outcome(_)) | None) {}
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let _: () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(PAUSE.as_millis() as u64)
+            .arg("ALL")
+            .query_async(&mut redis.raw().await)
+            .await
+            .expect("CLIENT PAUSE");
+        // Keep draining, so the run's events never pile up.
+        while seen.recv().await.is_some() {}
+    };
+    let (report, ()) = tokio::join!(ran, pause);
+    (config, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkout_a_paused_redis_is_slow_not_unreachable() {
+    let ((closed_cfg, closed), (open_cfg, open)) = tokio::join!(
+        paused_mid_run(FailMode::Closed),
+        paused_mid_run(FailMode::Open)
+    );
+    for (config, ran) in [(closed_cfg, closed), (open_cfg, open)] {
+        let mode = config.race.checkout().unwrap().fail_mode;
+        let report = ran.unwrap_or_else(|e| panic!("fail {mode}: Redis was up: {e}"));
+        let c = report.summary.checkout.as_ref().unwrap();
+        let stories = || {
+            report
+                .outcomes
+                .iter()
+                .filter_map(|o| Some((o, o.checkout.as_ref()?)))
+        };
+        let timed_out: Vec<_> = stories()
+            .filter(|(o, s)| {
+                s.end == CheckoutEnd::Failed
+                    && o.result == OutcomeResult::Unknown
+                    && o.error
+                        .as_deref()
+                        .is_some_and(|e| e.contains("no answer within"))
+            })
+            .map(|(o, _)| o)
+            .collect();
+        let unreachable = stories()
+            .filter(|(_, s)| {
+                s.steps
+                    .iter()
+                    .any(|st| st.outcome == StepOutcome::Unreachable)
+            })
+            .count();
+        let slowest = stories()
+            .flat_map(|(_, s)| &s.steps)
+            .filter(|st| matches!(st.stage, Stage::Reserve | Stage::Retry))
+            .map(|st| st.end_us - st.start_us)
+            .max()
+            .unwrap_or(0);
+        println!(
+            "fail {mode}, Redis paused {PAUSE:?} mid-run: {} reservations timed out (in doubt, \
+             {} units), {unreachable} stories met an unreachable Redis, {} refused, {} \
+             backorder units; the slowest reserve answer took {:.2} s",
+            timed_out.len(),
+            report.summary.in_doubt_units,
+            c.refused_unreachable,
+            c.backorder_units,
+            slowest as f64 / 1e6
+        );
+        assert!(
+            !timed_out.is_empty(),
+            "fail {mode}: the pause timed nobody out"
+        );
+        assert_eq!(
+            (unreachable, c.refused_unreachable, c.backorder_units),
+            (0, 0, 0),
+            "fail {mode}: a slow Redis was taken for an unreachable one"
+        );
+        let in_doubt: u64 = timed_out.iter().map(|o| u64::from(o.qty)).sum();
+        assert_eq!(report.summary.in_doubt_units, in_doubt, "fail {mode}");
+        check_checkout(&config, &report, true, true).unwrap();
+    }
 }
