@@ -28,7 +28,7 @@ use crate::run::{Event, EventSink, RunError, RunReport, tell};
 use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
 use crate::store::stock::{self, Reading};
 use crate::store::turnstile::Turnstile;
-use crate::store::{RedisConn, StockLayout, scripts};
+use crate::store::{RedisConn, RunKeys, StockLayout, Store, scripts};
 use crate::strategy::{
     Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, RedisBuyer, Strategy,
 };
@@ -57,7 +57,7 @@ type BuyFn = Arc<dyn Fn(u32, OrderTerms) -> BoxFuture<'static, Attempt> + Send +
 type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
 
 /// How long the outage probe waits for a fresh connection to answer.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// A run's stock on its shelf, and its app servers' connections, ready for buyers.
 pub struct Arena {
@@ -216,26 +216,7 @@ fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
             let (store, keys) = (backends.redis.clone(), shelf.keys.clone());
             Box::new(move || {
                 let (store, keys) = (store.clone(), keys.clone());
-                Box::pin(async move {
-                    let read = async {
-                        let mut conn = store.connect().await?;
-                        stock::read_back(&mut conn, &keys).await
-                    };
-                    match tokio::time::timeout(PROBE_TIMEOUT, read).await {
-                        Ok(Ok(Reading::Units(_))) => None,
-                        Ok(Ok(Reading::Missing(key))) => Some(format!(
-                            "the stock ({key}) is gone: Redis restarted or was flushed mid-run"
-                        )),
-                        Ok(Ok(Reading::NotInteger { key, .. })) => {
-                            Some(format!("the stock ({key}) no longer holds a number"))
-                        }
-                        Ok(Err(e)) => Some(e.short()),
-                        Err(_) => Some(format!(
-                            "Redis did not answer a fresh connection within {} s",
-                            PROBE_TIMEOUT.as_secs()
-                        )),
-                    }
-                })
+                Box::pin(async move { probe_redis(&store, &keys).await })
             })
         }
         Shelf::Postgres(_) => {
@@ -252,6 +233,30 @@ fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
                 })
             })
         }
+    }
+}
+
+/// The outage probe of a run whose stock is in Redis: `None` when a fresh connection reads
+/// the run's stock within [`PROBE_TIMEOUT`], else why the run cannot go on. The race and the
+/// checkout both ask it, so they give up on Redis for the same reasons.
+pub async fn probe_redis(store: &Store, keys: &RunKeys) -> Option<String> {
+    let read = async {
+        let mut conn = store.connect().await?;
+        stock::read_back(&mut conn, keys).await
+    };
+    match tokio::time::timeout(PROBE_TIMEOUT, read).await {
+        Ok(Ok(Reading::Units(_))) => None,
+        Ok(Ok(Reading::Missing(key))) => Some(format!(
+            "the stock ({key}) is gone: Redis restarted or was flushed mid-run"
+        )),
+        Ok(Ok(Reading::NotInteger { key, .. })) => {
+            Some(format!("the stock ({key}) no longer holds a number"))
+        }
+        Ok(Err(e)) => Some(e.short()),
+        Err(_) => Some(format!(
+            "Redis did not answer a fresh connection within {} s",
+            PROBE_TIMEOUT.as_secs()
+        )),
     }
 }
 

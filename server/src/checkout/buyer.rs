@@ -5,6 +5,13 @@
 //! payment time) and everything the shop does around them (the deadline on a reservation,
 //! the fail mode, the ledger row) is here, the same for every strategy, so a comparison is
 //! fair. Each step is timed on both clocks and kept in the buyer's story.
+//!
+//! A reservation with no answer by the deadline is not yet an unreachable Redis: the buyer
+//! asks the run's [`Probe`]. Redis answering a fresh connection means it is only slow: the
+//! reservation *timed out* and is in doubt (`unknown`: it may still be applied), and the fail
+//! mode stays out of it. Only a Redis that does not answer, or a connection that broke, is
+//! unreachable, and then the fail mode refuses or takes a backorder. A broken connection is
+//! also reported to the run, which decides whether Redis is gone for good.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,16 +25,18 @@ use tokio_util::sync::CancellationToken;
 use super::clock::{ShopClock, micros};
 use super::crowd::Shopper;
 use super::ledger::{Ledger, RowState};
+use super::probe::{LossReports, Probe};
 use crate::gate::Turn;
 use crate::run::{Event, EventSink};
-use crate::store::{Cause, CheckoutKeys, HoldKey, RedisConn, StoreError};
+use crate::store::{CheckoutKeys, HoldKey, RedisConn, StoreError};
 use crate::strategy::checkout::{
     CheckoutStrategy, Claim, Order, Reservation, Returned, Settled, Step,
 };
 
-/// How long the app waits for a reservation before it deems Redis unreachable and applies
-/// its fail mode (real time). The request may still land later: its units are then
-/// nobody's (a hold expires; units without a hold leak), and the story says so.
+/// How long the app waits for a reservation's answer (real time). Past it the app stops
+/// waiting and asks whether Redis is there at all (see the module doc): the request may
+/// still land later, its units then nobody's (a hold expires; units without a hold leak),
+/// and the story says so.
 pub const RESERVE_DEADLINE: Duration = Duration::from_millis(300);
 
 /// Everything the buyers of one run share.
@@ -44,6 +53,9 @@ pub struct Shop {
     pub knobs: CheckoutConfig,
     /// App work between a read and its write (check-then-write strategies).
     pub race_window: Duration,
+    /// Is Redis there? Asked when a reservation's deadline passes, and by the run when a
+    /// connection broke.
+    pub probe: Probe,
 }
 
 /// One buyer task's inputs.
@@ -56,6 +68,8 @@ pub struct Buyer {
     pub stop: CancellationToken,
     /// Where its outcome goes as soon as it has one.
     pub sink: Option<EventSink>,
+    /// Where it reports a broken connection to Redis.
+    pub losses: LossReports,
 }
 
 /// The story so far: its steps and the Redis requests they sent.
@@ -77,13 +91,18 @@ impl Tale {
         });
     }
 
-    /// A reserve request's step: what it answered, or, when the app gave up on it, that
-    /// Redis was unreachable and (if it landed later) that its units are orphaned.
+    /// A reserve request's step: what it answered, or, when the app gave up on it, that it
+    /// timed out (Redis slow: `failed`, the story's error says so) or that Redis was
+    /// unreachable, and (if it landed later) that its units are orphaned.
     fn reserve_step(&mut self, stage: Stage, sent: &Sent) {
         self.round_trips += sent.step.round_trips;
         match sent.gave_up {
             Some(at) => {
-                self.push(stage, StepOutcome::Unreachable, sent.start, at);
+                let outcome = match sent.unreachable {
+                    Some(_) => StepOutcome::Unreachable,
+                    None => StepOutcome::Failed,
+                };
+                self.push(stage, outcome, sent.start, at);
                 if reserved_fresh(&sent.step) {
                     self.push(stage, StepOutcome::Orphaned, at, sent.end);
                 }
@@ -106,9 +125,18 @@ struct Facts {
     answered: Option<Instant>,
     error: Option<String>,
     in_doubt: bool,
+    /// The first broken connection a step met, for the run to judge.
+    broken: Option<String>,
 }
 
 impl Facts {
+    /// Keep `e` for the run if it says the connection broke (not a slow or refused answer).
+    fn note(&mut self, e: &StoreError) {
+        if e.is_outage() && self.broken.is_none() {
+            self.broken = Some(e.short());
+        }
+    }
+
     /// What the reserve reply the client heard says (Redis was reachable): the claim to go
     /// on with, or how the story ends.
     fn read_answer(
@@ -146,6 +174,7 @@ impl Facts {
                 Err(CheckoutEnd::OverLimit)
             }
             Err(e) => {
+                self.note(&e);
                 self.error = Some(format!("reserve: {}", e.short()));
                 self.in_doubt = e.in_doubt();
                 Err(CheckoutEnd::Failed)
@@ -161,6 +190,9 @@ struct Sent {
     end: Instant,
     /// When the app stopped waiting for it, if it did.
     gave_up: Option<Instant>,
+    /// Once it gave up: why Redis could not be reached, or `None` when a fresh connection
+    /// found it there (slow: the request timed out).
+    unreachable: Option<String>,
     /// What the fail mode did meanwhile (fail-open's backorder row), if it did anything.
     fallback: Option<Fallback>,
 }
@@ -199,7 +231,7 @@ fn reserve_outcome(step: &Step<Reservation>) -> StepOutcome {
         Ok(Reservation::Reserved { .. }) => StepOutcome::Taken,
         Ok(Reservation::SoldOut { .. }) => StepOutcome::SoldOut,
         Ok(Reservation::OverLimit { .. }) => StepOutcome::OverLimit,
-        Err(e) if unreachable(e) => StepOutcome::Unreachable,
+        Err(e) if e.is_outage() => StepOutcome::Unreachable,
         Err(_) => StepOutcome::Failed,
     }
 }
@@ -212,11 +244,6 @@ fn customer_units(step: &Step<Reservation>) -> Option<i64> {
         Ok(Reservation::OverLimit { customer_units }) => Some(*customer_units),
         Err(_) => None,
     }
-}
-
-/// True when an error means the app could not reach Redis (not a refusal from it).
-fn unreachable(e: &StoreError) -> bool {
-    e.is_outage() || e.cause() == Cause::Timeout
 }
 
 /// How a story's end reads in race terms.
@@ -248,6 +275,10 @@ impl Buyer {
         };
         let mut facts = Facts::default();
         let end = self.checkout(&mut tale, &mut facts).await?;
+        if let Some(why) = facts.broken.take() {
+            // The run may already be over: then nobody needs to hear it.
+            let _ = self.losses.send(why);
+        }
         let outcome = self.outcome(arrived, tale, facts, end);
         if let Some(sink) = &self.sink {
             // A closed sink only means nobody is watching any more; the run goes on.
@@ -327,7 +358,8 @@ impl Buyer {
     }
 
     /// A request whose answer the client waits for: at most [`RESERVE_DEADLINE`], then the
-    /// fail mode takes over (fail-open writes its backorder while the request is still out).
+    /// app asks whether Redis is there, and if it is not, the fail mode takes over
+    /// (fail-open writes its backorder while the request is still out).
     async fn client_request(&self, clock: ShopClock, copy: u32, app_server: u32) -> Sent {
         let start = Instant::now();
         let sending = self.send(clock, copy, app_server);
@@ -338,18 +370,21 @@ impl Buyer {
                 start,
                 end,
                 gave_up: None,
+                unreachable: None,
                 fallback: None,
             },
             Err(_) => {
                 let gave_up = Instant::now();
                 // Redis may still answer (a pause ends): wait for it, so the story and the
-                // round trips are whole, while the fail mode does its part.
-                let ((step, _, end), fallback) = tokio::join!(sending, self.fall_back());
+                // round trips are whole, while the app decides what the silence means.
+                let ((step, _, end), (unreachable, fallback)) =
+                    tokio::join!(sending, self.past_deadline(gave_up));
                 Sent {
                     step,
                     start,
                     end,
                     gave_up: Some(gave_up),
+                    unreachable,
                     fallback,
                 }
             }
@@ -365,7 +400,18 @@ impl Buyer {
             start,
             end,
             gave_up: None,
+            unreachable: None,
             fallback: None,
+        }
+    }
+
+    /// The deadline passed at `gave_up` with no answer: is Redis there? If a fresh connection
+    /// finds it, it is slow and nothing more is done (the reservation timed out, in doubt);
+    /// if not, it is unreachable (why) and the fail mode does its part.
+    async fn past_deadline(&self, gave_up: Instant) -> (Option<String>, Option<Fallback>) {
+        match self.shop.probe.ask(gave_up).await {
+            None => (None, None),
+            Some(why) => (Some(why), self.fall_back().await),
         }
     }
 
@@ -382,10 +428,26 @@ impl Buyer {
             sent
         };
         facts.answered = Some(used.gave_up.unwrap_or(used.end));
-        let reachable =
-            used.gave_up.is_none() && !matches!(&used.step.answer, Err(e) if unreachable(e));
-        if !reachable {
-            return Err(self.fail_mode(tale, facts, used.fallback).await);
+        if let Err(e) = &used.step.answer {
+            facts.note(e);
+        }
+        if used.gave_up.is_some() && used.unreachable.is_none() {
+            // Redis was there, only slow: no refusal, no backorder. The request may still
+            // be applied, so the order is in doubt (`unknown`), not failed for nothing.
+            facts.error = Some(format!(
+                "reserve: no answer within {} ms, yet Redis answered a fresh connection: \
+                 slow, not down; the reservation may still be applied (in doubt)",
+                RESERVE_DEADLINE.as_millis()
+            ));
+            facts.in_doubt = true;
+            return Err(CheckoutEnd::Failed);
+        }
+        let unreachable = used.unreachable.or_else(|| match &used.step.answer {
+            Err(e) if e.is_outage() => Some(e.short()),
+            _ => None,
+        });
+        if let Some(why) = unreachable {
+            return Err(self.fail_mode(tale, facts, used.fallback, &why).await);
         }
         facts.read_answer(used.step.answer)
     }
@@ -404,6 +466,9 @@ impl Buyer {
             self.client_request(clock, 2, other).await
         };
         let (first, second) = tokio::join!(first, second);
+        if let Err(e) = &first.step.answer {
+            facts.note(e);
+        }
         tale.reserve_step(Stage::Reserve, &first);
         tale.reserve_step(Stage::Retry, &second);
         if reserved_fresh(&first.step) && reserved_fresh(&second.step) {
@@ -450,28 +515,31 @@ impl Buyer {
         })
     }
 
-    /// Redis could not be reached in time: refuse (closed) or take a backorder (open).
+    /// Redis could not be reached (`why`): refuse (closed) or take a backorder (open).
     async fn fail_mode(
         &self,
         tale: &mut Tale,
         facts: &mut Facts,
         fallback: Option<Fallback>,
+        why: &str,
     ) -> CheckoutEnd {
         let fallback = match fallback {
             Some(f) => Some(f),
             None => self.fall_back().await,
         };
         let Some(f) = fallback else {
-            facts.error =
-                Some("Redis is unreachable and the shop fails closed: please try again".into());
+            facts.error = Some(format!(
+                "Redis is unreachable ({why}) and the shop fails closed: please try again"
+            ));
             return CheckoutEnd::Refused;
         };
         tale.round_trips += f.round_trips;
         tale.push(Stage::Ledger, f.outcome, f.start, f.end);
         match f.error {
             None => {
-                facts.error =
-                    Some("Redis is unreachable and the shop fails open: a backorder".into());
+                facts.error = Some(format!(
+                    "Redis is unreachable ({why}) and the shop fails open: a backorder"
+                ));
                 CheckoutEnd::Backordered
             }
             Some(e) => {
@@ -520,6 +588,7 @@ impl Buyer {
             Ok(Settled::Expired) => (StepOutcome::Expired, Some(CheckoutEnd::Expired)),
             Ok(Settled::Gone) => (StepOutcome::Gone, Some(CheckoutEnd::Expired)),
             Err(e) => {
+                facts.note(e);
                 facts.error = Some(format!("confirm: {}", e.short()));
                 facts.in_doubt = e.in_doubt();
                 (StepOutcome::Failed, Some(CheckoutEnd::Failed))
@@ -588,6 +657,7 @@ impl Buyer {
         tale.push(Stage::Release, outcome, start, Instant::now());
         match step.answer {
             Err(e) => {
+                facts.note(&e);
                 facts.error = Some(format!("release: {}", e.short()));
                 facts.in_doubt = e.in_doubt();
                 CheckoutEnd::Failed

@@ -11,6 +11,8 @@
 //! - [`clock`]: the shop clock.
 //! - [`buyer`]: one buyer's story.
 //! - [`reaper`]: returns expired holds in small batches.
+//! - [`probe`]: is Redis gone (the run fails within seconds) or only slow (a reservation
+//!   timed out, in doubt)?
 //! - [`ledger`]: PostgreSQL, or the Redis fallback.
 //! - [`tally`]: the summary.
 //!
@@ -20,6 +22,10 @@
 //! first; the others find it gone. A run ends when every story has ended and (unless
 //! `no_wait_expiry`) every hold has been settled, so the holds strategies end with
 //! `leaked = 0` however many app servers crashed.
+//!
+//! A run whose Redis is gone (killed, restarted empty) ends with
+//! [`RunError::StoreLost`] as soon as a buyer's broken connection and a failed probe show
+//! it: no more arrivals, no reaper, no summary with numbers that were never read.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,12 +49,14 @@ pub mod buyer;
 pub mod clock;
 pub mod crowd;
 pub mod ledger;
+pub mod probe;
 pub mod reaper;
 pub mod tally;
 
 use buyer::{Buyer, Shop};
 use clock::{ShopClock, micros};
 use ledger::{Ledger, LedgerTotals};
+use probe::{LossReports, LossWatch, Probe};
 use reaper::{Reaper, ReaperReport};
 use tally::Closing;
 
@@ -105,9 +113,7 @@ pub async fn run(
     let redis_requests = shop.fleet.iter().map(RedisConn::requests_sent).sum::<u64>() - barrier;
     // The race part fails only before any buyer is released (opening the reaper).
     let closing = match ran {
-        Ok(ran) => close(&shop, &mut admin, ran)
-            .await
-            .map_err(RunError::ReadBack),
+        Ok(ran) => close_or_lost(&shop, &mut admin, ran, config.race.buyers).await,
         Err(e) => Err(RunError::Setup(e)),
     };
     // Clean up whatever happened; keys expire by TTL if this fails too.
@@ -159,11 +165,12 @@ async fn set_up(
         Ok((fleet, ledger)) => Ok((
             Shop {
                 strategy,
-                keys,
                 fleet,
                 ledger,
                 knobs,
                 race_window: Duration::from_millis(u64::from(config.race.race_window_ms)),
+                probe: Probe::new(backends.redis.clone(), keys.run().clone()),
+                keys,
             },
             admin,
         )),
@@ -192,6 +199,8 @@ struct Ran<'w> {
     reconciled: i64,
     clock: ShopClock,
     watchers: Watchers<'w>,
+    /// Why Redis was given up on mid-run, if it was.
+    lost: Option<String>,
 }
 
 /// The end of a run, and the counters for its last live frame.
@@ -303,7 +312,10 @@ async fn next_request(control: &mut Option<&mut mpsc::Receiver<Control>>) -> Opt
 
 impl<'w> Race<'_, 'w> {
     /// Release the crowd, run the reaper beside it, and serve snapshots, reconcile requests
-    /// and the outage until the last buyer is done and the reaper has drained.
+    /// and the outage until the last buyer is done and the reaper has drained; or, once a
+    /// buyer's broken connection shows Redis is gone, stop releasing buyers and the reaper
+    /// and wait only for the stories already under way (each ends at its next request, which
+    /// fails at once on a broken connection, or at its next wait).
     ///
     /// The loop is one `tokio::select!` on purpose: it shows in one place everything a
     /// running checkout waits for.
@@ -317,9 +329,10 @@ impl<'w> Race<'_, 'w> {
         // Everything is opened before the first buyer is released.
         let reaper_conn = self.open_reaper_conn(backends, run_id).await?;
         let stop = cancel.child_token();
-        let (mut buyers, clock) = self.release_crowd(&stop).await;
+        let (losses, mut loss) = LossWatch::new(stop.clone());
+        let (mut buyers, clock) = self.release_crowd(&stop, losses.clone()).await;
         let opened = clock.opened();
-        let mut reaper = self.start_reaper(reaper_conn, clock, &stop);
+        let mut reaper = self.start_reaper(reaper_conn, clock, &stop, losses);
         let events = self.watchers.events.clone();
         let mut outage = (knobs.outage_ms > 0).then(|| clock.instant_at(knobs.outage_at_ms.into()));
         let mut snapshots =
@@ -333,12 +346,12 @@ impl<'w> Race<'_, 'w> {
                 joined = buyers.join_next(), if buying => {
                     buying = keep_outcome(&mut outcomes, joined);
                     if !buying {
-                        barrier_requests = self.settle_in_flight().await;
-                        reaper.buyers_done(!(knobs.no_wait_expiry || stop.is_cancelled()));
+                        barrier_requests = self.crowd_done(&reaper, &stop, loss.lost()).await;
                     }
                 }
                 done = reaper.task.join_next(), if reaper.running() => reaper.ended(done),
-                _ = snapshots.tick(), if events.is_some() => {
+                why = loss.next() => loss.heard(why, &self.shop.fleet, &self.shop.probe).await,
+                _ = snapshots.tick(), if events.is_some() && loss.lost().is_none() => {
                     if let Some(r) = self.snapshot(clock).await {
                         tell(&events, Event::Snapshot(r));
                     }
@@ -361,7 +374,24 @@ impl<'w> Race<'_, 'w> {
             reconciled: self.reconciled,
             clock,
             watchers: self.watchers,
+            lost: loss.into_lost(),
         })
+    }
+
+    /// Every buyer is done: wait for what they sent to reach Redis (not on a Redis that is
+    /// gone), and tell the reaper; returns the requests the wait took.
+    async fn crowd_done(
+        &self,
+        reaper: &ReaperTask,
+        stop: &CancellationToken,
+        lost: Option<&str>,
+    ) -> u64 {
+        let barrier = match lost {
+            None => self.settle_in_flight().await,
+            Some(_) => 0,
+        };
+        reaper.buyers_done(!(self.shop.knobs.no_wait_expiry || stop.is_cancelled()));
+        barrier
     }
 
     /// The reaper's own connection, when the strategy keeps holds.
@@ -382,21 +412,20 @@ impl<'w> Race<'_, 'w> {
     }
 
     /// Start the reaper beside the buyers on `conn`, if there is one (the strategy keeps
-    /// holds).
+    /// holds); it reports a broken connection on `losses`.
     fn start_reaper(
         &self,
         conn: Option<RedisConn>,
         clock: ShopClock,
         stop: &CancellationToken,
+        losses: LossReports,
     ) -> ReaperTask {
         let (drain, draining) = watch::channel(false);
         let stop_reaper = stop.child_token();
         let mut task = JoinSet::new();
         if let Some(conn) = conn {
-            task.spawn(
-                self.reaper(conn, clock, draining, stop_reaper.clone())
-                    .run(),
-            );
+            let reaper = self.reaper(conn, clock, draining, stop_reaper.clone(), losses);
+            task.spawn(reaper.run());
         }
         ReaperTask {
             absent: task.is_empty(),
@@ -438,6 +467,7 @@ impl<'w> Race<'_, 'w> {
     async fn release_crowd(
         &self,
         stop: &CancellationToken,
+        losses: LossReports,
     ) -> (JoinSet<Option<BuyerOutcome>>, ShopClock) {
         let (gate, turn) = StartGate::new();
         let mut buyers = JoinSet::new();
@@ -447,6 +477,7 @@ impl<'w> Race<'_, 'w> {
                 shop: self.shop.clone(),
                 stop: stop.clone(),
                 sink: self.watchers.events.clone(),
+                losses: losses.clone(),
             };
             buyers.spawn(buyer.run(turn.clone()));
         }
@@ -463,6 +494,7 @@ impl<'w> Race<'_, 'w> {
         clock: ShopClock,
         draining: watch::Receiver<bool>,
         stop: CancellationToken,
+        losses: LossReports,
     ) -> Reaper {
         let knobs = &self.shop.knobs;
         let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
@@ -474,6 +506,7 @@ impl<'w> Race<'_, 'w> {
             draining,
             drain_for: drain_time(&clock, knobs),
             stop,
+            losses: Some(losses),
         }
     }
 
@@ -549,6 +582,24 @@ impl<'w> Race<'_, 'w> {
 /// been made by then, so every hold is due within a hold's life (plus an outage), and slack.
 fn drain_time(clock: &ShopClock, knobs: &CheckoutConfig) -> Duration {
     clock.real(u64::from(knobs.hold_ttl_ms)) + clock.real(u64::from(knobs.outage_ms)) + DRAIN_SLACK
+}
+
+/// The read-back of a run that kept its Redis; of one that lost it, why (rather than what
+/// a read of a dead Redis would say).
+async fn close_or_lost<'w>(
+    shop: &Shop,
+    admin: &mut RedisConn,
+    mut ran: Ran<'w>,
+    buyers: u32,
+) -> Result<(Closed, Vec<BuyerOutcome>, Watchers<'w>), RunError> {
+    match ran.lost.take() {
+        Some(why) => Err(RunError::StoreLost {
+            why,
+            ran: ran.outcomes.len(),
+            buyers,
+        }),
+        None => close(shop, admin, ran).await.map_err(RunError::ReadBack),
+    }
 }
 
 /// Read the shelf and the ledger back, and tally.

@@ -8,6 +8,9 @@
 //!
 //! It runs on a connection of its own, so its work never queues behind a buyer's (nor a
 //! buyer's behind it) in the client, and it is not counted in any buyer's round trips.
+//! When that connection breaks it says so to the run, as a buyer would: once every buyer is
+//! done, the reaper is the only one still talking to Redis, and a Redis killed then must end
+//! the run as promptly as one killed mid-crowd.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::clock::{ShopClock, micros};
+use super::probe::LossReports;
 use crate::store::holds::{self, MAX_REAP_BATCH};
 use crate::store::{CheckoutKeys, RedisConn};
 use crate::summary::latency;
@@ -76,6 +80,8 @@ pub struct Reaper {
     pub drain_for: Duration,
     /// Stops it at once (a cancelled run, or one that does not wait for expiry).
     pub stop: CancellationToken,
+    /// Where it reports its connection broken, if anyone listens.
+    pub losses: Option<LossReports>,
 }
 
 /// Real time between ticks for a hold of `hold_real`: a tenth of it, between 5 and 100 ms,
@@ -136,6 +142,10 @@ impl Reaper {
                 Err(f) => {
                     tracing::debug!(error = %f.error, "a reaper call failed; trying again next tick");
                     report.error = Some(f.error.short());
+                    if let Some(losses) = self.losses.as_ref().filter(|_| f.error.is_outage()) {
+                        // The run may be over already: then nobody needs to hear it.
+                        let _ = losses.send(format!("the reaper: {}", f.error.short()));
+                    }
                     return false;
                 }
             }

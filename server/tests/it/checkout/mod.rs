@@ -7,10 +7,13 @@
 //!   no slow script, and the buyers' p99 before and during.
 //! - `fail_modes`: an outage on our own Redis, closed against open; refused on a Redis we
 //!   do not own; the Redis ledger when PostgreSQL is missing; reconciliation.
+//! - `lost_or_slow`: Redis SIGKILLed mid-run ends the run within seconds; a paused Redis is
+//!   slow, not lost: reservations time out in doubt and the run goes on.
 //! - `wire`: the WebSocket (live numbers, `reconcile`, a comparison) and the CLI's JSON.
 
 mod fail_modes;
 mod invariants;
+mod lost_or_slow;
 mod reaper_load;
 mod settle_once;
 mod wire;

@@ -166,6 +166,7 @@ async fn reap_under_load() -> Result<(), String> {
         draining,
         drain_for: Duration::from_secs(30),
         stop: CancellationToken::new(),
+        losses: None,
     }
     .run()
     .await;
