@@ -60,4 +60,5 @@ pub mod stepper;
 pub mod store;
 pub mod strategy;
 pub mod summary;
+pub mod workshop;
 pub mod ws;

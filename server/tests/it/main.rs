@@ -48,4 +48,5 @@ mod step;
 mod strategies;
 mod tape;
 mod timeouts;
+mod workshop;
 mod ws;

@@ -1,0 +1,1 @@
+//! A sandbox `redis-server` for untrusted Lua (to be built: see the workshop issue).

@@ -1,0 +1,1 @@
+//! The workshop: the sandbox a student's Lua runs in, and the judge.
