@@ -98,6 +98,7 @@ mod step;
 mod strategy;
 pub mod tape;
 mod validate;
+pub mod workshop;
 
 pub use cart::{CartConfig, CartLine, CartStory, CartTally, LineEnd, ShelfLedger, WarehouseConfig};
 pub use checkout::{
@@ -237,13 +238,21 @@ pub enum ClientMessage {
         /// Which button.
         action: room::ChaosAction,
     },
+    /// Workshop: judge `source` (Lua) against exercise `exercise`. Answered by one
+    /// `solution_verdict` (see [`workshop`]).
+    CheckSolution {
+        /// The exercise id.
+        exercise: String,
+        /// The script (at most [`workshop::MAX_SOURCE_BYTES`]).
+        source: String,
+    },
 }
 
 impl ClientMessage {
     /// Every `type` a client may send, with the fields it takes besides `type`: what a
     /// server checks a frame against before serde, so each mistake gets its own code.
     /// `tests::every_client_message_is_in_types` keeps it equal to the enum above.
-    pub const TYPES: [(&'static str, &'static [&'static str]); 14] = [
+    pub const TYPES: [(&'static str, &'static [&'static str]); 15] = [
         ("start_run", &["config"]),
         ("start_compare", &["config"]),
         ("cancel_run", &[]),
@@ -267,6 +276,7 @@ impl ClientMessage {
         ("buy", &["room", "request_id"]),
         ("close_sale", &["room", "presenter_token"]),
         ("chaos", &["room", "presenter_token", "action"]),
+        ("check_solution", &["exercise", "source"]),
     ];
 
     /// This message's `type`. A `match` that names every message: a new one does not
@@ -287,6 +297,7 @@ impl ClientMessage {
             ClientMessage::Buy { .. } => "buy",
             ClientMessage::CloseSale { .. } => "close_sale",
             ClientMessage::Chaos { .. } => "chaos",
+            ClientMessage::CheckSolution { .. } => "check_solution",
         }
     }
 }
@@ -411,6 +422,8 @@ pub enum ServerMessage {
     SaleClosed(room::SaleClosed),
     /// A chaos button was pressed, and what it did.
     ChaosApplied(room::ChaosApplied),
+    /// The judge's verdict on a `check_solution`.
+    SolutionVerdict(workshop::SolutionVerdict),
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
 }

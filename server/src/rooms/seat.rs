@@ -184,7 +184,8 @@ pub async fn handle(
         | ClientMessage::Step { .. }
         | ClientMessage::StepReset
         | ClientMessage::StepClose
-        | ClientMessage::Reconcile => {
+        | ClientMessage::Reconcile
+        | ClientMessage::CheckSolution { .. } => {
             Err(WireError::new(ErrorCode::BadMessage, "not a room message"))
         }
     };

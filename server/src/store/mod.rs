@@ -47,6 +47,7 @@ use cluster::{ClusterStore, Route, Topology};
 use turnstile::Turnstile;
 
 pub mod cluster;
+pub mod exercise;
 pub mod fence;
 pub mod functions;
 pub mod holds;
@@ -321,6 +322,26 @@ impl Store {
                 format!("{}/{}", info.addr(), info.redis_settings().db())
             }
             Deployment::Cluster(cluster) => cluster.display(),
+        }
+    }
+
+    /// A `MONITOR` connection (a single Redis only): every command Redis runs, in its order,
+    /// as one line each. The workshop's judge reads a check's tape from it.
+    pub async fn monitor(&self) -> Result<redis::aio::Monitor, StoreError> {
+        match &self.deployment {
+            Deployment::Single(client) => {
+                client
+                    .get_async_monitor()
+                    .await
+                    .map_err(|source| StoreError::Connect {
+                        addr: self.display_addr(),
+                        source,
+                    })
+            }
+            Deployment::Cluster(_) => Err(StoreError::Unexpected {
+                op: "MONITOR",
+                detail: "a cluster has no single MONITOR".into(),
+            }),
         }
     }
 

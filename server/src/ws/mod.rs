@@ -21,6 +21,7 @@ pub mod job;
 pub mod origin;
 mod rate;
 pub mod step;
+mod workshop;
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -342,6 +343,9 @@ impl Session {
                     "no step-through is open",
                 )),
             },
+            ClientMessage::CheckSolution { exercise, source } => {
+                return workshop::check(state, caller, &exercise, source, &self.frames).await;
+            }
             room @ (ClientMessage::CreateRoom
             | ClientMessage::JoinRoom { .. }
             | ClientMessage::OpenSale { .. }

@@ -34,6 +34,7 @@ mod checkout;
 mod cli;
 mod cluster;
 mod common;
+mod exercises;
 mod faults;
 mod hostile;
 mod http;

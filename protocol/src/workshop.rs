@@ -1,0 +1,157 @@
+//! The workshop on the wire: an exercise as a client sees it, and the judge's verdict on a
+//! submitted script.
+//!
+//! ```text
+//! client                                   server
+//!   | ---- {"type":"check_solution","exercise":"reserve","source":"local s = …"} -> |
+//!   | <--- {"type":"solution_verdict","exercise":"reserve","passed":false,
+//!   |        "verdict":"oversold","message":"…","counterexample":{"stock":1,
+//!   |        "calls":[…],"tape":[…]}} -------------------------------------------- |
+//! ```
+//! One `check_solution` gets exactly one `solution_verdict` (or one `error`: a bad frame, an
+//! unknown exercise, a script too big, the judge busy). The CLI's `oversold exercise check
+//! --json` prints the same object.
+
+use serde::{Deserialize, Serialize};
+
+/// Longest script a client may submit, in bytes.
+pub const MAX_SOURCE_BYTES: usize = 16 * 1024;
+
+/// An exercise as a student sees it (the reference solution never leaves the server).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExerciseInfo {
+    /// Stable id (`reserve`), used in links and in `check_solution`.
+    pub id: String,
+    /// A short title.
+    pub title: String,
+    /// What the shop needs, in a few sentences.
+    pub story: String,
+    /// The contract: the `KEYS`/`ARGV`/`Returns`/`Errors` header the script must keep.
+    pub contract: String,
+    /// The broken script a beginner would write, to start from.
+    pub starter: String,
+    /// Hints, to be shown one at a time.
+    pub hints: Vec<String>,
+}
+
+/// What the judge found, as a short code (the CLI's `verdict`, the page's headline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictCode {
+    /// Every check held.
+    Passed,
+    /// More units left the shelf than it held.
+    Oversold,
+    /// A reply (or the stock after) differs from the contract's.
+    WrongAnswer,
+    /// A bad stock or quantity was accepted, or changed something.
+    BadInputAccepted,
+    /// A resent request took units again, or got a different answer.
+    Duplicate,
+    /// The script held Redis longer than the exercise allows.
+    TooSlow,
+    /// The script ran past the sandbox's busy threshold and was stopped with `SCRIPT KILL`.
+    Killed,
+    /// The sandbox had to be restarted (a script that wrote, then would not stop; memory).
+    Restarted,
+    /// The script called a command, or touched a key, it may not.
+    Noperm,
+    /// The script raised an error (a typo, a nil compared with a number, …).
+    ScriptError,
+}
+
+impl VerdictCode {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictCode::Passed => "passed",
+            VerdictCode::Oversold => "oversold",
+            VerdictCode::WrongAnswer => "wrong_answer",
+            VerdictCode::BadInputAccepted => "bad_input_accepted",
+            VerdictCode::Duplicate => "duplicate",
+            VerdictCode::TooSlow => "too_slow",
+            VerdictCode::Killed => "killed",
+            VerdictCode::Restarted => "restarted",
+            VerdictCode::Noperm => "noperm",
+            VerdictCode::ScriptError => "script_error",
+        }
+    }
+}
+
+/// One call of the script, as the judge made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call {
+    /// The buyer (1-based) who made it.
+    pub buyer: u32,
+    /// `KEYS`, as sent.
+    pub keys: Vec<String>,
+    /// `ARGV`, as sent.
+    pub args: Vec<String>,
+}
+
+/// One line of a counterexample's tape: a command as Redis ran it, in Redis's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TapeLine {
+    /// The buyer whose call this is (its `EVALSHA`, and each command the script ran inside).
+    pub buyer: u32,
+    /// True for a command the script ran (`redis.call`), false for the call itself.
+    pub inside: bool,
+    /// The command and its arguments, as Redis logged them.
+    pub command: String,
+    /// For a call: what the script answered. For a command inside: empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reply: String,
+    /// For a call: the stock after it, when the exercise has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stock_after: Option<String>,
+    /// For a call: what the contract answers here, when the script answered otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+/// The smallest crowd the judge found that still breaks the script, and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counterexample {
+    /// What the keys held before the first call (`key = value`).
+    pub setup: Vec<String>,
+    /// The calls, in the order Redis ran them.
+    pub calls: Vec<Call>,
+    /// Every command, in Redis's order.
+    pub tape: Vec<TapeLine>,
+}
+
+/// A passing script's figures beside the reference solution's, measured in the same check.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Calls the judge made.
+    pub calls: u32,
+    /// Calls a second, over the concurrent crowds.
+    pub calls_per_s: f64,
+    /// The longest single call inside Redis, µs (`SLOWLOG`).
+    pub longest_us: u64,
+    /// The reference solution's calls a second, same crowds.
+    pub reference_calls_per_s: f64,
+    /// The reference solution's longest call, µs.
+    pub reference_longest_us: u64,
+}
+
+/// The answer to `check_solution` (and what `oversold exercise check --json` prints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolutionVerdict {
+    /// The exercise.
+    pub exercise: String,
+    /// True when every check held.
+    pub passed: bool,
+    /// What was found.
+    pub verdict: VerdictCode,
+    /// One sentence in plain words.
+    pub message: String,
+    /// On a fail that a crowd showed: the smallest such crowd, as a tape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<Counterexample>,
+    /// On a pass: throughput and longest call, beside the reference's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
+    /// How long the check took, ms.
+    pub took_ms: u64,
+}
