@@ -827,6 +827,10 @@ fn every_client_message_is_in_types() {
             presenter_token: "t".into(),
             action: room::ChaosAction::PauseRedis,
         },
+        ClientMessage::CheckSolution {
+            exercise: "reserve".into(),
+            source: "return 1".into(),
+        },
     ];
     assert_eq!(every.len(), ClientMessage::TYPES.len());
     for msg in every {

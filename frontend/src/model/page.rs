@@ -141,6 +141,8 @@ impl PageState {
             | ServerMessage::RoomPresence { .. }
             | ServerMessage::BuyResult(_)
             | ServerMessage::ChaosApplied(_) => {}
+            // The workshop view keeps its own verdicts.
+            ServerMessage::SolutionVerdict(_) => {}
         }
     }
 
