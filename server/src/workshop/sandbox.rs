@@ -69,7 +69,8 @@ pub const POLL: Duration = Duration::from_millis(25);
 /// ever, a string built to a gigabyte) holds it silently, and only killing the process ends
 /// that. Shorter than the store's 3 s response timeout, so the check sees the restart rather
 /// than a timeout; longer than a memory bomb takes to fail cleanly at [`ADDRESS_SPACE`]
-/// (about 1.4 s here), so that one is reported as it is.
+/// (measured 0.5-2 s for the tests' bombs with two busy loops beside), so that one is
+/// reported as it is.
 pub const SILENCE_LIMIT: Duration = Duration::from_millis(2500);
 
 /// The largest script source the judge should send. An exercise's answer is tens of lines;
