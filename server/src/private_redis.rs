@@ -9,10 +9,14 @@
 //! exit, and a SIGKILL (or a closed terminal) kills it through the kernel's parent-death
 //! signal (see `keeper`). Scratch directories a killed process could not remove are swept
 //! by the next start ([`sweep_orphan_dirs`]).
+//!
+//! [`PrivateRedis::start_with`] adds what a caller running untrusted code needs
+//! ([`ExtraConfig`]): more arguments, config lines that must not show in `ps` (a password),
+//! fed on stdin, and an address-space limit (`prlimit --as`).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 mod keeper;
@@ -45,6 +49,35 @@ pub struct PrivateRedis {
     port: u16,
     dir: PathBuf,
     mode: Mode,
+    extra: ExtraConfig,
+}
+
+/// What [`PrivateRedis::start_with`] adds to a plain private Redis. The default adds nothing.
+#[derive(Clone, Default)]
+pub struct ExtraConfig {
+    /// More `--name value` arguments, after the defaults (where a setting is given twice,
+    /// Redis keeps the later one).
+    pub args: Vec<String>,
+    /// Config-file lines (e.g. `user default on >PASSWORD ...`) fed on stdin
+    /// (`redis-server ... -`), so a secret shows neither in `ps` nor in a file. Never shown by
+    /// `Debug`.
+    pub secret_lines: Option<String>,
+    /// An address-space limit in bytes, set with util-linux `prlimit --as` before the server
+    /// runs. Without `prlimit` on PATH the start fails rather than run unlimited.
+    pub address_space: Option<u64>,
+}
+
+impl std::fmt::Debug for ExtraConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtraConfig")
+            .field("args", &self.args)
+            .field(
+                "secret_lines",
+                &self.secret_lines.as_ref().map(|_| "<redacted>"),
+            )
+            .field("address_space", &self.address_space)
+            .finish()
+    }
 }
 
 /// A plain server, or one node of a Redis Cluster.
@@ -65,9 +98,14 @@ pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 5000;
 impl PrivateRedis {
     /// Start one on a free port (tries a few ports in case another process grabs one first).
     pub fn start() -> Result<Self, PrivateRedisError> {
+        Self::start_with(ExtraConfig::default())
+    }
+
+    /// [`PrivateRedis::start`], with `extra` on top of the defaults (kept for a restart).
+    pub fn start_with(extra: ExtraConfig) -> Result<Self, PrivateRedisError> {
         let mut last = None;
         for _ in 0..5 {
-            match Self::start_on(free_port()) {
+            match Self::start_mode(free_port(), Mode::Standalone, extra.clone()) {
                 Ok(r) => return Ok(r),
                 Err(e @ PrivateRedisError::NotInstalled) => return Err(e),
                 Err(e) => last = Some(e),
@@ -78,16 +116,16 @@ impl PrivateRedis {
 
     /// Start one on `port`: no persistence, loopback only, its own scratch directory.
     pub fn start_on(port: u16) -> Result<Self, PrivateRedisError> {
-        Self::start_mode(port, Mode::Standalone)
+        Self::start_mode(port, Mode::Standalone, ExtraConfig::default())
     }
 
     /// Start one Redis Cluster node on `port` (`cluster-enabled yes`), with no slots yet:
     /// [`crate::private_cluster::PrivateCluster`] forms the cluster from three of these.
     pub fn start_cluster_node_on(port: u16) -> Result<Self, PrivateRedisError> {
-        Self::start_mode(port, Mode::ClusterNode)
+        Self::start_mode(port, Mode::ClusterNode, ExtraConfig::default())
     }
 
-    fn start_mode(port: u16, mode: Mode) -> Result<Self, PrivateRedisError> {
+    fn start_mode(port: u16, mode: Mode, extra: ExtraConfig) -> Result<Self, PrivateRedisError> {
         let name = match mode {
             Mode::Standalone => "redis",
             Mode::ClusterNode => "cluster-node",
@@ -104,6 +142,7 @@ impl PrivateRedis {
             port,
             dir,
             mode,
+            extra,
         };
         me.spawn()?;
         Ok(me)
@@ -116,9 +155,45 @@ impl PrivateRedis {
         if keeper::find_on_path("redis-server").is_none() {
             return Err(PrivateRedisError::NotInstalled);
         }
-        let mut command = keeper::dies_with_us("redis-server");
+        let mut command = self.command()?;
         command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null());
+        if self.extra.secret_lines.is_some() {
+            command.arg("-").stdin(Stdio::piped());
+        }
+        let mut child = keeper::spawn(command).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => PrivateRedisError::NotInstalled,
+            _ => PrivateRedisError::DidNotStart {
+                port,
+                reason: e.to_string(),
+            },
+        })?;
+        // Redis reads stdin to its end before it starts; dropping the pipe ends it.
+        if let (Some(lines), Some(mut stdin)) = (&self.extra.secret_lines, child.stdin.take()) {
+            use std::io::Write;
+            let _ = stdin.write_all(lines.as_bytes());
+        }
+        self.child = Some(child);
+        self.wait_until_ready()
+    }
+
+    /// The command line: the program (under `prlimit` if asked) and every argument.
+    fn command(&self) -> Result<Command, PrivateRedisError> {
+        let mut command = match self.extra.address_space {
+            None => keeper::dies_with_us("redis-server"),
+            Some(bytes) => keeper::dies_with_us_within("redis-server", bytes).ok_or_else(|| {
+                PrivateRedisError::DidNotStart {
+                    port: self.port,
+                    reason: "`prlimit` (util-linux) is not on PATH, and this server must run \
+                             under an address-space limit"
+                        .into(),
+                }
+            })?,
+        };
+        command
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--save",
                 "",
@@ -142,19 +217,8 @@ impl PrivateRedis {
                     &CLUSTER_NODE_TIMEOUT_MS.to_string(),
                 ]);
         }
-        command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .stdin(Stdio::null());
-        let child = keeper::spawn(command).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => PrivateRedisError::NotInstalled,
-            _ => PrivateRedisError::DidNotStart {
-                port,
-                reason: e.to_string(),
-            },
-        })?;
-        self.child = Some(child);
-        self.wait_until_ready()
+        command.args(&self.extra.args);
+        Ok(command)
     }
 
     /// The port it listens on.
@@ -170,6 +234,18 @@ impl PrivateRedis {
     /// `127.0.0.1:PORT`, as a cluster seed.
     pub fn host_port(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The process id while it runs (the `redis-server` itself: `setpriv` and `prlimit` exec
+    /// it in their own process).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// How the process ended, once it has ended by itself (a crash, an abort); `None` while
+    /// it runs or after [`PrivateRedis::stop`].
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut()?.try_wait().ok().flatten()
     }
 
     /// True while the process runs (not [`PrivateRedis::stop`]ped).
@@ -265,7 +341,8 @@ pub fn free_port() -> u16 {
         .unwrap_or(0)
 }
 
-/// A plain-socket PING, so readiness checks need no async runtime.
+/// A plain-socket PING, so readiness checks need no async runtime. A server that asks for a
+/// password first (`-NOAUTH`) is up too.
 fn ping_blocking(port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
@@ -276,5 +353,5 @@ fn ping_blocking(port: u16) -> bool {
         return false;
     }
     let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    s.read_exact(&mut buf).is_ok() && (&buf == b"+PONG\r\n" || &buf == b"-NOAUTH")
 }

@@ -33,6 +33,21 @@ pub fn dies_with_us(program: &str) -> Command {
     }
 }
 
+/// `program` under an address-space limit of `bytes` (util-linux `prlimit --as`), killed when
+/// this process dies as [`dies_with_us`] says; `None` where `prlimit` is missing. `prlimit`
+/// sets the limit on itself and execs `setpriv`, which execs `program`: one process
+/// throughout, so the limit, the death signal and the keeper thread as parent all hold for
+/// `program`.
+pub fn dies_with_us_within(program: &str, bytes: u64) -> Option<Command> {
+    let mut command = Command::new(find_on_path("prlimit")?);
+    command.arg(format!("--as={bytes}")).arg("--");
+    if find_on_path("setpriv").is_some() {
+        command.args(["setpriv", "--pdeathsig", "KILL"]);
+    }
+    command.arg(program);
+    Some(command)
+}
+
 /// Spawn `command` from the keeper thread (see the module doc for why that thread).
 pub fn spawn(command: Command) -> io::Result<Child> {
     static KEEPER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();

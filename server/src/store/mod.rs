@@ -28,6 +28,7 @@
 //!   the cart and warehouse scripts, and the saga's once-only compensation.
 //! - [`rooms`]: a room's record, its event stream, its open sale's lease, who bought, and
 //!   the chaos buttons' commands.
+//! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
 //! thousand holds, asking whether a key is left, reading a key's name or the loaded library's
@@ -55,6 +56,7 @@ pub mod keys;
 pub mod ledger;
 pub mod lock;
 pub mod rooms;
+pub mod sandbox;
 pub mod scripts;
 pub mod shelves;
 pub mod stock;
