@@ -459,6 +459,9 @@ pub struct Hello {
     /// server: none).
     #[serde(default)]
     pub chaos: Vec<room::ChaosInfo>,
+    /// The workshop's exercises, in order (absent from an older server: none).
+    #[serde(default)]
+    pub exercises: Vec<workshop::ExerciseInfo>,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.

@@ -65,6 +65,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Rooms: caps, readers and sales of this process (their state lives in Redis).
     pub rooms: crate::rooms::Rooms,
+    /// The workshop's judge: its sandbox and budgets.
+    pub workshop: Arc<crate::workshop::service::Workshop>,
 }
 
 /// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
@@ -100,6 +102,7 @@ impl AppState {
             public_origins: Vec::new(),
             shutdown: CancellationToken::new(),
             rooms: crate::rooms::Rooms::default(),
+            workshop: Arc::default(),
         }
     }
 
@@ -173,6 +176,10 @@ impl AppState {
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             chaos: crate::rooms::chaos::buttons(),
+            exercises: crate::workshop::exercises::all()
+                .iter()
+                .map(|e| e.info())
+                .collect(),
             scripts: scripts::all()
                 .into_iter()
                 .map(|f| ScriptSource {

@@ -122,6 +122,7 @@ pub(crate) fn hello() -> Hello {
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
         chaos: Vec::new(),
+        exercises: vec![],
     }
 }
 

@@ -180,3 +180,116 @@ async fn subtly_wrong_scripts_fail_with_their_verdict() {
         }
     }
 }
+
+/// `oversold exercise …` in a terminal: list, show, and check with its exit codes (0 pass,
+/// 1 fail, 2 usage), judged on a sandbox the command starts (no Redis is named).
+#[test]
+fn the_exercise_commands_keep_their_contract() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_oversold"))
+            .args(args)
+            // A Redis it must not use: the judge starts its own sandbox.
+            .env("REDIS_URL", "redis://127.0.0.1:1")
+            .env_remove("DATABASE_URL")
+            .output()
+            .expect("the binary runs")
+    };
+    let list = run(&["exercise", "list", "--json"]);
+    assert!(list.status.success());
+    let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["reserve", "quantity", "idempotent", "short_script"]);
+    let show = run(&["exercise", "show", "reserve", "--json"]);
+    let show: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    for field in ["id", "title", "contract", "starter"] {
+        assert!(show[field].is_string(), "{field}: {show}");
+    }
+    let text = String::from_utf8(run(&["exercise", "show", "reserve"]).stdout).unwrap();
+    assert!(text.contains("KEYS[1]") && text.contains("Hint 1"), "{text}");
+
+    let dir = std::env::temp_dir().join(format!("oversold-exercise-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let starter = dir.join("starter.lua");
+    std::fs::write(&starter, exercise("reserve").starter).unwrap();
+    let failed = run(&["exercise", "check", "reserve", starter.to_str().unwrap(), "--json"]);
+    assert_eq!(failed.status.code(), Some(1), "{failed:?}");
+    let v: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["verdict"], "oversold");
+    assert!(v["message"].as_str().unwrap().len() > 20);
+    assert!(!v["counterexample"]["tape"].as_array().unwrap().is_empty(), "{v}");
+    assert!(v["counterexample"]["calls"].is_array());
+
+    let good = dir.join("good.lua");
+    std::fs::write(
+        &good,
+        "local s = tonumber(redis.call('GET', KEYS[1]) or '0')\n\
+         if s < tonumber(ARGV[1]) then return 0 end\n\
+         redis.call('DECRBY', KEYS[1], ARGV[1]) return 1\n",
+    )
+    .unwrap();
+    let passed = run(&["exercise", "check", "reserve", good.to_str().unwrap()]);
+    assert_eq!(passed.status.code(), Some(0), "{passed:?}");
+    assert!(String::from_utf8_lossy(&passed.stdout).starts_with("PASSED"));
+
+    for args in [
+        vec!["exercise", "check", "nosuch", good.to_str().unwrap()],
+        vec!["exercise", "check", "reserve", "/nonexistent/x.lua"],
+        vec!["exercise", "show", "nosuch"],
+        vec!["exercise", "check", "reserve"],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `check_solution` over the socket: one `solution_verdict`, or one clear `error` that runs
+/// nothing (an unknown exercise, a script too big, a second check from the same address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_solution_over_the_socket() {
+    let redis = TestRedis::start();
+    let server = crate::common::TestServer::start(redis.store.clone(), 4).await;
+    let mut c = server.client().await;
+    let hello = c.hello().await;
+    assert_eq!(hello.exercises.len(), 4);
+    assert!(hello.exercises.iter().all(|e| !e.starter.is_empty()));
+    c.send_json(serde_json::json!({"type": "check_solution", "exercise": "reserve", "source": exercise("reserve").starter}))
+        .await;
+    let verdict = loop {
+        match c.next_within(30).await {
+            oversold_protocol::ServerMessage::SolutionVerdict(v) => break v,
+            oversold_protocol::ServerMessage::RedisStatus { .. } => {}
+            other => panic!("expected a verdict, got {other:?}"),
+        }
+    };
+    assert_eq!(verdict.verdict, VerdictCode::Oversold);
+    assert!(verdict.counterexample.is_some());
+    // Nothing was judged on the server's own Redis.
+    let mut raw = redis.raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS").arg("oversold:{ws-*").query_async(&mut raw).await.unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+
+    for (frame, code) in [
+        (
+            serde_json::json!({"type": "check_solution", "exercise": "nosuch", "source": "return 1"}),
+            oversold_protocol::ErrorCode::OutOfRange,
+        ),
+        (
+            serde_json::json!({"type": "check_solution", "exercise": "reserve", "source": "x".repeat(20_000)}),
+            oversold_protocol::ErrorCode::OutOfRange,
+        ),
+    ] {
+        c.send_json(frame).await;
+        assert_eq!(c.expect_error().await.code, code);
+    }
+    // Two at once from one address: the second is refused, the first answered.
+    let mut other = server.client().await;
+    other.hello().await;
+    let slow = serde_json::json!({"type": "check_solution", "exercise": "short_script", "source": exercise("short_script").reference});
+    c.send_json(slow.clone()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    other.send_json(slow).await;
+    assert_eq!(other.expect_error().await.code, oversold_protocol::ErrorCode::RunInProgress);
+    assert!(matches!(c.next_within(30).await, oversold_protocol::ServerMessage::SolutionVerdict(v) if v.passed));
+}
