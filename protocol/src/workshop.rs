@@ -14,8 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Longest script a client may submit, in bytes.
-pub const MAX_SOURCE_BYTES: usize = 16 * 1024;
+/// Longest script a client may submit, in bytes: room to spare for a script, and, escaped
+/// in JSON, still inside a socket's 16 KiB frame.
+pub const MAX_SOURCE_BYTES: usize = 8 * 1024;
 
 /// An exercise as a student sees it (the reference solution never leaves the server).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,8 +24,14 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|n| n.parse().ok())
         .unwrap_or(3);
     let sandbox = Sandbox::start().await?;
-    println!("rounds {rounds} · target: a verdict in under {} s", TARGET.as_secs_f64());
-    println!("{:<14} {:<9} {:>10} {:>10} {:>8}  verdict", "exercise", "script", "p50 ms", "max ms", "vs 3 s");
+    println!(
+        "rounds {rounds} · target: a verdict in under {} s",
+        TARGET.as_secs_f64()
+    );
+    println!(
+        "{:<14} {:<9} {:>10} {:>10} {:>8}  verdict",
+        "exercise", "script", "p50 ms", "max ms", "vs 3 s"
+    );
     let (mut checks, started) = (0u32, Instant::now());
     let mut worst = Duration::ZERO;
     for e in exercises::all() {

@@ -69,37 +69,7 @@ pub enum Command {
     /// The workshop's exercises: list them, show one, or judge a script. A script is judged
     /// on a sandbox redis-server this command starts (never the Redis named by --redis-url).
     #[command(subcommand)]
-    Exercise(ExerciseCommand),
-}
-
-/// `oversold exercise …`.
-#[derive(Debug, Subcommand)]
-pub enum ExerciseCommand {
-    /// Every exercise: id and title.
-    List {
-        /// One JSON array instead of lines.
-        #[arg(long)]
-        json: bool,
-    },
-    /// One exercise: its story, contract, starter script and hints.
-    Show {
-        /// The exercise's id (see `exercise list`).
-        id: String,
-        /// One JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Judge FILE as a solution. Exit code 0 when it passes, 1 when it fails, 2 on a usage
-    /// error (an unknown exercise, an unreadable or too large file).
-    Check {
-        /// The exercise's id.
-        id: String,
-        /// The Lua script.
-        file: PathBuf,
-        /// One JSON object (`passed`, `verdict`, `message`, `counterexample`, `figures`).
-        #[arg(long)]
-        json: bool,
-    },
+    Exercise(crate::workshop::cli::ExerciseCommand),
 }
 
 /// `oversold serve` flags. The caps are `Option`s so that a flag given explicitly wins over

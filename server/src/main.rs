@@ -27,7 +27,9 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::PrivateRedis) => return private_redis().await,
         Some(Command::PrivateCluster) => return private_cluster().await,
         // Never the Redis the flags name: a script is judged on a sandbox of its own.
-        Some(Command::Exercise(what)) => std::process::exit(oversold::workshop::cli::run(what).await),
+        Some(Command::Exercise(what)) => {
+            std::process::exit(oversold::workshop::cli::run(what).await)
+        }
         _ => {}
     }
     let (source, backends) = stores(&cli).await?;

@@ -2,12 +2,42 @@
 //! teacher's CI: `check` exits 0 on a pass, 1 on a fail, 2 on a usage error).
 
 use std::io::Write as _;
+use std::path::PathBuf;
 
 use oversold_protocol::workshop::SolutionVerdict;
 
 use super::exercises::{self, Exercise};
 use super::service;
-use crate::cli::ExerciseCommand;
+
+/// `oversold exercise …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ExerciseCommand {
+    /// Every exercise: id and title.
+    List {
+        /// One JSON array instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One exercise: its story, contract, starter script and hints.
+    Show {
+        /// The exercise's id (see `exercise list`).
+        id: String,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Judge FILE as a solution. Exit code 0 when it passes, 1 when it fails, 2 on a usage
+    /// error (an unknown exercise, an unreadable or too large file).
+    Check {
+        /// The exercise's id.
+        id: String,
+        /// The Lua script.
+        file: PathBuf,
+        /// One JSON object (`passed`, `verdict`, `message`, `counterexample`, `figures`).
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// A pass.
 pub const PASSED: i32 = 0;
@@ -28,7 +58,9 @@ pub async fn run(command: ExerciseCommand) -> i32 {
                 show(e, json);
                 PASSED
             }
-            None => usage(&format!("no exercise is called {id:?}; see `oversold exercise list`")),
+            None => usage(&format!(
+                "no exercise is called {id:?}; see `oversold exercise list`"
+            )),
         },
         ExerciseCommand::Check { id, file, json } => {
             let source = match std::fs::read_to_string(&file) {
@@ -61,7 +93,10 @@ fn list(json: bool) {
     let all = exercises::all();
     if json {
         let infos: Vec<_> = all.iter().map(|e| e.info()).collect();
-        println!("{}", serde_json::to_string_pretty(&infos).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&infos).expect("serializes")
+        );
         return;
     }
     for e in all {
@@ -71,12 +106,27 @@ fn list(json: bool) {
 
 fn show(e: &Exercise, json: bool) {
     if json {
-        println!("{}", serde_json::to_string_pretty(&e.info()).expect("serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&e.info()).expect("serializes")
+        );
         return;
     }
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}: {}\n\n{}\n\nContract:\n{}\n", e.id, e.title, e.story, e.contract());
-    let _ = writeln!(out, "Starter ({} lines; save it, fix it, then `oversold exercise check {} FILE`):\n", e.starter.lines().count(), e.id);
+    let _ = writeln!(
+        out,
+        "{}: {}\n\n{}\n\nContract:\n{}\n",
+        e.id,
+        e.title,
+        e.story,
+        e.contract()
+    );
+    let _ = writeln!(
+        out,
+        "Starter ({} lines; save it, fix it, then `oversold exercise check {} FILE`):\n",
+        e.starter.lines().count(),
+        e.id
+    );
     let _ = writeln!(out, "{}", e.starter);
     for (i, hint) in e.hints.iter().enumerate() {
         let _ = writeln!(out, "Hint {}: {hint}", i + 1);
@@ -89,9 +139,17 @@ fn print_verdict(v: &SolutionVerdict, json: bool) {
         return;
     }
     let head = if v.passed { "PASSED" } else { "FAILED" };
-    println!("{head} ({}) in {} ms: {}", v.verdict.as_str(), v.took_ms, v.message);
+    println!(
+        "{head} ({}) in {} ms: {}",
+        v.verdict.as_str(),
+        v.took_ms,
+        v.message
+    );
     if let Some(c) = &v.counterexample {
-        println!("\nThe smallest crowd that breaks it: {}", c.setup.join(", "));
+        println!(
+            "\nThe smallest crowd that breaks it: {}",
+            c.setup.join(", ")
+        );
         for line in &c.tape {
             let indent = if line.inside { "      " } else { "" };
             let mut text = format!("  buyer {:>2}  {indent}{}", line.buyer, line.command);

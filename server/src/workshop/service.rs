@@ -100,7 +100,10 @@ impl Workshop {
                 "a check from this address is still running; wait for its verdict",
             ));
         }
-        Ok(Running { set: &self.running, addr })
+        Ok(Running {
+            set: &self.running,
+            addr,
+        })
     }
 }
 
@@ -124,7 +127,10 @@ pub fn admit(exercise: &str, source: &str) -> Result<&'static Exercise, WireErro
         let ids: Vec<&str> = exercises::all().iter().map(|e| e.id).collect();
         WireError::new(
             ErrorCode::OutOfRange,
-            format!("no exercise is called {exercise:?}; there are: {}", ids.join(", ")),
+            format!(
+                "no exercise is called {exercise:?}; there are: {}",
+                ids.join(", ")
+            ),
         )
     })?;
     if source.len() > MAX_SOURCE_BYTES {
@@ -149,9 +155,10 @@ pub async fn judge_in(
     source: &str,
 ) -> Result<SolutionVerdict, WireError> {
     let started = Instant::now();
-    let mut lease = sandbox.lease(QUEUE_WAIT).await.map_err(|e| {
-        WireError::new(ErrorCode::Busy, format!("the sandbox is busy: {e}"))
-    })?;
+    let mut lease = sandbox
+        .lease(QUEUE_WAIT)
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Busy, format!("the sandbox is busy: {e}")))?;
     let (admin, student, tag) = (
         lease.admin().clone(),
         lease.student().clone(),
@@ -174,7 +181,10 @@ pub async fn judge_in(
         None => Ok(incident_verdict(
             exercise,
             &Incident::Restarted {
-                why: format!("the check ran past its budget of {} s", CHECK_BUDGET.as_secs()),
+                why: format!(
+                    "the check ran past its budget of {} s",
+                    CHECK_BUDGET.as_secs()
+                ),
             },
             started,
         )),

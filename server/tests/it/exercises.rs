@@ -197,7 +197,12 @@ fn the_exercise_commands_keep_their_contract() {
     let list = run(&["exercise", "list", "--json"]);
     assert!(list.status.success());
     let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
-    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["reserve", "quantity", "idempotent", "short_script"]);
     let show = run(&["exercise", "show", "reserve", "--json"]);
     let show: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
@@ -205,19 +210,31 @@ fn the_exercise_commands_keep_their_contract() {
         assert!(show[field].is_string(), "{field}: {show}");
     }
     let text = String::from_utf8(run(&["exercise", "show", "reserve"]).stdout).unwrap();
-    assert!(text.contains("KEYS[1]") && text.contains("Hint 1"), "{text}");
+    assert!(
+        text.contains("KEYS[1]") && text.contains("Hint 1"),
+        "{text}"
+    );
 
     let dir = std::env::temp_dir().join(format!("oversold-exercise-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let starter = dir.join("starter.lua");
     std::fs::write(&starter, exercise("reserve").starter).unwrap();
-    let failed = run(&["exercise", "check", "reserve", starter.to_str().unwrap(), "--json"]);
+    let failed = run(&[
+        "exercise",
+        "check",
+        "reserve",
+        starter.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(failed.status.code(), Some(1), "{failed:?}");
     let v: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
     assert_eq!(v["passed"], false);
     assert_eq!(v["verdict"], "oversold");
     assert!(v["message"].as_str().unwrap().len() > 20);
-    assert!(!v["counterexample"]["tape"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        !v["counterexample"]["tape"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
     assert!(v["counterexample"]["calls"].is_array());
 
     let good = dir.join("good.lua");
@@ -267,7 +284,11 @@ async fn check_solution_over_the_socket() {
     assert!(verdict.counterexample.is_some());
     // Nothing was judged on the server's own Redis.
     let mut raw = redis.raw().await;
-    let keys: Vec<String> = redis::cmd("KEYS").arg("oversold:{ws-*").query_async(&mut raw).await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("oversold:{ws-*")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
     assert!(keys.is_empty(), "{keys:?}");
 
     for (frame, code) in [
@@ -276,7 +297,7 @@ async fn check_solution_over_the_socket() {
             oversold_protocol::ErrorCode::OutOfRange,
         ),
         (
-            serde_json::json!({"type": "check_solution", "exercise": "reserve", "source": "x".repeat(20_000)}),
+            serde_json::json!({"type": "check_solution", "exercise": "reserve", "source": "x".repeat(9_000)}),
             oversold_protocol::ErrorCode::OutOfRange,
         ),
     ] {
@@ -290,6 +311,11 @@ async fn check_solution_over_the_socket() {
     c.send_json(slow.clone()).await;
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     other.send_json(slow).await;
-    assert_eq!(other.expect_error().await.code, oversold_protocol::ErrorCode::RunInProgress);
-    assert!(matches!(c.next_within(30).await, oversold_protocol::ServerMessage::SolutionVerdict(v) if v.passed));
+    assert_eq!(
+        other.expect_error().await.code,
+        oversold_protocol::ErrorCode::RunInProgress
+    );
+    assert!(
+        matches!(c.next_within(30).await, oversold_protocol::ServerMessage::SolutionVerdict(v) if v.passed)
+    );
 }
