@@ -49,6 +49,10 @@ pub enum VerdictCode {
     BadInputAccepted,
     /// A resent request took units again, or got a different answer.
     Duplicate,
+    /// A customer got past their limit.
+    LimitBroken,
+    /// A cart left with some of its lines taken and not others.
+    PartialCart,
     /// The script held Redis longer than the exercise allows.
     TooSlow,
     /// The script ran past the sandbox's busy threshold and was stopped with `SCRIPT KILL`.
@@ -70,6 +74,8 @@ impl VerdictCode {
             VerdictCode::WrongAnswer => "wrong_answer",
             VerdictCode::BadInputAccepted => "bad_input_accepted",
             VerdictCode::Duplicate => "duplicate",
+            VerdictCode::LimitBroken => "limit_broken",
+            VerdictCode::PartialCart => "partial_cart",
             VerdictCode::TooSlow => "too_slow",
             VerdictCode::Killed => "killed",
             VerdictCode::Restarted => "restarted",

@@ -759,6 +759,17 @@ fn sentence(f: &Failure, keys: &[String], tag: &str) -> String {
              changes nothing; your script answered {}{state}",
             last.buyer, b.expected, b.got
         ),
+        VerdictCode::PartialCart => format!(
+            "call {n} (buyer {}, ARGV {args}) should take every line or none, and your \
+             script answered {} after taking some{state}: Redis does not undo what a script \
+             already wrote",
+            last.buyer, b.got
+        ),
+        VerdictCode::LimitBroken => format!(
+            "call {n} (buyer {}, ARGV {args}) would take its customer past the limit: the \
+             contract answers {}, your script answered {}{state}",
+            last.buyer, b.expected, b.got
+        ),
         VerdictCode::Noperm => format!(
             "call {n}: your script used a command or a key it may not: {}",
             b.got

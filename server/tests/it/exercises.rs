@@ -96,6 +96,23 @@ async fn correct_scripts_in_other_styles_pass() {
              return ok and 1 or 0",
         ),
         (
+            "cart",
+            "local want = {}\n\
+             for i = 1, #KEYS do want[i] = tonumber(ARGV[i]) end\n\
+             local stock = redis.call('MGET', unpack(KEYS))\n\
+             for i = 1, #KEYS do if (tonumber(stock[i]) or 0) < want[i] then return 0 end end\n\
+             for i = 1, #KEYS do redis.call('SET', KEYS[i], (tonumber(stock[i]) or 0) - want[i]) end\n\
+             return 1",
+        ),
+        (
+            "customer_limit",
+            "local q = tonumber(ARGV[1])\n\
+             local after = redis.call('HINCRBY', KEYS[2], ARGV[2], q)\n\
+             if after > tonumber(ARGV[3]) then redis.call('HINCRBY', KEYS[2], ARGV[2], -q) return -1 end\n\
+             if tonumber(redis.call('GET', KEYS[1]) or '0') < q then redis.call('HINCRBY', KEYS[2], ARGV[2], -q) return 0 end\n\
+             redis.call('DECRBY', KEYS[1], q) return 1",
+        ),
+        (
             "short_script",
             "local q = tonumber(ARGV[1])\n\
              if redis.call('LLEN', KEYS[1]) >= q then\n\
@@ -157,6 +174,33 @@ async fn subtly_wrong_scripts_fail_with_their_verdict() {
              if s < tonumber(ARGV[1]) then return 0 end\n\
              redis.call('DECRBY', KEYS[1], ARGV[1]) return 1",
         ),
+        // Checks the limit against this order alone, not what the customer already bought.
+        (
+            "customer_limit",
+            VerdictCode::LimitBroken,
+            "if tonumber(ARGV[1]) > tonumber(ARGV[3]) then return -1 end\n\
+             if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then return 0 end\n\
+             redis.call('DECRBY', KEYS[1], ARGV[1]) redis.call('HINCRBY', KEYS[2], ARGV[2], ARGV[1]) return 1",
+        ),
+        // Counts what was bought, but only after the stock check: an order refused for the
+        // stock is fine, yet the limit is checked against the old count.
+        (
+            "customer_limit",
+            VerdictCode::LimitBroken,
+            "local b = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')\n\
+             if b > tonumber(ARGV[3]) then return -1 end\n\
+             if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then return 0 end\n\
+             redis.call('DECRBY', KEYS[1], ARGV[1]) redis.call('HINCRBY', KEYS[2], ARGV[2], ARGV[1]) return 1",
+        ),
+        // Takes line by line and errors on a short line: the lines before stay taken.
+        (
+            "cart",
+            VerdictCode::PartialCart,
+            "for i = 1, #KEYS do\n\
+               if tonumber(redis.call('GET', KEYS[i]) or '0') < tonumber(ARGV[i]) then return redis.error_reply('SHORT line ' .. i) end\n\
+               redis.call('DECRBY', KEYS[i], ARGV[i])\n\
+             end return 1",
+        ),
         // A typo: the script errors on every call.
         (
             "reserve",
@@ -203,7 +247,17 @@ fn the_exercise_commands_keep_their_contract() {
         .iter()
         .map(|e| e["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["reserve", "quantity", "idempotent", "short_script"]);
+    assert_eq!(
+        ids,
+        [
+            "reserve",
+            "quantity",
+            "idempotent",
+            "customer_limit",
+            "cart",
+            "short_script"
+        ]
+    );
     let show = run(&["exercise", "show", "reserve", "--json"]);
     let show: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     for field in ["id", "title", "contract", "starter"] {
@@ -269,7 +323,7 @@ async fn check_solution_over_the_socket() {
     let server = crate::common::TestServer::start(redis.store.clone(), 4).await;
     let mut c = server.client().await;
     let hello = c.hello().await;
-    assert_eq!(hello.exercises.len(), 4);
+    assert_eq!(hello.exercises.len(), exercises::all().len());
     assert!(hello.exercises.iter().all(|e| !e.starter.is_empty()));
     c.send_json(serde_json::json!({"type": "check_solution", "exercise": "reserve", "source": exercise("reserve").starter}))
         .await;

@@ -5,7 +5,9 @@
 //! what Redis answered, and what the keys hold after, with the model. So any correct script
 //! passes, however it is written.
 
+mod cart;
 mod counter;
+mod customer_limit;
 mod idempotent;
 mod quantity;
 mod reserve;
@@ -55,11 +57,13 @@ impl Exercise {
 }
 
 /// Every exercise, in the order a workshop takes them.
-pub fn all() -> [&'static Exercise; 4] {
+pub fn all() -> [&'static Exercise; 6] {
     [
         &reserve::EXERCISE,
         &quantity::EXERCISE,
         &idempotent::EXERCISE,
+        &customer_limit::EXERCISE,
+        &cart::EXERCISE,
         &short_script::EXERCISE,
     ]
 }
