@@ -89,6 +89,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cart;
 mod cart_validate;
+pub mod challenge;
 pub mod checkout;
 mod config;
 pub mod limits;
@@ -246,13 +247,42 @@ pub enum ClientMessage {
         /// The script (at most [`workshop::MAX_SOURCE_BYTES`]).
         source: String,
     },
+    /// Presenter: open an exercise as the room's challenge. Everyone gets
+    /// `challenge_opened` (see [`challenge`]).
+    OpenChallenge {
+        /// The room code.
+        room: String,
+        /// From `room_created`.
+        presenter_token: String,
+        /// The exercise id.
+        exercise: String,
+    },
+    /// A participant in the room: submit a script to the open challenge. Answered by
+    /// `solution_verdict` to them; everyone gets their `challenge_entry`.
+    SubmitChallenge {
+        /// The room code.
+        room: String,
+        /// The name the leaderboard shows ([`challenge::check_nickname`]).
+        nickname: String,
+        /// The script.
+        source: String,
+    },
+    /// Presenter: put a participant's verdict (its tape) on every screen: `challenge_tape`.
+    ShowCounterexample {
+        /// The room code.
+        room: String,
+        /// From `room_created`.
+        presenter_token: String,
+        /// Whose submission.
+        participant: u32,
+    },
 }
 
 impl ClientMessage {
     /// Every `type` a client may send, with the fields it takes besides `type`: what a
     /// server checks a frame against before serde, so each mistake gets its own code.
     /// `tests::every_client_message_is_in_types` keeps it equal to the enum above.
-    pub const TYPES: [(&'static str, &'static [&'static str]); 15] = [
+    pub const TYPES: [(&'static str, &'static [&'static str]); 18] = [
         ("start_run", &["config"]),
         ("start_compare", &["config"]),
         ("cancel_run", &[]),
@@ -277,6 +307,12 @@ impl ClientMessage {
         ("close_sale", &["room", "presenter_token"]),
         ("chaos", &["room", "presenter_token", "action"]),
         ("check_solution", &["exercise", "source"]),
+        ("open_challenge", &["room", "presenter_token", "exercise"]),
+        ("submit_challenge", &["room", "nickname", "source"]),
+        (
+            "show_counterexample",
+            &["room", "presenter_token", "participant"],
+        ),
     ];
 
     /// This message's `type`. A `match` that names every message: a new one does not
@@ -298,6 +334,9 @@ impl ClientMessage {
             ClientMessage::CloseSale { .. } => "close_sale",
             ClientMessage::Chaos { .. } => "chaos",
             ClientMessage::CheckSolution { .. } => "check_solution",
+            ClientMessage::OpenChallenge { .. } => "open_challenge",
+            ClientMessage::SubmitChallenge { .. } => "submit_challenge",
+            ClientMessage::ShowCounterexample { .. } => "show_counterexample",
         }
     }
 }
@@ -422,8 +461,14 @@ pub enum ServerMessage {
     SaleClosed(room::SaleClosed),
     /// A chaos button was pressed, and what it did.
     ChaosApplied(room::ChaosApplied),
-    /// The judge's verdict on a `check_solution`.
+    /// The judge's verdict on a `check_solution` (or on this socket's `submit_challenge`).
     SolutionVerdict(workshop::SolutionVerdict),
+    /// A room's challenge was opened.
+    ChallengeOpened(challenge::ChallengeOpened),
+    /// A participant's latest submission to the room's challenge.
+    ChallengeEntry(challenge::ChallengeEntry),
+    /// A submission's verdict, put on every screen by the presenter.
+    ChallengeTape(challenge::ChallengeTape),
     /// Something the client sent could not be done. The connection stays open.
     Error(WireError),
 }

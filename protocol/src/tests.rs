@@ -831,6 +831,21 @@ fn every_client_message_is_in_types() {
             exercise: "reserve".into(),
             source: "return 1".into(),
         },
+        ClientMessage::OpenChallenge {
+            room: "ABCD".into(),
+            presenter_token: "t".into(),
+            exercise: "reserve".into(),
+        },
+        ClientMessage::SubmitChallenge {
+            room: "ABCD".into(),
+            nickname: "ada".into(),
+            source: "return 1".into(),
+        },
+        ClientMessage::ShowCounterexample {
+            room: "ABCD".into(),
+            presenter_token: "t".into(),
+            participant: 3,
+        },
     ];
     assert_eq!(every.len(), ClientMessage::TYPES.len());
     for msg in every {
@@ -1047,4 +1062,19 @@ mod hello_frames {
             ServerMessage::Hello(hello)
         );
     }
+}
+
+#[test]
+fn nicknames_are_bounded_and_plain_text() {
+    use crate::challenge::check_nickname;
+    assert_eq!(check_nickname("  Ada  ").unwrap(), "Ada");
+    assert_eq!(
+        check_nickname("<b>x</b>").unwrap(),
+        "<b>x</b>",
+        "shown as text, so kept"
+    );
+    assert!(check_nickname("").is_err());
+    assert!(check_nickname(&"x".repeat(25)).is_err());
+    assert!(check_nickname("a\u{7}b").is_err());
+    assert_eq!(check_nickname(&"é".repeat(24)).unwrap().chars().count(), 24);
 }

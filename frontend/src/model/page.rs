@@ -141,8 +141,12 @@ impl PageState {
             | ServerMessage::RoomPresence { .. }
             | ServerMessage::BuyResult(_)
             | ServerMessage::ChaosApplied(_) => {}
-            // The workshop view keeps its own verdicts.
-            ServerMessage::SolutionVerdict(_) => {}
+            // The workshop view keeps its own verdicts; a room's challenge is not on this page
+            // yet (its leaderboard frames are ignored).
+            ServerMessage::SolutionVerdict(_)
+            | ServerMessage::ChallengeOpened(_)
+            | ServerMessage::ChallengeEntry(_)
+            | ServerMessage::ChallengeTape(_) => {}
         }
     }
 

@@ -10,6 +10,7 @@
 //! - [`hub`]: one reader of a room's Redis stream per process, handing events to the
 //!   process's sockets; [`event`]: what the stream carries.
 //! - [`sale`]: a sale, run by the process that opened it (clicks reach it through the stream).
+//! - [`challenge`]: the room's workshop challenge and its leaderboard.
 //! - [`chaos`]: the presenter's chaos buttons, only against the sale's own Redis
 //!   ([`sale_redis`]).
 //! - [`secret`]: room codes and presenter tokens; [`qr`]: `GET /qr/ROOM.svg`.
@@ -20,6 +21,7 @@
 //! sale's lease. A process holds only what it can lose: its readers, its sockets, the sales
 //! it runs. Any process can serve any participant.
 
+pub mod challenge;
 pub mod chaos;
 pub mod control;
 pub mod event;
@@ -59,6 +61,8 @@ pub trait Host: Send + Sync + 'static {
     /// Admit a sale as a run of `app_servers` app servers for `caller`'s address: its share
     /// of runs, a run slot, its connections; refused with the same words a run gets.
     fn admit_sale(&self, caller: &Caller, app_servers: u32) -> Result<sale::Admitted, WireError>;
+    /// The process's workshop judge (a room's challenge is judged like `check_solution`).
+    fn workshop(&self) -> &Arc<crate::workshop::service::Workshop>;
 }
 
 /// A room nobody touches for this long is gone (its keys expire).

@@ -107,6 +107,11 @@ impl Seat {
         }
     }
 
+    /// The participant id.
+    pub(super) fn participant(&self) -> u32 {
+        self.participant
+    }
+
     /// One click's worth of the per-phone token bucket.
     fn allow_buy(&mut self) -> bool {
         let now = Instant::now();
@@ -175,6 +180,24 @@ pub async fn handle(
             presenter_token,
             action,
         } => super::chaos::press(state, &room, &presenter_token, action).await,
+        ClientMessage::OpenChallenge {
+            room,
+            presenter_token,
+            exercise,
+        } => super::challenge::open(state, &room, &presenter_token, &exercise).await,
+        ClientMessage::SubmitChallenge {
+            room,
+            nickname,
+            source,
+        } => {
+            let asked = (room.as_str(), nickname.as_str(), source);
+            super::challenge::submit(state, caller, asked, frames, &seats.now).await
+        }
+        ClientMessage::ShowCounterexample {
+            room,
+            presenter_token,
+            participant,
+        } => super::challenge::show(state, &room, &presenter_token, participant).await,
         // Not a room's: the socket's dispatch sends these elsewhere. Named, not `_`, so a
         // new message must be placed here too.
         ClientMessage::StartRun { .. }
@@ -339,6 +362,7 @@ async fn join(
             seat_token,
         })
         .await;
+    super::challenge::catch_up(state, &keys, code, frames).await;
     taken.start_forwarding(state, frames);
     seats.now = Some(taken);
     Ok(())

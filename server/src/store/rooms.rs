@@ -68,6 +68,17 @@ impl RoomKeys {
         format!("{}:clicks:{sale_id}:addr:{addr}", self.tag)
     }
 
+    /// The room's challenge: `exercise` -> id.
+    fn challenge(&self) -> String {
+        format!("{}:challenge", self.tag)
+    }
+
+    /// The challenge's leaderboard (participant -> entry JSON) or verdicts (participant ->
+    /// verdict JSON).
+    fn board(&self, what: &str) -> String {
+        format!("{}:challenge:{what}", self.tag)
+    }
+
     /// Sale `sale_id`'s requests seen (`participant:request_id`) and their answers.
     fn requests(&self, sale_id: &str) -> String {
         format!("{}:requests:{sale_id}", self.tag)
@@ -694,4 +705,84 @@ pub async fn cap_memory(conn: &mut RedisConn, maxmemory: &str) -> Result<(), Sto
         .arg(maxmemory)
         .to_owned();
     conn.query("CONFIG SET maxmemory", &cmd).await
+}
+
+/// Open exercise `id` as the room's challenge: a fresh leaderboard.
+pub async fn open_challenge(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    id: &str,
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    pipe.atomic()
+        .cmd("DEL")
+        .arg(keys.board("entries"))
+        .arg(keys.board("verdicts"))
+        .ignore()
+        .cmd("HSET")
+        .arg(keys.challenge())
+        .arg("exercise")
+        .arg(id)
+        .ignore()
+        .cmd("EXPIRE")
+        .arg(keys.challenge())
+        .arg(ttl_s.max(1))
+        .ignore();
+    conn.pipeline("open challenge", &pipe).await
+}
+
+/// The open challenge's exercise id, if any.
+pub async fn challenge(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(keys.challenge())
+        .arg("exercise")
+        .to_owned();
+    conn.query("HGET challenge", &cmd).await
+}
+
+/// Keep a participant's latest entry and verdict (JSON each).
+pub async fn keep_submission(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    participant: u32,
+    entry: &str,
+    verdict: &str,
+    ttl_s: u64,
+) -> Result<(), StoreError> {
+    let mut pipe = redis::pipe();
+    for (what, json) in [("entries", entry), ("verdicts", verdict)] {
+        pipe.cmd("HSET")
+            .arg(keys.board(what))
+            .arg(participant)
+            .arg(json)
+            .ignore()
+            .cmd("EXPIRE")
+            .arg(keys.board(what))
+            .arg(ttl_s.max(1))
+            .ignore();
+    }
+    conn.pipeline("keep submission", &pipe).await
+}
+
+/// Every entry of the leaderboard (JSON each).
+pub async fn board(conn: &mut RedisConn, keys: &RoomKeys) -> Result<Vec<String>, StoreError> {
+    let cmd = redis::cmd("HVALS").arg(keys.board("entries")).to_owned();
+    conn.query("HVALS board", &cmd).await
+}
+
+/// A participant's latest verdict (JSON), if they submitted.
+pub async fn verdict_of(
+    conn: &mut RedisConn,
+    keys: &RoomKeys,
+    participant: u32,
+) -> Result<Option<String>, StoreError> {
+    let cmd = redis::cmd("HGET")
+        .arg(keys.board("verdicts"))
+        .arg(participant)
+        .to_owned();
+    conn.query("HGET verdict", &cmd).await
 }

@@ -23,6 +23,9 @@ impl Host for AppState {
     fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
     }
+    fn workshop(&self) -> &Arc<crate::workshop::service::Workshop> {
+        &self.workshop
+    }
     fn admit_sale(&self, caller: &Caller, app_servers: u32) -> Result<Admitted, WireError> {
         admit::permits_for_sale(self, caller, app_servers).map(|p| Admitted::new(Arc::new(p)))
     }

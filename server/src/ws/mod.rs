@@ -351,7 +351,10 @@ impl Session {
             | ClientMessage::OpenSale { .. }
             | ClientMessage::Buy { .. }
             | ClientMessage::CloseSale { .. }
-            | ClientMessage::Chaos { .. }) => {
+            | ClientMessage::Chaos { .. }
+            | ClientMessage::OpenChallenge { .. }
+            | ClientMessage::SubmitChallenge { .. }
+            | ClientMessage::ShowCounterexample { .. }) => {
                 let host: Arc<dyn rooms::Host> = self.state.clone();
                 rooms::seat::handle(&host, caller, room, &self.frames, &mut self.seat).await;
                 return;

@@ -1,6 +1,7 @@
 //! Rooms over real WebSockets against a real Redis: the lifecycle, the presenter token,
 //! two servers sharing one Redis, a Redis Cluster, expiry, and every chaos button.
 
+mod challenge;
 mod chaos;
 mod cluster;
 mod hostile;
