@@ -239,13 +239,15 @@ impl Judge<'_> {
                 after.push(cmds::read(admin, key).await?);
             }
             let repeat = calls[..i].iter().any(|c| c.args == call.args);
-            let broken =
-                compare(&expected, &reply, &after, model.checked(), &keys, repeat).map(|b| {
-                    Broken {
-                        args: call.args.clone(),
-                        ..b
-                    }
-                });
+            let broken = compare(
+                &call.args,
+                &expected,
+                &reply,
+                &after,
+                model.checked(),
+                &keys,
+                repeat,
+            );
             let done = broken.is_some() && stop;
             steps.push(Step {
                 reply: words(&reply),
@@ -296,13 +298,10 @@ impl Judge<'_> {
         let mut model = self.exercise.rules.model(&crowd.setup);
         let keys = self.keys();
         let mut broke = false;
-        for (n, &i) in raced.order.iter().enumerate() {
+        for &i in &raced.order {
             let call = &crowd.calls[i];
             let expected = model.call(&call.args);
-            let repeat = raced.order[..n]
-                .iter()
-                .any(|&j| crowd.calls[j].args == call.args);
-            if compare_reply(&expected, &raced.replies[i], repeat).is_some() {
+            if compare_reply(&expected, &raced.replies[i]).is_some() {
                 broke = true;
                 break;
             }
@@ -358,7 +357,7 @@ impl Judge<'_> {
     ) -> Result<SolutionVerdict, StoreError> {
         let failure = self.shrink(admin, failure).await?;
         let tape = self.tape(admin, &failure).await?;
-        let message = sentence(&failure, &self.keys(), self.target.tag);
+        let message = sentence(&failure, self.target.tag);
         Ok(SolutionVerdict {
             exercise: self.exercise.id.into(),
             passed: false,
@@ -616,11 +615,7 @@ fn value_words(v: &Value) -> String {
 }
 
 /// Does the reply match the contract's? `Some((got, got_error))` when it does not.
-fn compare_reply(
-    expected: &Expected,
-    reply: &ScriptReply,
-    _repeat: bool,
-) -> Option<(String, bool)> {
+fn compare_reply(expected: &Expected, reply: &ScriptReply) -> Option<(String, bool)> {
     let ok = match (expected, reply) {
         (Expected::Int(n), ScriptReply::Value(Value::Int(m))) => n == m,
         (Expected::Error(prefix), ScriptReply::Error(text)) => text.starts_with(prefix),
@@ -651,6 +646,7 @@ fn normalize(v: Option<String>) -> Option<String> {
 }
 
 fn compare(
+    args: &[String],
     expected: &Expected,
     reply: &ScriptReply,
     after: &[Option<String>],
@@ -658,7 +654,7 @@ fn compare(
     keys: &[String],
     repeat: bool,
 ) -> Option<Broken> {
-    let replied = compare_reply(expected, reply, repeat);
+    let replied = compare_reply(expected, reply);
     let state = first_state_mismatch(after, checked, keys);
     if replied.is_none() && state.is_none() {
         return None;
@@ -666,7 +662,7 @@ fn compare(
     let (got, got_error) =
         replied.unwrap_or_else(|| (words(reply), matches!(reply, ScriptReply::Error(_))));
     Some(Broken {
-        args: Vec::new(),
+        args: args.to_vec(),
         repeat,
         expected: expected.clone(),
         got,
@@ -722,7 +718,7 @@ fn shorten(words: &[String], prefix: &str) -> String {
 }
 
 /// The failure in one plain sentence.
-fn sentence(f: &Failure, keys: &[String], tag: &str) -> String {
+fn sentence(f: &Failure, tag: &str) -> String {
     let prefix = format!("oversold:{{{tag}}}:");
     let last = f.calls.last().expect("a failure has a call");
     let n = f.calls.len();
@@ -742,7 +738,6 @@ fn sentence(f: &Failure, keys: &[String], tag: &str) -> String {
         )
     });
     let state = state.unwrap_or_default();
-    let _ = keys;
     match f.verdict {
         VerdictCode::Oversold => format!(
             "call {n} (buyer {}, ARGV {args}) was answered {} although there were not enough \
