@@ -8,7 +8,7 @@ use oversold_protocol::{ErrorCode, OutcomeResult, ServerMessage};
 use serde_json::json;
 
 use super::*;
-use crate::common::{TestRedis, TestServer};
+use crate::common::{Client, TestRedis, TestServer};
 
 async fn server_with(redis: &TestRedis, rooms: Rooms) -> TestServer {
     let state = AppState::new(
@@ -19,6 +19,26 @@ async fn server_with(redis: &TestRedis, rooms: Rooms) -> TestServer {
     )
     .with_rooms(rooms);
     TestServer::serve(state).await
+}
+
+/// A room, one phone in it, and an open sale of `stock` where a phone may buy again.
+async fn repeat_sale_with_a_phone(
+    server: &TestServer,
+    stock: u32,
+    duration_ms: u32,
+) -> (Client, Room, Client) {
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    let mut phone = server.client().await;
+    join(&mut phone, &room.code, "phone").await;
+    presenter
+        .send_json(open_sale(
+            &room,
+            json!({"strategy": "lua", "stock": stock, "duration_ms": duration_ms, "allow_repeat": true}),
+        ))
+        .await;
+    wait_opened(&mut presenter).await;
+    (presenter, room, phone)
 }
 
 /// Units this phone got, from its `buy_result`s until `sale_closed`.
@@ -108,17 +128,7 @@ async fn new_seats_from_one_address_are_budgeted() {
 async fn a_repeated_request_is_answered_from_its_first_answer() {
     let redis = TestRedis::start();
     let server = server_with(&redis, Rooms::default()).await;
-    let mut presenter = server.client().await;
-    let room = create(&mut presenter).await;
-    let mut phone = server.client().await;
-    join(&mut phone, &room.code, "phone").await;
-    presenter
-        .send_json(open_sale(
-            &room,
-            json!({"strategy": "lua", "stock": 10, "duration_ms": 4000, "allow_repeat": true}),
-        ))
-        .await;
-    wait_opened(&mut presenter).await;
+    let (mut presenter, room, mut phone) = repeat_sale_with_a_phone(&server, 10, 4000).await;
     let buy = json!({"type": "buy", "room": room.code, "request_id": "same-click"});
     phone.send_json(buy.clone()).await;
     let first = wait_result(&mut phone).await;
@@ -213,17 +223,7 @@ async fn the_room_creation_budget_is_shared_by_every_process() {
 async fn one_address_clicks_only_its_share_of_a_sale() {
     let redis = TestRedis::start();
     let server = server_with(&redis, Rooms::default().with_seats_per_address(1)).await;
-    let mut presenter = server.client().await;
-    let room = create(&mut presenter).await;
-    let mut phone = server.client().await;
-    join(&mut phone, &room.code, "phone").await;
-    presenter
-        .send_json(open_sale(
-            &room,
-            json!({"strategy": "lua", "stock": 100, "duration_ms": 10000, "allow_repeat": true}),
-        ))
-        .await;
-    wait_opened(&mut presenter).await;
+    let (mut presenter, room, mut phone) = repeat_sale_with_a_phone(&server, 100, 10000).await;
     let (mut bought, mut refused) = (0, Vec::new());
     for i in 0..10 {
         phone

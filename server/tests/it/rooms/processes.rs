@@ -43,6 +43,19 @@ async fn client(addr: &str) -> Client {
     Client { ws }
 }
 
+/// The presenter back in the room, on the process at `addr`.
+async fn presenter_on(addr: &str, room: &Room) -> Client {
+    let mut back = client(addr).await;
+    back.hello().await;
+    back.send_json(json!({"type": "join_room", "room": room.code, "as": "presenter", "presenter_token": room.token}))
+        .await;
+    assert!(matches!(
+        next_room_frame(&mut back, 5).await,
+        ServerMessage::RoomJoined { .. }
+    ));
+    back
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_phone_on_one_process_buys_in_a_sale_run_by_another() {
     let redis = TestRedis::start();
@@ -110,14 +123,7 @@ async fn a_presenter_reopens_the_room_after_its_server_restarts() {
     a.kill().await.unwrap();
     drop(presenter);
     let (_b, addr_b) = serve(&redis.server.url()).await;
-    let mut back = client(&addr_b).await;
-    back.hello().await;
-    back.send_json(json!({"type": "join_room", "room": room.code, "as": "presenter", "presenter_token": room.token}))
-        .await;
-    assert!(matches!(
-        next_room_frame(&mut back, 5).await,
-        ServerMessage::RoomJoined { .. }
-    ));
+    let mut back = presenter_on(&addr_b, &room).await;
     back.send_json(open_sale(
         &room,
         json!({"strategy": "naive", "stock": 1, "duration_ms": 1000}),
@@ -183,14 +189,7 @@ async fn a_dead_process_leaves_no_room_hanging() {
     let p = presence.expect("a head count after the takeover");
     assert_eq!((p.phones, p.watchers), (1, 1), "{p:?}");
     // The room sells again at once, from the surviving process.
-    let mut back = client(&addr_b).await;
-    back.hello().await;
-    back.send_json(json!({"type": "join_room", "room": room.code, "as": "presenter", "presenter_token": room.token}))
-        .await;
-    assert!(matches!(
-        next_room_frame(&mut back, 5).await,
-        ServerMessage::RoomJoined { .. }
-    ));
+    let mut back = presenter_on(&addr_b, &room).await;
     back.send_json(open_sale(
         &room,
         json!({"strategy": "lua", "stock": 1, "duration_ms": 1000}),
