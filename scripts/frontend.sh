@@ -122,27 +122,36 @@ if [ "$browser" -eq 1 ]; then
 fi
 
 # --- Build -------------------------------------------------------------------------------------
-say "trunk build --release into dist/"
+# Two pages, two wasm files: the lab (index.html, into dist/) and the workshop (workshop.html,
+# into dist/workshop/, whose files the server serves under /workshop/). The lab first: Trunk
+# empties its dist folder, and dist/workshop/ lives inside the lab's.
+say "trunk build --release: the lab into dist/"
 trunk build --release
+say "trunk build --release: the workshop into dist/workshop/"
+trunk build --release --dist dist/workshop --public-url /workshop/ frontend/workshop.html
 
-say "sizes (gzip -9)"
-total=0
-for f in dist/*.wasm dist/*.js; do
-  [ -e "$f" ] || continue
-  raw=$(wc -c <"$f")
-  gz=$(gzip -9c "$f" | wc -c)
-  total=$((total + gz))
-  printf '  %-48s %8d bytes, %7d gzipped\n' "$f" "$raw" "$gz"
-done
-# The budget: 500 KB gzipped. It was 300 KB while the page was a grid, an audit and a timeline;
-# the tape (the protocol's reconstruction runs in the page), step-through, replays and saved
-# runs, the stage view and the checkout brought it to about 416 KB, and the cart/warehouse
+# The budget: 500 KB gzipped per page. It was 300 KB while the page was a grid, an audit and a
+# timeline; the tape (the protocol's reconstruction runs in the page), step-through, replays and
+# saved runs, the stage view and the checkout brought it to about 416 KB, and the cart/warehouse
 # shelves and the rooms (presenter, phone and spectator views) to about 470 KB. At 500 KB a
 # phone on a weak 5 Mbit/s conference link still loads it in under a second, once: the hashed
 # files are cached for good. Crossing it means something grew by accident; look before raising it.
 budget_kb=500
-printf '  wasm + js gzipped: %d bytes (%d KB; budget %d KB)\n' "$total" $(((total + 1023) / 1024)) "$budget_kb"
-if [ "$total" -gt $((budget_kb * 1024)) ]; then
-  echo "frontend.sh: over the $budget_kb KB gzipped budget" >&2
-  exit 1
-fi
+over=0
+for dir in dist dist/workshop; do
+  say "sizes of $dir (gzip -9)"
+  total=0
+  for f in "$dir"/*.wasm "$dir"/*.js; do
+    [ -e "$f" ] || continue
+    raw=$(wc -c <"$f")
+    gz=$(gzip -9c "$f" | wc -c)
+    total=$((total + gz))
+    printf '  %-48s %8d bytes, %7d gzipped\n' "$f" "$raw" "$gz"
+  done
+  printf '  %s: wasm + js gzipped: %d bytes (%d KB; budget %d KB)\n' "$dir" "$total" $(((total + 1023) / 1024)) "$budget_kb"
+  if [ "$total" -gt $((budget_kb * 1024)) ]; then
+    echo "frontend.sh: $dir is over the $budget_kb KB gzipped budget" >&2
+    over=1
+  fi
+done
+[ "$over" -eq 0 ] || exit 1

@@ -12,6 +12,8 @@
 //! - `web` and `sync`: the rest of the browser (address bar, localStorage, `<body>`
 //!   attributes, full screen, files), and the Effects that keep it in step with the session.
 //! - `panic_hook`: a panic becomes a banner on the page, installed before mounting.
+//! - `workshop_app`: the workshop page, a second wasm (`src/bin/workshop.rs`), so the lab's
+//!   bundle carries none of it.
 
 pub mod app;
 pub mod components;
@@ -21,3 +23,4 @@ pub mod session;
 pub mod socket;
 pub mod sync;
 pub mod web;
+pub mod workshop_app;

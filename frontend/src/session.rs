@@ -16,6 +16,7 @@ use crate::model::run::RunModel;
 use crate::model::theme::Theme;
 use crate::model::url;
 use crate::model::view::View;
+use crate::model::workshop::Workshop;
 
 /// The WebSocket's state, as the header shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +58,16 @@ pub struct Session {
     /// What a room adds (code, role, head count, this phone's results, chaos); the sale's
     /// outcomes themselves go to [`PageState`] like any run's.
     pub room: RwSignal<RoomState>,
+    /// The workshop: the exercises, this browser's scripts and progress, the check in flight
+    /// and its verdict (its own frames, `solution_verdict` and a check's `error`, go only here).
+    pub workshop: RwSignal<Workshop>,
+    /// A page's own frames, taken before [`PageState`] sees them: the workshop page sets it
+    /// ([`Session::with_tap`]); the lab has none, so it carries none of the workshop's code.
+    tap: Option<Tap>,
 }
+
+/// Takes the frames a page handles itself and hands back the rest.
+pub type Tap = fn(&Session, ServerMessage) -> Option<ServerMessage>;
 
 impl Session {
     /// Fresh state: connecting, nothing run yet, default knobs.
@@ -72,11 +82,28 @@ impl Session {
             from_link: RwSignal::new(None),
             link_query: StoredValue::new(None),
             room: RwSignal::new(RoomState::default()),
+            workshop: RwSignal::new(Workshop::default()),
+            tap: None,
+        }
+    }
+
+    /// The same, with `tap` taking its frames before the page's state does.
+    pub fn with_tap(tap: Tap) -> Self {
+        Self {
+            tap: Some(tap),
+            ..Self::new()
         }
     }
 
     /// Fold one server frame in.
     pub fn apply(&self, msg: ServerMessage) {
+        let msg = match self.tap {
+            Some(tap) => match tap(self, msg) {
+                Some(msg) => msg,
+                None => return,
+            },
+            None => msg,
+        };
         // The form is not the server's state, but `hello` says which values it accepts.
         let mut problems = Vec::new();
         if let ServerMessage::Hello(hello) = &msg {
@@ -123,6 +150,7 @@ impl Session {
     pub fn disconnected(&self, attempt: u32, delay_ms: u32) {
         self.link.set(Link::Reconnecting { attempt, delay_ms });
         self.page.update(PageState::disconnected);
+        self.workshop.update(Workshop::disconnected);
     }
 
     /// Show an error until dismissed.

@@ -12,18 +12,24 @@ use crate::web;
 
 /// Read what the browser remembers and what the address asks for, then keep both in step.
 pub fn start(session: Session) {
+    looks(session);
+    // Checked once `hello` brings the limits and strategies (`Session::apply`).
+    let query = web::query();
+    if !query.is_empty() {
+        session.link_query.set_value(Some(query));
+    }
+    address(session);
+}
+
+/// The theme and the view (normal or stage), remembered and kept on `<body>`; every page has
+/// them.
+pub fn looks(session: Session) {
     if let Some(id) = web::recall(THEME_KEY) {
         session.theme.set(Theme::from_id(&id));
     }
     if let Some(id) = web::recall(VIEW_KEY) {
         session.view.set(View::from_id(&id));
     }
-    // Checked once `hello` brings the limits and strategies (`Session::apply`).
-    let query = web::query();
-    if !query.is_empty() {
-        session.link_query.set_value(Some(query));
-    }
-
     Effect::new(move |_| {
         for (attribute, key, id) in [
             ("data-theme", THEME_KEY, session.theme.get().id()),
@@ -33,7 +39,11 @@ pub fn start(session: Session) {
             web::remember(key, id);
         }
     });
-    // The address follows the run on screen (live, reopened or loaded) from the moment it
+}
+
+/// The address follows the run on screen.
+fn address(session: Session) {
+    // It follows follows the run on screen (live, reopened or loaded) from the moment it
     // starts, so copying it shares that crowd. Before any run the address stays as it was
     // opened: it may be the link being restored. Outcome frames wake this too (they change the
     // page, not the config), so the address is only written when its text changes.

@@ -30,6 +30,10 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/index.html", get(index))
         // A room's join URL opens the same page, which shows the phone view.
         .route("/r/{room}", get(index))
+        // The workshop is a page of its own (`/?view=workshop` opens it too).
+        .route("/workshop", get(workshop))
+        .route("/workshop/", get(workshop))
+        .route("/workshop/index.html", get(workshop))
         .route("/qr/{file}", get(crate::rooms::qr::svg))
         .route("/healthz", get(healthz))
         .route("/ws", get(crate::ws::upgrade))
@@ -110,10 +114,33 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     (status, Json(body)).into_response()
 }
 
-/// `GET /`: the built page, with a policy that allows its inline script, or a note on how
-/// to build it.
-async fn index(State(state): State<Arc<AppState>>) -> Response {
-    match tokio::fs::read_to_string(state.assets.join("index.html")).await {
+/// `GET /`: the built lab, or the workshop when the address asks for it (`view=workshop`).
+async fn index(State(state): State<Arc<AppState>>, uri: axum::http::Uri) -> Response {
+    let page = if opens_workshop(uri.query().unwrap_or("")) {
+        WORKSHOP_PAGE
+    } else {
+        "index.html"
+    };
+    serve_page(&state, page).await
+}
+
+/// `GET /workshop`: the workshop page.
+async fn workshop(State(state): State<Arc<AppState>>) -> Response {
+    serve_page(&state, WORKSHOP_PAGE).await
+}
+
+/// Where `scripts/frontend.sh` builds the workshop page (its files are under `/workshop/`).
+const WORKSHOP_PAGE: &str = "workshop/index.html";
+
+/// The address names the workshop view: a `view=workshop` pair in its query.
+fn opens_workshop(query: &str) -> bool {
+    query.split('&').any(|pair| pair == "view=workshop")
+}
+
+/// A built page (`page`, under the assets), with a policy that allows its inline script, or a
+/// note on how to build it.
+async fn serve_page(state: &AppState, page: &str) -> Response {
+    match tokio::fs::read_to_string(state.assets.join(page)).await {
         Ok(html) => {
             let csp = headers::page_policy(&state.allowed_origins, &html);
             ([(header::CONTENT_SECURITY_POLICY, csp)], Html(html)).into_response()
@@ -124,8 +151,8 @@ async fn index(State(state): State<Arc<AppState>>) -> Response {
             Html(format!(
                 "<!doctype html><meta charset=utf-8><title>oversold: page not built</title>\
                  <body><h1>The page is not built yet</h1>\
-                 <p>No <code>index.html</code> in <code>{}</code>. Build it with\
-                 <pre>scripts/frontend.sh</pre> (or <code>trunk build --release</code>) and reload.\
+                 <p>No <code>{page}</code> in <code>{}</code>. Build it with\
+                 <pre>scripts/frontend.sh</pre> and reload.\
                  The WebSocket at <code>/ws</code> and <code>/healthz</code> work already.</p>",
                 state.assets.display()
             )),
@@ -136,7 +163,18 @@ async fn index(State(state): State<Arc<AppState>>) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::is_hashed_asset;
+    use super::{is_hashed_asset, opens_workshop};
+
+    #[test]
+    fn the_workshop_is_opened_by_its_view_pair_only() {
+        assert!(opens_workshop("view=workshop"));
+        assert!(opens_workshop("view=workshop&exercise=reserve"));
+        assert!(opens_workshop("exercise=reserve&view=workshop"));
+        assert!(!opens_workshop(""));
+        assert!(!opens_workshop("view=workshops"));
+        assert!(!opens_workshop("strategy=lua&seed=3"));
+        assert!(!opens_workshop("xview=workshop"));
+    }
 
     #[test]
     fn only_trunk_hashed_names_are_immutable() {

@@ -1,4 +1,5 @@
-//! The title bar, with the view switches and the WebSocket and Redis status on the right.
+//! The title bar, with the workshop's link, the view switches and the WebSocket and Redis
+//! status on the right.
 
 use leptos::prelude::*;
 use oversold_protocol::{RedisState, Scenario};
@@ -49,6 +50,8 @@ pub fn Header() -> impl IntoView {
                 <p class="pitch">{pitch}</p>
             </div>
             <div class="chips">
+                // The workshop is a page of its own (its own wasm, loaded only when opened).
+                <a class="toggle ws-link" href="/?view=workshop" data-testid="workshop-link">"Workshop"</a>
                 <Toggles/>
                 <LinkChip/>
                 <RedisChip/>
@@ -59,7 +62,7 @@ pub fn Header() -> impl IntoView {
 
 /// WebSocket state: connected, connecting, or reconnecting with the wait shown.
 #[component]
-fn LinkChip() -> impl IntoView {
+pub(crate) fn LinkChip() -> impl IntoView {
     let session = expect_context::<Session>();
     // One closure redraws the chip in place: its state and its words change together.
     move || {
@@ -82,7 +85,7 @@ fn LinkChip() -> impl IntoView {
 
 /// Redis state as the server last reported it.
 #[component]
-fn RedisChip() -> impl IntoView {
+pub(crate) fn RedisChip() -> impl IntoView {
     let session = expect_context::<Session>();
     move || {
         let (state, text) = match (session.link.get(), session.page.with(|p| p.redis)) {

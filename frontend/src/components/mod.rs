@@ -24,3 +24,4 @@ pub mod step;
 pub mod tape;
 pub mod timeline;
 pub mod toggles;
+pub mod workshop;

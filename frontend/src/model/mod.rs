@@ -23,6 +23,9 @@
 //! - [`url`] (a run's knobs in the address, and back), [`saved`] (saved-run files),
 //!   [`shortcuts`] (which key does what), [`theme`] and [`view`] (dark or light; the normal
 //!   page or the stage view).
+//! - [`workshop`]: the Lua exercises the server judges: the exercise on screen, the student's
+//!   scripts and progress, the check in flight, the verdict and its tape; the editor's
+//!   keys and gutter; the panels' markup.
 
 pub mod audit;
 pub mod axis;
@@ -52,3 +55,4 @@ pub mod timeline;
 pub mod url;
 pub mod verdict;
 pub mod view;
+pub mod workshop;

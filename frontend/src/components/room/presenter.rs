@@ -16,7 +16,7 @@ use crate::socket::Socket;
 use crate::web;
 
 /// Where the browser keeps the room it presents.
-const PRESENTING_KEY: &str = "oversold-presenting";
+pub const PRESENTING_KEY: &str = "oversold-presenting";
 
 /// The panel.
 #[component]
@@ -105,6 +105,11 @@ fn RoomHead() -> impl IntoView {
                 <a class="room-url" href=move || format!("{}?as=spectator", url()) target="_blank">
                     "spectator view"
                 </a>
+                " · "
+                // The workshop page presents the room's challenge (its own wasm, loaded then).
+                <a class="room-url" data-testid="room-challenge"
+                    href=move || format!("/?view=workshop&room={}&as=presenter", code())
+                    target="_blank">"workshop challenge"</a>
                 <p data-testid="room-presence">{presence}</p>
             </div>
         </div>
