@@ -6,8 +6,11 @@
 //! passes, however it is written.
 
 mod cart;
+mod confirm;
 mod counter;
 mod customer_limit;
+mod hold;
+mod holds;
 mod idempotent;
 mod quantity;
 mod reserve;
@@ -57,12 +60,14 @@ impl Exercise {
 }
 
 /// Every exercise, in the order a workshop takes them.
-pub fn all() -> [&'static Exercise; 6] {
+pub fn all() -> [&'static Exercise; 8] {
     [
         &reserve::EXERCISE,
         &quantity::EXERCISE,
         &idempotent::EXERCISE,
         &customer_limit::EXERCISE,
+        &hold::EXERCISE,
+        &confirm::EXERCISE,
         &cart::EXERCISE,
         &short_script::EXERCISE,
     ]
