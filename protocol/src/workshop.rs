@@ -53,6 +53,10 @@ pub enum VerdictCode {
     LimitBroken,
     /// A cart left with some of its lines taken and not others.
     PartialCart,
+    /// The same units counted twice: a hold's units back on the shelf while the hold still
+    /// stands or was sold (a reaper that released a hold and kept it, a confirm of a hold the
+    /// reaper had already given back), so the shop can sell more units than it has.
+    SoldTwice,
     /// The script held Redis longer than the exercise allows.
     TooSlow,
     /// The script ran past the sandbox's busy threshold and was stopped with `SCRIPT KILL`.
@@ -76,6 +80,7 @@ impl VerdictCode {
             VerdictCode::Duplicate => "duplicate",
             VerdictCode::LimitBroken => "limit_broken",
             VerdictCode::PartialCart => "partial_cart",
+            VerdictCode::SoldTwice => "sold_twice",
             VerdictCode::TooSlow => "too_slow",
             VerdictCode::Killed => "killed",
             VerdictCode::Restarted => "restarted",
@@ -88,7 +93,7 @@ impl VerdictCode {
 /// One call of the script, as the judge made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Call {
-    /// The buyer (1-based) who made it.
+    /// The buyer (1-based) who made it, or 0 for the reaper.
     pub buyer: u32,
     /// `KEYS`, as sent.
     pub keys: Vec<String>,
@@ -99,7 +104,8 @@ pub struct Call {
 /// One line of a counterexample's tape: a command as Redis ran it, in Redis's order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TapeLine {
-    /// The buyer whose call this is (its `EVALSHA`, and each command the script ran inside).
+    /// The buyer whose call this is (its `EVALSHA`, and each command the script ran inside);
+    /// 0 for the reaper, whose calls belong to no buyer.
     pub buyer: u32,
     /// True for a command the script ran (`redis.call`), false for the call itself.
     pub inside: bool,
@@ -161,4 +167,32 @@ pub struct SolutionVerdict {
     pub figures: Option<Figures>,
     /// How long the check took, ms.
     pub took_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VerdictCode;
+
+    #[test]
+    fn a_verdict_code_is_written_as_its_name() {
+        for code in [
+            VerdictCode::Passed,
+            VerdictCode::Oversold,
+            VerdictCode::WrongAnswer,
+            VerdictCode::BadInputAccepted,
+            VerdictCode::Duplicate,
+            VerdictCode::LimitBroken,
+            VerdictCode::PartialCart,
+            VerdictCode::SoldTwice,
+            VerdictCode::TooSlow,
+            VerdictCode::Killed,
+            VerdictCode::Restarted,
+            VerdictCode::Noperm,
+            VerdictCode::ScriptError,
+        ] {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            assert_eq!(serde_json::from_str::<VerdictCode>(&json).unwrap(), code);
+        }
+    }
 }

@@ -152,7 +152,11 @@ fn print_verdict(v: &SolutionVerdict, json: bool) {
         );
         for line in &c.tape {
             let indent = if line.inside { "      " } else { "" };
-            let mut text = format!("  buyer {:>2}  {indent}{}", line.buyer, line.command);
+            let who = match line.buyer {
+                0 => "reaper  ".to_string(),
+                buyer => format!("buyer {buyer:>2}"),
+            };
+            let mut text = format!("  {who}  {indent}{}", line.command);
             if !line.inside {
                 text.push_str(&format!("  -> {}", line.reply));
                 if let Some(after) = &line.stock_after {

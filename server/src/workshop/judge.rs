@@ -12,6 +12,11 @@
 //! 4. A pass is timed (`SLOWLOG`) and set beside the reference solution, judged on the same
 //!    crowds.
 //!
+//! Where an exercise has a script of the shop's own (a reaper the submission must live
+//! beside), its calls are part of the same crowds: sent on the same connections, ordered by
+//! the same `MONITOR`, replayed in the same model. The judge only picks, call by call, which
+//! script's SHA to send.
+//!
 //! It judges what Redis answered, never the script's text.
 
 use std::time::{Duration, Instant};
@@ -24,7 +29,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use redis::Value;
 
-use super::exercises::{Broken, CallSpec, Crowd, Exercise, Expected, Size, Write};
+use super::exercises::{Broken, CallSpec, Crowd, Exercise, Expected, Rules, Script, Size, Write};
 use super::monitor;
 use crate::store::exercise::{self as cmds, ScriptReply};
 use crate::store::{RedisConn, Store, StoreError};
@@ -88,11 +93,18 @@ pub async fn check(
             return Ok(timed(verdict(VerdictCode::ScriptError, message), started));
         }
     };
+    let shop = match exercise.rules.shop_script() {
+        Some(shop) => Some(load_ours(&mut admin, shop, "SCRIPT LOAD shop").await?),
+        None => None,
+    };
     let judge = Judge {
         target,
         exercise,
-        sha,
-        source: source.to_string(),
+        submitted: Loaded {
+            sha,
+            source: source.to_string(),
+        },
+        shop,
     };
     if let Some(failure) = judge.serial_crowds(&mut admin).await? {
         return Ok(timed(judge.report(&mut admin, failure).await?, started));
@@ -150,8 +162,32 @@ fn per_second(calls: u32, spent: Duration) -> f64 {
 struct Judge<'a> {
     target: &'a Target<'a>,
     exercise: &'a Exercise,
+    /// The submission.
+    submitted: Loaded,
+    /// The shop's own script, when the exercise has one.
+    shop: Option<Loaded>,
+}
+
+/// A script in the sandbox's cache: its SHA, and its text for an `EVAL` after `NOSCRIPT`.
+struct Loaded {
     sha: String,
     source: String,
+}
+
+/// `SCRIPT LOAD` one of the lab's own scripts (a reference, a shop script): one that does
+/// not compile is the lab's bug, not the student's.
+async fn load_ours(
+    admin: &mut RedisConn,
+    source: &str,
+    op: &'static str,
+) -> Result<Loaded, StoreError> {
+    let sha = cmds::load(admin, source)
+        .await?
+        .map_err(|why| StoreError::Unexpected { op, detail: why })?;
+    Ok(Loaded {
+        sha,
+        source: source.to_string(),
+    })
 }
 
 /// What one call did, in a serial replay.
@@ -162,6 +198,15 @@ struct Step {
 }
 
 impl Judge<'_> {
+    /// The script `call` runs: `submitted` (the submission, or the reference being timed)
+    /// unless it is the shop's.
+    fn script_for<'s>(&'s self, call: &CallSpec, submitted: &'s Loaded) -> &'s Loaded {
+        match (call.script, &self.shop) {
+            (Script::Shop, Some(shop)) => shop,
+            _ => submitted,
+        }
+    }
+
     /// The check's keys, `oversold:{TAG}:NAME`.
     fn keys(&self) -> Vec<String> {
         let tag = self.target.tag;
@@ -231,23 +276,17 @@ impl Judge<'_> {
         let keys = self.keys();
         let mut steps = Vec::with_capacity(calls.len());
         for (i, call) in calls.iter().enumerate() {
+            let script = self.script_for(call, &self.submitted);
             let reply =
-                cmds::call(&mut student, &self.sha, &self.source, &keys, &call.args).await?;
+                cmds::call(&mut student, &script.sha, &script.source, &keys, &call.args).await?;
             let expected = model.call(&call.args);
             let mut after = Vec::new();
             for key in &keys {
                 after.push(cmds::read(admin, key).await?);
             }
             let repeat = calls[..i].iter().any(|c| c.args == call.args);
-            let broken = compare(
-                &call.args,
-                &expected,
-                &reply,
-                &after,
-                model.checked(),
-                &keys,
-                repeat,
-            );
+            let checked = checked_keys(self.exercise.rules, &after, model.checked());
+            let broken = compare(&call.args, &expected, &reply, checked, &keys, repeat);
             let done = broken.is_some() && stop;
             steps.push(Step {
                 reply: words(&reply),
@@ -271,7 +310,7 @@ impl Judge<'_> {
         for seed in 0..CONCURRENT_CROWDS {
             let mut rng = ChaCha8Rng::seed_from_u64(1_000 + seed);
             let crowd = self.exercise.rules.crowd(&mut rng, Size::Large);
-            let raced = self.race(admin, &crowd, &self.sha, &self.source).await?;
+            let raced = self.race(admin, &crowd, &self.submitted).await?;
             calls += u32::try_from(crowd.calls.len()).unwrap_or(u32::MAX);
             spent += raced.spent;
             if let Some(f) = self.judge_order(admin, &crowd, &raced).await? {
@@ -311,7 +350,8 @@ impl Judge<'_> {
             for key in &keys {
                 after.push(cmds::read(admin, key).await?);
             }
-            broke = first_state_mismatch(&after, model.checked(), &keys).is_some();
+            let checked = checked_keys(self.exercise.rules, &after, model.checked());
+            broke = first_state_mismatch(&checked, &keys).is_some();
         }
         if !broke {
             return Ok(None);
@@ -327,19 +367,13 @@ impl Judge<'_> {
     /// The reference solution through the same concurrent crowds: its calls a second and
     /// its longest call.
     async fn reference_figures(&self, admin: &mut RedisConn) -> Result<(f64, u64), StoreError> {
-        let reference = self.exercise.reference;
-        let sha = cmds::load(admin, reference)
-            .await?
-            .map_err(|why| StoreError::Unexpected {
-                op: "SCRIPT LOAD reference",
-                detail: why,
-            })?;
+        let reference = load_ours(admin, self.exercise.reference, "SCRIPT LOAD reference").await?;
         cmds::slowlog_everything(admin).await?;
         let (mut calls, mut spent) = (0u32, Duration::ZERO);
         for seed in 0..CONCURRENT_CROWDS {
             let mut rng = ChaCha8Rng::seed_from_u64(1_000 + seed);
             let crowd = self.exercise.rules.crowd(&mut rng, Size::Large);
-            spent += self.race(admin, &crowd, &sha, reference).await?.spent;
+            spent += self.race(admin, &crowd, &reference).await?.spent;
             calls += u32::try_from(crowd.calls.len()).unwrap_or(u32::MAX);
         }
         Ok((
@@ -454,11 +488,15 @@ impl Judge<'_> {
             } else if matches!(cmd.as_str(), "EVALSHA" | "EVAL") && call < f.calls.len() {
                 let c = &f.calls[call];
                 let step = steps.get(call);
+                let whose = match c.script {
+                    Script::Submitted => "",
+                    Script::Shop => " (the shop's script)",
+                };
                 tape.push(TapeLine {
                     buyer: c.buyer,
                     inside: false,
                     command: format!(
-                        "{cmd} {} {}",
+                        "{cmd}{whose} {} {}",
                         names.join(" "),
                         c.args
                             .iter()
@@ -495,8 +533,7 @@ impl Judge<'_> {
         &self,
         admin: &mut RedisConn,
         crowd: &Crowd,
-        sha: &str,
-        source: &str,
+        submitted: &Loaded,
     ) -> Result<Raced, StoreError> {
         self.set_up(admin, &crowd.setup).await?;
         let monitor = self.target.admin.monitor().await?;
@@ -511,17 +548,21 @@ impl Judge<'_> {
         let started = Instant::now();
         let mut tasks = tokio::task::JoinSet::new();
         for (k, mut conn) in conns.into_iter().enumerate() {
-            let mine: Vec<(usize, Vec<String>)> = crowd
+            // Each call with its script's SHA and text.
+            let mine: Vec<(usize, Vec<String>, String, String)> = crowd
                 .calls
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| i % APP_SERVERS == k)
-                .map(|(i, c)| (i, c.args.clone()))
+                .map(|(i, c)| {
+                    let script = self.script_for(c, submitted);
+                    (i, c.args.clone(), script.sha.clone(), script.source.clone())
+                })
                 .collect();
-            let (keys, sha, source) = (keys.clone(), sha.to_string(), source.to_string());
+            let keys = keys.clone();
             tasks.spawn(async move {
                 let mut out = Vec::with_capacity(mine.len());
-                for (i, args) in mine {
+                for (i, args, sha, source) in mine {
                     out.push((i, cmds::call(&mut conn, &sha, &source, &keys, &args).await?));
                 }
                 Ok::<_, StoreError>(out)
@@ -581,8 +622,8 @@ async fn read_order(
         } else if matches!(cmd.as_str(), "EVALSHA" | "EVAL")
             && let Some(&k) = app_of.get(&line.client)
         {
-            // The script is loaded before the crowd (SCRIPT LOAD), so an EVALSHA never
-            // meets NOSCRIPT here and each call is one line.
+            // The scripts are loaded before the crowd (SCRIPT LOAD), so an EVALSHA never
+            // meets NOSCRIPT here and each call is one line, whichever script it runs.
             order.push(sent[k] * APP_SERVERS + k);
             sent[k] += 1;
         }
@@ -624,17 +665,31 @@ fn compare_reply(expected: &Expected, reply: &ScriptReply) -> Option<(String, bo
     (!ok).then(|| (words(reply), matches!(reply, ScriptReply::Error(_))))
 }
 
-/// The first checked key that holds something else than the model says.
-fn first_state_mismatch(
+/// Every key the model checks, after a call: `(index, expected, found)`, both in the form
+/// they are compared in (the exercise's [`Rules::normalize`], then a missing key read as 0).
+fn checked_keys(
+    rules: &dyn Rules,
     after: &[Option<String>],
     checked: Vec<(usize, Option<String>)>,
+) -> Vec<(usize, Option<String>, Option<String>)> {
+    checked
+        .into_iter()
+        .map(|(k, want)| {
+            let found = normalize(rules.normalize(k, after.get(k).cloned().flatten()));
+            (k, normalize(rules.normalize(k, want)), found)
+        })
+        .collect()
+}
+
+/// The first checked key that holds something else than the model says.
+fn first_state_mismatch(
+    checked: &[(usize, Option<String>, Option<String>)],
     keys: &[String],
 ) -> Option<(String, Option<String>, Option<String>)> {
-    checked.into_iter().find_map(|(k, want)| {
-        let found = normalize(after.get(k).cloned().flatten());
-        let want = normalize(want);
-        (found != want).then(|| (keys[k].clone(), want, found))
-    })
+    checked
+        .iter()
+        .find(|(_, want, found)| want != found)
+        .map(|(k, want, found)| (keys[*k].clone(), want.clone(), found.clone()))
 }
 
 /// A missing counter and `"0"` are the same stock.
@@ -649,13 +704,12 @@ fn compare(
     args: &[String],
     expected: &Expected,
     reply: &ScriptReply,
-    after: &[Option<String>],
-    checked: Vec<(usize, Option<String>)>,
+    checked: Vec<(usize, Option<String>, Option<String>)>,
     keys: &[String],
     repeat: bool,
 ) -> Option<Broken> {
     let replied = compare_reply(expected, reply);
-    let state = first_state_mismatch(after, checked, keys);
+    let state = first_state_mismatch(&checked, keys);
     if replied.is_none() && state.is_none() {
         return None;
     }
@@ -668,6 +722,7 @@ fn compare(
         got,
         got_error,
         state,
+        checked,
     })
 }
 
@@ -729,54 +784,63 @@ fn sentence(f: &Failure, tag: &str) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     let b = &f.broken;
-    let state = b.state.as_ref().map(|(key, want, found)| {
+    let keys = b.state.as_ref().map(|(key, want, found)| {
         let key = key.strip_prefix(&prefix).unwrap_or(key);
         format!(
-            "; {key} should hold {} but holds {}",
+            "{key} should hold {} but holds {}",
             want.as_deref().unwrap_or("nothing"),
             found.as_deref().unwrap_or("nothing")
         )
     });
-    let state = state.unwrap_or_default();
+    let state = keys.as_ref().map(|k| format!("; {k}")).unwrap_or_default();
+    // The reaper's calls belong to no buyer; the shop's own script is not the student's.
+    let who = match last.buyer {
+        0 => "the reaper".to_string(),
+        buyer => format!("buyer {buyer}"),
+    };
+    let yours = match last.script {
+        Script::Submitted => "your script",
+        Script::Shop => "the shop's script, after yours,",
+    };
+    let (got, want) = (&b.got, &b.expected);
+    // The reply and the keys after; a step can break with the right reply and wrong keys.
+    let answered = match &keys {
+        Some(keys) if *got == want.to_string() => {
+            format!("{yours} answered {got} as the contract does, yet {keys}")
+        }
+        _ => format!("the contract answers {want}, {yours} answered {got}{state}"),
+    };
     match f.verdict {
         VerdictCode::Oversold => format!(
-            "call {n} (buyer {}, ARGV {args}) was answered {} although there were not enough \
-             units: the contract answers {}{state}: units that do not exist were sold",
-            last.buyer, b.got, b.expected
+            "call {n} ({who}, ARGV {args}) was answered {got} although there were not enough \
+             units: the contract answers {want}{state}: units that do not exist were sold"
+        ),
+        VerdictCode::SoldTwice => format!(
+            "call {n} ({who}, ARGV {args}): {answered}: the shop now counts more units \
+             than it has (on the shelf, held and sold together), so the same units can be \
+             sold twice"
         ),
         VerdictCode::Duplicate => format!(
-            "call {n} resent buyer {}'s request (ARGV {args}): the contract answers {} again \
-             and takes nothing; your script answered {}{state}",
-            last.buyer, b.expected, b.got
+            "call {n} resent {who}'s request (ARGV {args}): the contract answers {want} again \
+             and takes nothing; {yours} answered {got}{state}"
         ),
         VerdictCode::BadInputAccepted => format!(
-            "call {n} (buyer {}, ARGV {args}) is bad input: the contract answers {} and \
-             changes nothing; your script answered {}{state}",
-            last.buyer, b.expected, b.got
+            "call {n} ({who}, ARGV {args}) is bad input: the contract answers {want} and \
+             changes nothing; {yours} answered {got}{state}"
         ),
         VerdictCode::PartialCart => format!(
-            "call {n} (buyer {}, ARGV {args}) should take every line or none, and your \
-             script answered {} after taking some{state}: Redis does not undo what a script \
-             already wrote",
-            last.buyer, b.got
+            "call {n} ({who}, ARGV {args}) should take every line or none, and {yours} \
+             answered {got} after taking some{state}: Redis does not undo what a script \
+             already wrote"
         ),
         VerdictCode::LimitBroken => format!(
-            "call {n} (buyer {}, ARGV {args}) would take its customer past the limit: the \
-             contract answers {}, your script answered {}{state}",
-            last.buyer, b.expected, b.got
+            "call {n} ({who}, ARGV {args}) would take its customer past the limit: the \
+             contract answers {want}, {yours} answered {got}{state}"
         ),
-        VerdictCode::Noperm => format!(
-            "call {n}: your script used a command or a key it may not: {}",
-            b.got
-        ),
-        VerdictCode::ScriptError => format!(
-            "call {n} (buyer {}, ARGV {args}) raised an error: {}",
-            last.buyer, b.got
-        ),
-        _ => format!(
-            "call {n} (buyer {}, ARGV {args}): the contract answers {}, your script answered \
-             {}{state}",
-            last.buyer, b.expected, b.got
-        ),
+        VerdictCode::Noperm => {
+            format!("call {n}: {yours} used a command or a key it may not: {got}")
+        }
+        VerdictCode::ScriptError => format!("call {n} ({who}, ARGV {args}) raised an error: {got}"),
+        _ => format!("call {n} ({who}, ARGV {args}): {answered}"),
     }
 }

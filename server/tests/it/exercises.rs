@@ -254,6 +254,8 @@ fn the_exercise_commands_keep_their_contract() {
             "quantity",
             "idempotent",
             "customer_limit",
+            "hold",
+            "confirm",
             "cart",
             "short_script"
         ]
@@ -372,4 +374,219 @@ async fn check_solution_over_the_socket() {
     assert!(
         matches!(c.next_within(30).await, oversold_protocol::ServerMessage::SolutionVerdict(v) if v.passed)
     );
+}
+
+/// The hold's two modes in other styles: a hold that takes first and gives back when short,
+/// and a reaper that pops the earliest end until it meets one still running.
+const HOLD_POPPING: &str = "\
+if ARGV[1] == 'hold' then
+  local left = redis.call('DECRBY', KEYS[1], ARGV[2])
+  if left < 0 then redis.call('INCRBY', KEYS[1], ARGV[2]) return 0 end
+  redis.call('HSET', KEYS[3], ARGV[3], ARGV[2])
+  redis.call('ZADD', KEYS[2], ARGV[4] + ARGV[5], ARGV[3])
+  return 1
+end
+local now, n = tonumber(ARGV[2]), 0
+while n < tonumber(ARGV[3]) do
+  local first = redis.call('ZPOPMIN', KEYS[2])
+  if #first == 0 then break end
+  if tonumber(first[2]) > now then redis.call('ZADD', KEYS[2], first[2], first[1]) break end
+  redis.call('INCRBY', KEYS[1], redis.call('HGET', KEYS[3], first[1]))
+  redis.call('HDEL', KEYS[3], first[1])
+  n = n + 1
+end
+return n";
+
+/// A right hold mode, and a reaper written by `reap` (`due` is the ids due, at most batch).
+fn hold_with_reaper(reap: &str) -> String {
+    format!(
+        "if ARGV[1] == 'hold' then\n\
+           local qty = tonumber(ARGV[2])\n\
+           if tonumber(redis.call('GET', KEYS[1]) or '0') < qty then return 0 end\n\
+           redis.call('DECRBY', KEYS[1], qty)\n\
+           redis.call('HSET', KEYS[3], ARGV[3], qty)\n\
+           redis.call('ZADD', KEYS[2], tonumber(ARGV[4]) + tonumber(ARGV[5]), ARGV[3])\n\
+           return 1\n\
+         end\n\
+         {reap}"
+    )
+}
+
+/// A confirm in another style: the listing decides, and the app's quantity is trusted once
+/// the hold is found (the two agree while it stands).
+const CONFIRM_BY_LISTING: &str = "\
+local ends = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not ends then return 0 end
+if tonumber(ARGV[3]) >= tonumber(ends) then return -1 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('INCRBY', KEYS[4], ARGV[2])
+return 1";
+
+/// A confirm that finds the hold and checks its end, then settles it with `settle`.
+fn confirm_settling(settle: &str) -> String {
+    format!(
+        "local qty = redis.call('HGET', KEYS[3], ARGV[1])\n\
+         if not qty then return 0 end\n\
+         if tonumber(ARGV[3]) >= tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1])) then return -1 end\n\
+         {settle}\n\
+         return 1"
+    )
+}
+
+/// `hold` and `confirm`: the starters fail the way their stories say (a running hold reaped;
+/// a hold sold after the reaper gave it back), correct scripts in other styles pass, and
+/// subtly wrong reapers and confirms fail with their verdict and a tape. `confirm`'s crowds
+/// race the submission against the shop's own hold-and-reap script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_and_the_reaper_are_judged_together() {
+    let redis = TestRedis::start();
+    for (id, want) in [
+        ("hold", VerdictCode::WrongAnswer),
+        ("confirm", VerdictCode::SoldTwice),
+    ] {
+        let v = judge(&redis, exercise(id), exercise(id).starter).await;
+        println!(
+            "{id} starter: {:?} in {} ms: {}",
+            v.verdict, v.took_ms, v.message
+        );
+        assert_eq!(v.verdict, want, "{id}: {v:?}");
+        assert!(v.counterexample.is_some_and(|c| !c.tape.is_empty()));
+    }
+
+    let passing = [
+        ("hold", HOLD_POPPING.to_string()),
+        // The reaper reads every due hold first, then writes (as lua/reap_holds.lua does).
+        (
+            "hold",
+            hold_with_reaper(
+                "local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])\n\
+                 local back = 0\n\
+                 for _, id in ipairs(due) do back = back + tonumber(redis.call('HGET', KEYS[3], id)) end\n\
+                 if #due > 0 then\n\
+                   redis.call('ZREM', KEYS[2], unpack(due))\n\
+                   redis.call('HDEL', KEYS[3], unpack(due))\n\
+                   redis.call('INCRBY', KEYS[1], back)\n\
+                 end\n\
+                 return #due",
+            ),
+        ),
+        ("confirm", CONFIRM_BY_LISTING.to_string()),
+        (
+            "confirm",
+            confirm_settling(
+                "redis.call('HDEL', KEYS[3], ARGV[1]) redis.call('ZREM', KEYS[2], ARGV[1]) \
+                 redis.call('INCRBY', KEYS[4], qty)",
+            ),
+        ),
+    ];
+    for (id, source) in &passing {
+        let v = judge(&redis, exercise(id), source).await;
+        println!("{id} passing: {:?} in {} ms", v.verdict, v.took_ms);
+        assert!(v.passed, "{id}: {v:?}\n{source}");
+    }
+
+    let failing = [
+        // Releases the due holds' units and unlists them, but keeps their records: held and
+        // on the shelf at once.
+        (
+            "hold",
+            VerdictCode::SoldTwice,
+            hold_with_reaper(
+                "local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])\n\
+                 for _, id in ipairs(due) do\n\
+                   redis.call('INCRBY', KEYS[1], redis.call('HGET', KEYS[3], id))\n\
+                   redis.call('ZREM', KEYS[2], id)\n\
+                 end\n\
+                 return #due",
+            ),
+        ),
+        // Ignores the batch: every due hold in one call.
+        (
+            "hold",
+            VerdictCode::WrongAnswer,
+            hold_with_reaper(
+                "local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])\n\
+                 for _, id in ipairs(due) do\n\
+                   redis.call('INCRBY', KEYS[1], redis.call('HGET', KEYS[3], id))\n\
+                   redis.call('HDEL', KEYS[3], id) redis.call('ZREM', KEYS[2], id)\n\
+                 end\n\
+                 return #due",
+            ),
+        ),
+        // Off by one: a hold that ends exactly now is left for the next reap.
+        (
+            "hold",
+            VerdictCode::WrongAnswer,
+            hold_with_reaper(
+                "local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2], 'LIMIT', 0, ARGV[3])\n\
+                 for _, id in ipairs(due) do\n\
+                   redis.call('INCRBY', KEYS[1], redis.call('HGET', KEYS[3], id))\n\
+                   redis.call('HDEL', KEYS[3], id) redis.call('ZREM', KEYS[2], id)\n\
+                 end\n\
+                 return #due",
+            ),
+        ),
+        // Holds whenever anything is left, not when qty is.
+        (
+            "hold",
+            VerdictCode::Oversold,
+            HOLD_POPPING.replace(
+                "local left = redis.call('DECRBY', KEYS[1], ARGV[2])\n  if left < 0 then",
+                "local left = redis.call('DECRBY', KEYS[1], ARGV[2])\n  if left + ARGV[2] <= 0 then",
+            ),
+        ),
+        // Finds the hold but sells it after its end, while the reaper counts it as its own.
+        (
+            "confirm",
+            VerdictCode::WrongAnswer,
+            "local qty = redis.call('HGET', KEYS[3], ARGV[1])\n\
+             if not qty then return 0 end\n\
+             redis.call('HDEL', KEYS[3], ARGV[1]) redis.call('ZREM', KEYS[2], ARGV[1])\n\
+             redis.call('INCRBY', KEYS[4], qty) return 1"
+                .to_string(),
+        ),
+        // Counts the sale and leaves the hold where it was: listed, so the reaper gives its
+        // units back too.
+        (
+            "confirm",
+            VerdictCode::SoldTwice,
+            confirm_settling("redis.call('INCRBY', KEYS[4], qty)"),
+        ),
+        // Unlists it and counts the sale, but keeps the record: held and sold at once.
+        (
+            "confirm",
+            VerdictCode::SoldTwice,
+            confirm_settling(
+                "redis.call('ZREM', KEYS[2], ARGV[1]) redis.call('INCRBY', KEYS[4], qty)",
+            ),
+        ),
+        // Forgets the record but leaves it listed: the reaper meets a hold that is not there.
+        (
+            "confirm",
+            VerdictCode::WrongAnswer,
+            confirm_settling(
+                "redis.call('HDEL', KEYS[3], ARGV[1]) redis.call('INCRBY', KEYS[4], qty)",
+            ),
+        ),
+    ];
+    for (id, want, source) in &failing {
+        let v = judge(&redis, exercise(id), source).await;
+        println!(
+            "{id} failing: {:?} in {} ms: {}",
+            v.verdict, v.took_ms, v.message
+        );
+        assert_eq!(v.verdict, *want, "{id}: {v:?}\n{source}");
+        let c = v.counterexample.as_ref().expect("a counterexample");
+        assert!(!c.tape.is_empty(), "{id}: {v:?}");
+        for line in &c.tape {
+            println!(
+                "  {} {}{} -> {}",
+                line.buyer,
+                if line.inside { "  " } else { "" },
+                line.command,
+                line.reply
+            );
+        }
+    }
 }

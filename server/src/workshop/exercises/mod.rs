@@ -6,8 +6,11 @@
 //! passes, however it is written.
 
 mod cart;
+mod confirm;
 mod counter;
 mod customer_limit;
+mod hold;
+mod holds;
 mod idempotent;
 mod quantity;
 mod reserve;
@@ -57,12 +60,14 @@ impl Exercise {
 }
 
 /// Every exercise, in the order a workshop takes them.
-pub fn all() -> [&'static Exercise; 6] {
+pub fn all() -> [&'static Exercise; 8] {
     [
         &reserve::EXERCISE,
         &quantity::EXERCISE,
         &idempotent::EXERCISE,
         &customer_limit::EXERCISE,
+        &hold::EXERCISE,
+        &confirm::EXERCISE,
         &cart::EXERCISE,
         &short_script::EXERCISE,
     ]
@@ -101,13 +106,26 @@ pub enum Write {
     Units(usize, u32),
 }
 
-/// One call of a crowd: who makes it and its `ARGV` (its `KEYS` are always all the keys).
+/// One call of a crowd: who makes it, which script it runs, and its `ARGV` (its `KEYS` are
+/// always all the keys).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallSpec {
-    /// The buyer (1-based).
+    /// The buyer (1-based), or 0 for the reaper, whose calls belong to no buyer.
     pub buyer: u32,
     /// `ARGV`.
     pub args: Vec<String>,
+    /// Whose script runs it.
+    pub script: Script,
+}
+
+/// Which script a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    /// The one the student submitted (or the reference, when the judge times it).
+    Submitted,
+    /// The shop's own script ([`Rules::shop_script`]), raced beside the submission the way a
+    /// resend is raced beside its original: the same crowds, connections and order.
+    Shop,
 }
 
 /// A seeded crowd: the setup and the calls, in the order they are sent (a concurrent run
@@ -172,6 +190,10 @@ pub struct Broken {
     /// A checked key that holds something else than the contract says, after this call:
     /// `(key name, expected, found)`.
     pub state: Option<(String, Option<String>, Option<String>)>,
+    /// Every checked key after this call, as compared: `(index into [`Rules::keys`],
+    /// expected, found)`; what a verdict that weighs all the keys together reads (units
+    /// counted twice show only in the sum).
+    pub checked: Vec<(usize, Option<String>, Option<String>)>,
 }
 
 /// How an exercise is judged.
@@ -189,6 +211,17 @@ pub trait Rules: Send + Sync {
     /// The most one call may hold Redis, µs (`None`: only the sandbox's busy threshold).
     fn time_limit_us(&self) -> Option<u64> {
         None
+    }
+    /// A script of the shop's own that the crowd's [`Script::Shop`] calls run (a reaper the
+    /// submission races), or `None` when every call runs the submission.
+    fn shop_script(&self) -> Option<&'static str> {
+        None
+    }
+    /// A key's value (as `store::exercise::read` shows it, or as [`Model::checked`] writes
+    /// it) in the form the two are compared in: as it is, unless the exercise says
+    /// otherwise (a hash's fields come back in Redis's order, not the model's).
+    fn normalize(&self, _key: usize, value: Option<String>) -> Option<String> {
+        value
     }
 }
 
@@ -215,6 +248,27 @@ mod tests {
             assert_ne!(e.starter, e.reference, "{}", e.id);
             assert!(e.hints.len() >= 2, "{}", e.id);
             assert_eq!(find(e.id).map(|f| f.id), Some(e.id));
+        }
+    }
+
+    #[test]
+    fn only_an_exercise_with_a_shop_script_races_one() {
+        use rand::SeedableRng;
+        for e in all() {
+            let (mut shop, mut submitted) = (0, 0);
+            for seed in 0..20 {
+                for size in [Size::Small, Size::Large] {
+                    let crowd = e.rules.crowd(&mut ChaCha8Rng::seed_from_u64(seed), size);
+                    for call in &crowd.calls {
+                        match call.script {
+                            Script::Shop => shop += 1,
+                            Script::Submitted => submitted += 1,
+                        }
+                    }
+                }
+            }
+            assert!(submitted > 0, "{}", e.id);
+            assert_eq!(shop > 0, e.rules.shop_script().is_some(), "{}", e.id);
         }
     }
 

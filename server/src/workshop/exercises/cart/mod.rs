@@ -6,7 +6,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::counter::{self, Stock};
-use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write};
+use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write};
 
 /// The exercise.
 pub static EXERCISE: Exercise = Exercise {
@@ -49,6 +49,7 @@ impl Rules for Cart {
                     args: (0..3)
                         .map(|_| rng.random_range(1..=2).to_string())
                         .collect(),
+                    script: Script::Submitted,
                 })
                 .collect(),
         }

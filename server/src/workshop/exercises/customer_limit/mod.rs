@@ -9,7 +9,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::counter::{self, Stock};
-use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write};
+use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write};
 
 /// The exercise.
 pub static EXERCISE: Exercise = Exercise {
@@ -53,6 +53,7 @@ impl Rules for Limit {
                         format!("c{}", rng.random_range(1..=customers)),
                         limit.clone(),
                     ],
+                    script: Script::Submitted,
                 })
                 .collect(),
         }

@@ -8,7 +8,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::counter::{self, Stock};
-use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write};
+use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write};
 
 /// The exercise.
 pub static EXERCISE: Exercise = Exercise {
@@ -54,6 +54,7 @@ impl Rules for Idempotent {
                 calls.push(CallSpec {
                     buyer,
                     args: args.clone(),
+                    script: Script::Submitted,
                 });
             }
         }

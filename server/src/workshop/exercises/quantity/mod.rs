@@ -7,7 +7,7 @@ use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::counter::{self, Stock, canonical};
-use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write};
+use super::{Broken, CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write};
 
 /// The exercise.
 pub static EXERCISE: Exercise = Exercise {
@@ -61,6 +61,7 @@ impl Rules for Quantity {
                 CallSpec {
                     buyer,
                     args: vec![qty],
+                    script: Script::Submitted,
                 }
             })
             .collect();

@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::counter::{self, Stock};
-use super::{CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write};
+use super::{CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write};
 
 /// The exercise.
 pub static EXERCISE: Exercise = Exercise {
@@ -45,6 +45,7 @@ impl Rules for Reserve {
                 .map(|buyer| CallSpec {
                     buyer,
                     args: vec![counter::qty(rng).to_string()],
+                    script: Script::Submitted,
                 })
                 .collect(),
         }

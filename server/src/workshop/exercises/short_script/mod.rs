@@ -4,7 +4,7 @@
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{CallSpec, Crowd, Exercise, Expected, Model, Rules, Size, Write, counter};
+use super::{CallSpec, Crowd, Exercise, Expected, Model, Rules, Script, Size, Write, counter};
 
 /// Units on the shelf in the large crowds: enough that reading them all is slow.
 pub const LONG_SHELF: u32 = 50_000;
@@ -51,6 +51,7 @@ impl Rules for Short {
                 .map(|buyer| CallSpec {
                     buyer,
                     args: vec![counter::qty(rng).to_string()],
+                    script: Script::Submitted,
                 })
                 .collect(),
         }
