@@ -655,6 +655,7 @@ pub fn headline(code: VerdictCode) -> &'static str {
         VerdictCode::WrongAnswer => "Wrong answer",
         VerdictCode::BadInputAccepted => "Bad input accepted",
         VerdictCode::Duplicate => "Counted twice",
+        VerdictCode::SoldTwice => "Sold twice",
         VerdictCode::LimitBroken => "Over the customer's limit",
         VerdictCode::PartialCart => "Partial cart",
         VerdictCode::TooSlow => "Too slow",

@@ -86,6 +86,7 @@ fn every_verdict_code_has_its_own_words_in_one_place() {
         WrongAnswer,
         BadInputAccepted,
         Duplicate,
+        SoldTwice,
         LimitBroken,
         PartialCart,
         TooSlow,
