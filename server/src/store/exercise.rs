@@ -147,12 +147,18 @@ pub async fn slowlog_everything(conn: &mut RedisConn) -> Result<(), StoreError> 
 
 /// The longest `EVALSHA`/`EVAL` in `SLOWLOG` since it was emptied, µs.
 pub async fn longest_call_us(conn: &mut RedisConn) -> Result<u64, StoreError> {
+    Ok(call_times_us(conn).await?.first().copied().unwrap_or(0))
+}
+
+/// How long each `EVALSHA`/`EVAL` in `SLOWLOG` since it was emptied held Redis, µs, the
+/// longest first.
+pub async fn call_times_us(conn: &mut RedisConn) -> Result<Vec<u64>, StoreError> {
     let cmd = redis::cmd("SLOWLOG").arg("GET").arg(4_096).to_owned();
     let entries: Value = conn.query("SLOWLOG GET", &cmd).await?;
     let Value::Array(entries) = entries else {
-        return Ok(0);
+        return Ok(Vec::new());
     };
-    let mut longest = 0;
+    let mut times = Vec::with_capacity(entries.len());
     for entry in entries {
         // [id, unix time, µs, [command, args…], client, name]
         let Value::Array(fields) = entry else {
@@ -167,8 +173,9 @@ pub async fn longest_call_us(conn: &mut RedisConn) -> Result<u64, StoreError> {
             _ => None,
         });
         if matches!(name.as_deref(), Some("EVALSHA" | "EVAL")) {
-            longest = longest.max(u64::try_from(*us).unwrap_or(0));
+            times.push(u64::try_from(*us).unwrap_or(0));
         }
     }
-    Ok(longest)
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    Ok(times)
 }
