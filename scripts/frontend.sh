@@ -122,36 +122,65 @@ if [ "$browser" -eq 1 ]; then
 fi
 
 # --- Build -------------------------------------------------------------------------------------
-# Two pages, two wasm files: the lab (index.html, into dist/) and the workshop (workshop.html,
-# into dist/workshop/, whose files the server serves under /workshop/). The lab first: Trunk
-# empties its dist folder, and dist/workshop/ lives inside the lab's.
+# Three pages, three wasm files: the lab (index.html, into dist/), the workshop (workshop.html,
+# into dist/workshop/) and the phone (phone.html, into dist/phone/); the server serves each
+# one's files under its folder. The lab first: Trunk empties its dist folder, and the others
+# live inside the lab's.
 say "trunk build --release: the lab into dist/"
 trunk build --release
-say "trunk build --release: the workshop into dist/workshop/"
-trunk build --release --dist dist/workshop --public-url /workshop/ frontend/workshop.html
+for page in workshop phone; do
+  say "trunk build --release: the $page page into dist/$page/"
+  trunk build --release --dist "dist/$page" --public-url "/$page/" "frontend/$page.html"
+done
 
-# The budget: 500 KB gzipped per page. It was 300 KB while the page was a grid, an audit and a
-# timeline; the tape (the protocol's reconstruction runs in the page), step-through, replays and
-# saved runs, the stage view and the checkout brought it to about 416 KB, and the cart/warehouse
-# shelves and the rooms (presenter, phone and spectator views) to about 470 KB. At 500 KB a
-# phone on a weak 5 Mbit/s conference link still loads it in under a second, once: the hashed
-# files are cached for good. Crossing it means something grew by accident; look before raising it.
-budget_kb=500
+# Precompressed copies: the server sends `name.br` or `name.gz` with its Content-Encoding when
+# the browser takes it (tower-http's ServeDir), so nothing is compressed per request. Brotli
+# from node's own zlib (node is here for wasm-opt), at its best quality.
+say "precompressing (brotli and gzip)"
+node -e '
+  const fs = require("fs"), path = require("path"), zlib = require("zlib");
+  for (const dir of process.argv.slice(1)) {
+    for (const f of fs.readdirSync(dir)) {
+      if (!/\.(wasm|js|css|svg)$/.test(f)) continue;
+      const file = path.join(dir, f), raw = fs.readFileSync(file);
+      fs.writeFileSync(file + ".br", zlib.brotliCompressSync(raw, { params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }));
+      fs.writeFileSync(file + ".gz", zlib.gzipSync(raw, { level: 9 }));
+    }
+  }' dist dist/workshop dist/phone
+
+# Size budgets, gzipped wasm + js per page (what a browser without brotli downloads; brotli
+# is smaller). The lab's budget was 300 KB while it was a grid, an audit and a timeline; the
+# tape, step-through, replays, the stage view, the checkout, carts and warehouses and the
+# presenter's room panel brought it to about 490 KB. Issue 19 sets the targets: the lab 300 KB,
+# a phone's bytes to a usable Buy 150 KB. The gate fails a page past its ceiling (something
+# grew by accident: look before raising it); the target, when missed, is printed with the
+# shortfall, which is work still to do.
 over=0
-for dir in dist dist/workshop; do
-  say "sizes of $dir (gzip -9)"
-  total=0
+check_page() { # dir ceiling_kb target_kb
+  local dir=$1 ceiling=$2 target=$3 total=0 brotli=0 f raw gz
+  say "sizes of $dir"
   for f in "$dir"/*.wasm "$dir"/*.js; do
     [ -e "$f" ] || continue
     raw=$(wc -c <"$f")
-    gz=$(gzip -9c "$f" | wc -c)
+    gz=$(wc -c <"$f.gz")
     total=$((total + gz))
-    printf '  %-48s %8d bytes, %7d gzipped\n' "$f" "$raw" "$gz"
+    brotli=$((brotli + $(wc -c <"$f.br")))
+    printf '  %-48s %8d bytes, %7d gzipped, %7d brotli\n' "$f" "$raw" "$gz" "$(wc -c <"$f.br")"
   done
-  printf '  %s: wasm + js gzipped: %d bytes (%d KB; budget %d KB)\n' "$dir" "$total" $(((total + 1023) / 1024)) "$budget_kb"
-  if [ "$total" -gt $((budget_kb * 1024)) ]; then
-    echo "frontend.sh: $dir is over the $budget_kb KB gzipped budget" >&2
+  printf '  %s: wasm + js %d bytes gzipped (%d KB), %d brotli; ceiling %d KB, target %d KB' \
+    "$dir" "$total" $(((total + 1023) / 1024)) "$brotli" "$ceiling" "$target"
+  if [ "$total" -gt $((target * 1024)) ]; then
+    printf ' (%d KB over the target)\n' $(((total - target * 1024 + 1023) / 1024))
+  else
+    printf ' (met)\n'
+  fi
+  if [ "$total" -gt $((ceiling * 1024)) ]; then
+    echo "frontend.sh: $dir is over its $ceiling KB ceiling" >&2
     over=1
   fi
-done
+}
+check_page dist 500 300
+check_page dist/workshop 260 300
+check_page dist/phone 260 150
 [ "$over" -eq 0 ] || exit 1

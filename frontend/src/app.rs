@@ -12,7 +12,7 @@ use crate::components::checkout::{
     self, books::Books, counters::CheckoutCounters, grid::CheckoutGrid, happened::Happened,
     scenario::ScenarioSwitch,
 };
-use crate::components::room::{self, phone::RoomPage, presenter::RoomPanel};
+use crate::components::room::presenter::RoomPanel;
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     files::use_drop_zone, header::Header, history::History, inventory::Inventory, notices::Notices,
@@ -32,10 +32,6 @@ pub fn App() -> impl IntoView {
     // Before the socket: the address must be read before `hello` can arrive to check it.
     sync::start(session);
     provide_context(Socket::connect(session));
-    // A join URL opens the light phone view instead of the whole page.
-    if let Some((code, role)) = room::joined_by_url() {
-        return view! { <RoomPage code=code role=role/> }.into_any();
-    }
     use_drop_zone(session);
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
@@ -80,5 +76,4 @@ pub fn App() -> impl IntoView {
             "oversold · real buyers, a real Redis, one counter · everything on this page comes from the server you are looking at"
         </footer>
     }
-    .into_any()
 }

@@ -12,13 +12,15 @@
 //! - `web` and `sync`: the rest of the browser (address bar, localStorage, `<body>`
 //!   attributes, full screen, files), and the Effects that keep it in step with the session.
 //! - `panic_hook`: a panic becomes a banner on the page, installed before mounting.
-//! - `workshop_app`: the workshop page, a second wasm (`src/bin/workshop.rs`), so the lab's
-//!   bundle carries none of it.
+//! - `workshop_app` and `phone_app`: the workshop page and the phone page, each its own wasm
+//!   (`src/bin/workshop.rs`, `src/bin/phone.rs`), so the lab's bundle carries neither and a
+//!   phone downloads only what it shows.
 
 pub mod app;
 pub mod components;
 pub mod model;
 pub mod panic_hook;
+pub mod phone_app;
 pub mod session;
 pub mod socket;
 pub mod sync;

@@ -38,15 +38,24 @@ pub struct Socket {
     session: Session,
     conn: StoredValue<Option<Conn>, LocalStorage>,
     backoff: StoredValue<Backoff>,
+    /// Which page this is (`/ws?page=…`), when not the lab: the server leaves out of `hello`
+    /// what that page never shows (the Lua sources; for a phone, the exercises too).
+    page: Option<&'static str>,
 }
 
 impl Socket {
-    /// Open the socket now; it keeps itself open from then on.
+    /// Open the lab's socket now; it keeps itself open from then on.
     pub fn connect(session: Session) -> Self {
+        Self::connect_for(session, None)
+    }
+
+    /// Open the socket of `page` (`"phone"`, `"workshop"`; `None`: the lab).
+    pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
         let socket = Self {
             session,
             conn: StoredValue::new_local(None),
             backoff: StoredValue::new(Backoff::page_default()),
+            page,
         };
         socket.open();
         socket
@@ -55,7 +64,7 @@ impl Socket {
     fn open(self) {
         // Replacing the old connection drops it; we are in a timer callback, not one of its own.
         self.conn.set_value(None);
-        let ws = match WebSocket::new(&ws_url()) {
+        let ws = match WebSocket::new(&ws_url(self.page)) {
             Ok(ws) => ws,
             Err(_) => return self.retry_later(),
         };
@@ -210,13 +219,18 @@ impl Socket {
     }
 }
 
-/// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both work.
-fn ws_url() -> String {
+/// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both
+/// work; `?page=NAME` for a page that is not the lab.
+fn ws_url(page: Option<&str>) -> String {
     let location = window().location();
     let scheme = if location.protocol().as_deref() == Ok("https:") {
         "wss:"
     } else {
         "ws:"
     };
-    format!("{scheme}//{}/ws", location.host().unwrap_or_default())
+    let host = location.host().unwrap_or_default();
+    match page {
+        Some(page) => format!("{scheme}//{host}/ws?page={page}"),
+        None => format!("{scheme}//{host}/ws"),
+    }
 }

@@ -23,13 +23,17 @@ use crate::state::AppState;
 /// security headers of [`headers`]; `index.html` sets its own policy (with its inline
 /// script's hash), which the layer then leaves alone.
 pub fn app(state: Arc<AppState>) -> Router {
-    let assets = ServeDir::new(&state.assets);
+    // Built files come with `.br` and `.gz` copies (scripts/frontend.sh): served as they are,
+    // with their `Content-Encoding`, when the browser takes them.
+    let assets = ServeDir::new(&state.assets)
+        .precompressed_br()
+        .precompressed_gzip();
     let csp = headers::header_value(&headers::policy(&state.allowed_origins, &[]));
     Router::new()
         .route("/", get(index))
         .route("/index.html", get(index))
-        // A room's join URL opens the same page, which shows the phone view.
-        .route("/r/{room}", get(index))
+        // A room's join URL opens the phone page (its own wasm), named for the room.
+        .route("/r/{room}", get(phone))
         // The workshop is a page of its own (`/?view=workshop` opens it too).
         .route("/workshop", get(workshop))
         .route("/workshop/", get(workshop))
@@ -128,6 +132,31 @@ async fn index(State(state): State<Arc<AppState>>, uri: axum::http::Uri) -> Resp
 async fn workshop(State(state): State<Arc<AppState>>) -> Response {
     serve_page(&state, WORKSHOP_PAGE).await
 }
+
+/// `GET /r/CODE`: the phone page, its first paint naming the room (`__ROOM__` in its HTML)
+/// before the wasm arrives. A code that is not one is shown as a dash: the page then says
+/// the address names no room.
+async fn phone(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(room): axum::extract::Path<String>,
+) -> Response {
+    let code = if oversold_protocol::room::is_room_code(&room) {
+        room
+    } else {
+        "—".to_string()
+    };
+    match tokio::fs::read_to_string(state.assets.join(PHONE_PAGE)).await {
+        Ok(html) => {
+            let csp = headers::page_policy(&state.allowed_origins, &html);
+            let html = html.replace("__ROOM__", &code);
+            ([(header::CONTENT_SECURITY_POLICY, csp)], Html(html)).into_response()
+        }
+        Err(_) => serve_page(&state, PHONE_PAGE).await,
+    }
+}
+
+/// Where `scripts/frontend.sh` builds the phone page (its files are under `/phone/`).
+const PHONE_PAGE: &str = "phone/index.html";
 
 /// Where `scripts/frontend.sh` builds the workshop page (its files are under `/workshop/`).
 const WORKSHOP_PAGE: &str = "workshop/index.html";

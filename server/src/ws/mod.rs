@@ -69,6 +69,7 @@ const RETRY_AFTER_SECS: &str = "5";
 /// server is full.
 pub async fn upgrade(
     ws: WebSocketUpgrade,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
     headers: HeaderMap,
     client: ClientAddr,
     State(state): State<Arc<AppState>>,
@@ -103,9 +104,48 @@ pub async fn upgrade(
                 addr: client,
                 base_url: crate::rooms::qr::base_url(&headers),
             };
-            session(socket, state, caller).await;
+            let page = HelloFor::from_query(query.as_deref().unwrap_or(""));
+            session(socket, state, caller, page).await;
             drop((slot, mine));
         })
+}
+
+/// Which page opened the socket (`/ws?page=…`): `hello` leaves out what that page never
+/// shows, so a phone on conference Wi-Fi does not download every Lua source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelloFor {
+    /// The lab: everything.
+    Lab,
+    /// The workshop page: no Lua sources (it shows the exercises' own scripts).
+    Workshop,
+    /// A phone or a spectator screen: neither Lua sources nor exercises.
+    Phone,
+}
+
+impl HelloFor {
+    /// From the socket's query: `page=phone`, `page=workshop`; anything else is the lab.
+    pub fn from_query(query: &str) -> HelloFor {
+        let mut page = HelloFor::Lab;
+        for pair in query.split('&') {
+            match pair {
+                "page=phone" => page = HelloFor::Phone,
+                "page=workshop" => page = HelloFor::Workshop,
+                _ => {}
+            }
+        }
+        page
+    }
+
+    /// `hello` as this page needs it.
+    pub fn trim(self, mut hello: oversold_protocol::Hello) -> oversold_protocol::Hello {
+        if self != HelloFor::Lab {
+            hello.scripts.clear();
+        }
+        if self == HelloFor::Phone {
+            hello.exercises.clear();
+        }
+        hello
+    }
 }
 
 /// The job this session has in flight.
@@ -145,13 +185,15 @@ struct Session {
 ///
 /// The loop stays one `tokio::select!`: it is the one place that shows everything a session
 /// waits for at once. Each branch's work is a [`Session`] method.
-async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller) {
+async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller, page: HelloFor) {
     let (sink, mut stream) = socket.split();
     let (frames, queue) = mpsc::channel::<ServerMessage>(OUTBOUND_QUEUE);
     let (close, close_requested) = oneshot::channel();
     let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
 
-    let _ = frames.send(ServerMessage::Hello(state.hello())).await;
+    let _ = frames
+        .send(ServerMessage::Hello(page.trim(state.hello())))
+        .await;
     let mut health = state.health.clone();
     health.mark_unchanged();
     let mut session = Session {

@@ -232,3 +232,64 @@ async fn the_page_allows_exactly_its_own_inline_script() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Each page from its own folder: the workshop for `view=workshop` (and `/workshop`), the phone
+/// for a join URL with the room's code painted in; a precompressed file goes as it is.
+#[tokio::test]
+async fn each_page_comes_from_its_folder_and_precompressed_files_go_as_they_are() {
+    let dir = std::env::temp_dir().join(format!("oversold-pages-{}", std::process::id()));
+    for sub in ["workshop", "phone"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("index.html"), "lab").unwrap();
+    std::fs::write(dir.join("workshop/index.html"), "workshop").unwrap();
+    std::fs::write(
+        dir.join("phone/index.html"),
+        "<p>Room __ROOM__ · joining…</p>",
+    )
+    .unwrap();
+    let store = Store::open("redis://127.0.0.1:1").unwrap();
+    let page = |path: &'static str| get(state(store.clone(), dir.clone()), path);
+    assert_eq!(page("/").await.1, "lab");
+    assert_eq!(page("/?strategy=lua&seed=3").await.1, "lab");
+    assert_eq!(page("/?view=workshop&exercise=reserve").await.1, "workshop");
+    assert_eq!(page("/workshop").await.1, "workshop");
+    assert_eq!(page("/r/ABC23").await.1, "<p>Room ABC23 · joining…</p>");
+    // Not a room code: nothing of it reaches the page.
+    let (status, body) = page("/r/%3Cscript%3E").await;
+    assert_eq!(
+        (status, body.as_str()),
+        (StatusCode::OK, "<p>Room — · joining…</p>")
+    );
+
+    std::fs::write(dir.join("phone/app.wasm"), "raw").unwrap();
+    std::fs::write(dir.join("phone/app.wasm.br"), "brotli").unwrap();
+    std::fs::write(dir.join("phone/app.wasm.gz"), "gzip").unwrap();
+    let fetch = |encoding: &'static str| {
+        let app = app(state(store.clone(), dir.clone()));
+        async move {
+            let res = app
+                .oneshot(
+                    Request::get("/phone/app.wasm")
+                        .header("accept-encoding", encoding)
+                        .body(Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            let enc = res
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string());
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            (enc, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    assert_eq!(
+        fetch("br, gzip").await,
+        (Some("br".into()), "brotli".into())
+    );
+    assert_eq!(fetch("gzip").await, (Some("gzip".into()), "gzip".into()));
+    assert_eq!(fetch("identity").await, (None, "raw".into()));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -603,3 +603,31 @@ async fn the_next_run_may_start_the_moment_the_last_one_ends() {
         done.unwrap();
     }
 }
+
+/// A phone's `hello` leaves out the Lua sources and the exercises (it shows neither), the
+/// workshop's only the sources; the lab's has both. Everything else is the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_page_gets_the_hello_it_needs() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 8).await;
+    let lab = server.client().await.hello().await;
+    let phone = server.client_at("/ws?page=phone").await.hello().await;
+    let workshop = server.client_at("/ws?page=workshop").await.hello().await;
+    assert!(!lab.scripts.is_empty() && !lab.exercises.is_empty());
+    assert!(phone.scripts.is_empty() && phone.exercises.is_empty());
+    assert!(workshop.scripts.is_empty());
+    assert_eq!(workshop.exercises, lab.exercises);
+    assert_eq!(phone.strategies, lab.strategies);
+    assert_eq!(phone.limits, lab.limits);
+    let size = |h: &oversold_protocol::Hello| serde_json::to_string(h).unwrap().len();
+    eprintln!(
+        "hello bytes: lab {}, workshop {}, phone {}",
+        size(&lab),
+        size(&workshop),
+        size(&phone)
+    );
+    assert!(
+        size(&phone) * 2 < size(&lab),
+        "a phone's hello is under half the lab's"
+    );
+}

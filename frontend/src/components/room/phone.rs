@@ -30,7 +30,7 @@ pub fn RoomPage(
     view! {
         <main class="room-phone" data-testid="room-phone">
             <header class="room-phone-head">
-                <strong>"oversold"</strong>
+                <h1 class="room-brand">"oversold"</h1>
                 <span class="room-code" data-testid="room-code">{code}</span>
                 <span class="muted" class:bad=move || !linked()>
                     {move || if linked() { "live" } else { "reconnecting…" }}

@@ -247,7 +247,12 @@ impl TestServer {
     }
 
     pub async fn client(&self) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
+        self.client_at("/ws").await
+    }
+
+    /// A client on `path` (e.g. `/ws?page=phone`).
+    pub async fn client_at(&self, path: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}{path}", self.addr))
             .await
             .expect("websocket connects");
         Client { ws }
