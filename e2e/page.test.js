@@ -224,6 +224,25 @@ test('compare races every available strategy and scores them side by side', asyn
   }
   // Every race also went through the normal run path: the buttons are free again.
   assert.equal(await byTestId('run-compare').isEnabled(), true);
+  // The comparison stays whole: every strategy it raced in Recent runs and in the result
+  // line, however many there are (the history keeps eight runs, a comparison counts as one).
+  const historyNames = await lab.page.locator('[data-testid="history-row"].from-compare').evaluateAll((rows) => rows.length);
+  assert.equal(historyNames, available.length, 'one Recent runs row per strategy raced');
+  const line = await byTestId('result-line').textContent();
+  for (const s of h.strategies.filter((x) => available.includes(x.name))) {
+    assert.ok(line.includes(s.short_label), `the result line names ${s.short_label}: ${line}`);
+  }
+  // The stage view shows the comparison's headline and bars, not the last race's tape.
+  await byTestId('view-stage').click();
+  await lab.page.locator('[data-testid="scoreboard"]').waitFor({ state: 'visible' });
+  assert.equal(await lab.page.locator('.layout .tape').isVisible(), false);
+  const bars = await lab.page.locator('.scoreboard .bar-row.units').evaluateAll((els) => els.filter((e) => e.getBoundingClientRect().height > 0).length);
+  assert.equal(bars, available.length, 'a bar per strategy on the stage');
+  await lab.page.screenshot({ path: path.join(shots, 'stage-after-compare.png') });
+  await lab.page.setViewportSize({ width: 1280, height: 720 });
+  await lab.page.screenshot({ path: path.join(shots, 'stage-after-compare-1280x720.png') });
+  await lab.page.setViewportSize(WIDE);
+  await byTestId('view-stage').click();
 
   const board = byTestId('scoreboard');
   await board.scrollIntoViewIfNeeded();

@@ -36,12 +36,18 @@ pub fn App() -> impl IntoView {
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
     let cart = move || crate::components::carts::on_screen(session);
+    // The last thing run was a comparison: the stage view shows its scoreboard.
+    let compared = move || {
+        session
+            .page
+            .with(|p| p.history.first().is_some_and(|e| e.compare.is_some()))
+    };
 
     view! {
         <Header/>
         <Notices/>
         <Shortcuts/>
-        <main class="layout" class:step-open=step_open class:checkout=checkout class:cart=cart>
+        <main class="layout" class:step-open=step_open class:checkout=checkout class:cart=cart class:compared=compared>
             <RoomPanel/>
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">

@@ -117,7 +117,7 @@ fn HistoryRow(
         )
     });
     view! {
-        <tr class:bad=bad class:current=current title=verdict(&entry) data-testid="history-row">
+        <tr class:bad=bad class:current=current class:from-compare=entry.compare.is_some() title=verdict(&entry) data-testid="history-row">
             <td>
                 <button
                     class="reopen"

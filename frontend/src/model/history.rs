@@ -5,7 +5,8 @@ use oversold_protocol::{BuyerOutcome, RunConfig, RunSummary};
 
 use super::verdict::{kind, sentence};
 
-/// How many finished runs the page keeps.
+/// How many finished runs the page keeps; a comparison's races count as one, so a comparison
+/// of every strategy never pushes its own first races out.
 pub const HISTORY_LEN: usize = 8;
 
 /// One finished run, as the history table and the result line need it.
@@ -19,6 +20,15 @@ pub struct HistoryEntry {
     pub short_label: String,
     /// The tally from `run_finished`.
     pub summary: RunSummary,
+    /// The comparison it was raced in, if any.
+    pub compare: Option<String>,
+}
+
+impl HistoryEntry {
+    /// What it counts as in [`HISTORY_LEN`]: its comparison, or itself.
+    fn group(&self) -> &str {
+        self.compare.as_deref().unwrap_or(&self.run_id)
+    }
 }
 
 /// One run in words, e.g. `Naive: 10 in stock, 34 sold (stock -24), 24 oversold`
@@ -47,11 +57,18 @@ pub fn result_line(history: &[HistoryEntry], strategy_order: &[&str]) -> String 
     parts.join(" | ")
 }
 
-/// Add a finished run to the front of `history`, dropping the oldest past [`HISTORY_LEN`].
+/// Add a finished run to the front of `history`, dropping the oldest runs (and comparisons)
+/// past [`HISTORY_LEN`].
 pub fn record(history: &mut Vec<HistoryEntry>, entry: HistoryEntry) {
     history.retain(|e| e.run_id != entry.run_id);
     history.insert(0, entry);
-    history.truncate(HISTORY_LEN);
+    let mut groups: Vec<String> = Vec::new();
+    history.retain(|e| {
+        if !groups.iter().any(|g| g == e.group()) {
+            groups.push(e.group().to_string());
+        }
+        groups.len() <= HISTORY_LEN
+    });
 }
 
 /// Most outcomes the page keeps across the history's runs: 20,000 outcomes are a few MB, and
@@ -173,6 +190,7 @@ mod tests {
             strategy: strategy.into(),
             short_label: short_label.into(),
             summary: s,
+            compare: None,
         }
     }
 
@@ -242,6 +260,50 @@ mod tests {
             &mut history,
             entry("r-11", "lua", "Atomic", summary(10, 10, 0)),
         );
+        assert_eq!(history.len(), HISTORY_LEN);
+    }
+
+    #[test]
+    fn a_comparison_counts_as_one_so_every_strategy_it_raced_stays() {
+        let mut history = Vec::new();
+        for i in 0..3 {
+            record(
+                &mut history,
+                entry(&format!("r-{i}"), "naive", "Naive", summary(10, 34, 24)),
+            );
+        }
+        // Ten strategies raced in one comparison.
+        let names: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+        for (i, name) in names.iter().enumerate() {
+            let mut e = entry(&format!("c-{i}"), name, name, summary(10, 10, 0));
+            e.compare = Some("cmp-1".into());
+            record(&mut history, e);
+        }
+        assert_eq!(
+            history.len(),
+            13,
+            "the comparison's ten and the three runs before it"
+        );
+        let order: Vec<&str> = names.iter().map(String::as_str).chain(["naive"]).collect();
+        assert_eq!(
+            result_parts(&history, &order).len(),
+            11,
+            "every strategy in the line"
+        );
+        // Seven more runs: the comparison is still one of the eight kept…
+        for i in 3..10 {
+            record(
+                &mut history,
+                entry(&format!("r-{i}"), "lua", "Atomic", summary(10, 10, 0)),
+            );
+        }
+        assert_eq!(history.iter().filter(|e| e.compare.is_some()).count(), 10);
+        // …and one more pushes it out whole.
+        record(
+            &mut history,
+            entry("r-10", "lua", "Atomic", summary(10, 10, 0)),
+        );
+        assert!(history.iter().all(|e| e.compare.is_none()));
         assert_eq!(history.len(), HISTORY_LEN);
     }
 

@@ -269,7 +269,11 @@ impl PageState {
     /// A run ended with a summary: into the history, and into the comparison it belongs to.
     fn record(&mut self, run_id: String, summary: RunSummary) {
         let short_label = strategies::short_label(self.known(), &summary.strategy);
+        let mut compare = None;
         if let Some(c) = &mut self.compare {
+            if c.is_running() && c.strategies.contains(&summary.strategy) {
+                compare = Some(c.compare_id.clone());
+            }
             c.race_finished(&summary);
         }
         history::record(
@@ -279,6 +283,7 @@ impl PageState {
                 strategy: summary.strategy.clone(),
                 short_label,
                 summary,
+                compare,
             },
         );
         self.keep_run_on_screen();
@@ -362,6 +367,7 @@ impl PageState {
                 strategy: summary.strategy.clone(),
                 short_label,
                 summary,
+                compare: None,
             },
         );
         self.keep_run_on_screen();
