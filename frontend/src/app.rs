@@ -33,6 +33,7 @@ pub fn App() -> impl IntoView {
     sync::start(session);
     provide_context(Socket::connect(session));
     use_drop_zone(session);
+    keep_what_started_on_screen(session);
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
     let cart = move || crate::components::carts::on_screen(session);
@@ -82,4 +83,34 @@ pub fn App() -> impl IntoView {
             "oversold · real buyers, a real Redis, one counter · everything on this page comes from the server you are looking at"
         </footer>
     }
+}
+
+/// Whatever a click (or a key) starts comes into view: a live run's counters and grid, and
+/// the step-through panel when it opens. The buttons sit high on the page and the counters
+/// below the fold at 1280×720, so without this a click seemed to do nothing. The stage view is
+/// one screen already.
+fn keep_what_started_on_screen(session: Session) {
+    let live = Memo::new(move |_| {
+        session.page.with(|p| {
+            let run = p
+                .run
+                .as_ref()
+                .filter(|r| r.is_running())
+                .map(|r| r.run_id.clone());
+            (run, p.step.is_some())
+        })
+    });
+    Effect::new(move |last: Option<(Option<String>, bool)>| {
+        let now = live.get();
+        let (last_run, last_step) = last.clone().unwrap_or_default();
+        let normal = session.view.get_untracked() != crate::model::view::View::Stage;
+        if normal && last.is_some() {
+            if now.1 && !last_step {
+                crate::web::bring_into_view(".step-through");
+            } else if now.0.is_some() && now.0 != last_run {
+                crate::web::bring_into_view(".stage .counters, .stage .carts");
+            }
+        }
+        now
+    });
 }

@@ -56,6 +56,25 @@ pub fn set_body_attribute(name: &str, value: &str) {
     }
 }
 
+/// Bring the first element matching `selector` to the top of the window when any of it is
+/// outside it: what a click started must be on screen. Nothing on the stage view, which is one
+/// screen already.
+pub fn bring_into_view(selector: &str) {
+    let doc = document();
+    let Ok(Some(el)) = doc.query_selector(selector) else {
+        return;
+    };
+    let height = window()
+        .inner_height()
+        .ok()
+        .and_then(|h| h.as_f64())
+        .unwrap_or(0.0);
+    let rect = el.get_bounding_client_rect();
+    if rect.top() < 0.0 || rect.top() > height * 0.5 {
+        el.scroll_into_view_with_bool(true);
+    }
+}
+
 /// Full screen on (the whole page) or off.
 pub fn toggle_fullscreen() {
     let doc = document();

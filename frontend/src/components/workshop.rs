@@ -309,6 +309,8 @@ fn act(session: Session, socket: Socket, ev: &Event) {
         change(session, Action::NotSent);
         return;
     }
+    // The verdict region says "Checking…" now: on a narrow screen it is below the editor.
+    web::bring_into_view("#ws-summary");
     set_timeout(
         move || {
             change(session, Action::GiveUp(seq));
