@@ -448,3 +448,24 @@ test('a strategy the server cannot run is shown disabled, with the reason', asyn
   await byTestId('run-compare').scrollIntoViewIfNeeded();
   await lab.page.screenshot({ path: path.join(shots, 'wide-unavailable.png') });
 });
+
+test('what a click starts comes into view at 1280x720 and 1440x900: the counters, then the step-through panel', async () => {
+  for (const viewport of [{ width: 1280, height: 720 }, { width: 1440, height: 900 }]) {
+    await fresh(viewport);
+    const inView = (selector) =>
+      lab.page.evaluate((sel) => {
+        const r = document.querySelector(sel).getBoundingClientRect();
+        return r.top >= 0 && r.top < innerHeight / 2;
+      }, selector);
+    assert.equal(await inView('.stage .counters'), false, 'below the fold before the click');
+    await run('run-naive');
+    assert.ok(await inView('.stage .counters'), `the counters are on screen after the click (${viewport.width}x${viewport.height})`);
+    await lab.page.keyboard.press('s');
+    await lab.page.locator('[data-testid="step-panel"][data-open="true"]').waitFor();
+    await lab.page.waitForFunction(() => {
+      const r = document.querySelector('.step-through').getBoundingClientRect();
+      return r.top >= 0 && r.top < innerHeight / 2;
+    });
+    await lab.page.keyboard.press('Escape');
+  }
+});
