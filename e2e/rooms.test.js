@@ -92,6 +92,19 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
     assert.ok(await p.getByTestId('buy').isDisabled(), 'one buy per phone');
   }
   assert.deepEqual(verdicts, ['you got unit #2', 'you got unit #1', 'refused: sold out']);
+  // Each phone knows its buyer number, and the presenter's grid shows the same numbers, each
+  // tile marked as a phone's (no bots in this sale).
+  const buyers = [];
+  for (const p of phones) {
+    const line = (await p.getByTestId('buy-buyer').textContent()).trim();
+    const m = line.match(/^You are buyer #(\d+) on the projector\.$/);
+    assert.ok(m, line);
+    buyers.push(Number(m[1]));
+  }
+  assert.equal(new Set(buyers).size, 3, `three buyer numbers: ${buyers}`);
+  const tiles = await presenter.locator('[data-testid="inventory-grid"] .tile.phone').evaluateAll((els) => els.map((e) => e.textContent.trim()).sort());
+  assert.deepEqual(tiles, buyers.slice(0, 2).map((b) => `#${b}`).sort(), 'the two units sold, under the phones\' numbers');
+  await presenter.getByTestId('legend-phone').waitFor();
 
   // A reload is the same phone: its result comes back, and it cannot buy again.
   await phones[0].reload();

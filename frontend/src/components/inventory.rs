@@ -13,14 +13,26 @@ pub fn Inventory() -> impl IntoView {
     // A Memo because several parts of the view read the same layout, and laying out hundreds of
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
-        session.with_run(|r| match r {
+        // In a room's sale the phones' tiles are marked apart from the bots'.
+        let sale_bots = session.room.with(|room| {
+            let sale = room.sale.as_ref()?;
+            session.with_run(|r| {
+                r.filter(|r| r.run_id == sale.sale_id)
+                    .map(|_| sale.config.bots)
+            })
+        });
+        let mut grid = session.with_run(|r| match r {
             // The counters' units sold (the server's, once it has summed up), so the grid and
             // the "Units sold" counter never disagree.
             Some(r) => tiles::layout(r.config.race.stock, r.counters().units_sold, |u| {
                 r.buyer_for_unit(u)
             }),
             None => tiles::layout(session.knobs.with(|k| k.stock), 0, |_| None),
-        })
+        });
+        if let Some(bots) = sale_bots {
+            grid.mark_phones(bots);
+        }
+        grid
     });
     let stock_size = move || grid.with(|g| g.stock_size.class());
     let phantom_size = move || grid.with(|g| g.phantom_size.class());
@@ -28,9 +40,20 @@ pub fn Inventory() -> impl IntoView {
     let phantom_caption =
         move || grid.with(|g| caption(&g.phantom, "units sold that never existed"));
     let has_phantoms = move || grid.with(|g| g.phantom.units > 0);
+    let phones = move || {
+        grid.with(|g| {
+            g.stock
+                .tiles
+                .iter()
+                .chain(&g.phantom.tiles)
+                .any(|t| t.phone)
+        })
+    };
     view! {
         <div class="inventory">
-            <h2 class="section-title">"Inventory " <span class="muted">{stock_caption}</span></h2>
+            <h2 class="section-title">"Inventory " <span class="muted">{stock_caption}</span>
+                <Show when=phones><span class="muted legend-phone" data-testid="legend-phone">"a phone in the room"</span></Show>
+            </h2>
             <div class=move || format!("tiles {}", stock_size()) data-testid="inventory-grid">
                 <For each=move || grid.with(|g| g.stock.tiles.clone()) key=|t| t.clone() let:tile>
                     <TileView tile=tile/>
@@ -82,13 +105,14 @@ fn TileView(
         )
     } else {
         match tile.buyer {
+            Some(b) if tile.phone => format!("unit {} → buyer #{b}, a phone", tile.first_unit + 1),
             Some(b) => format!("unit {} → buyer #{b}", tile.first_unit + 1),
             None => format!("unit {}: still in stock", tile.first_unit + 1),
         }
     };
     let fill = tile.fill_percent();
     view! {
-        <div class="tile" class:sold=sold class:phantom=tile.phantom class:group=grouped title=title>
+        <div class="tile" class:sold=sold class:phantom=tile.phantom class:group=grouped class:phone=tile.phone title=title>
             {grouped.then(|| view! { <i class="fill" style:height=format!("{fill}%")></i> })}
             <span>{tile.label()}</span>
         </div>

@@ -258,6 +258,18 @@ impl RoomState {
         let oversold = self.sale.as_ref().and_then(|s| s.oversold);
         Some(verdict(r, oversold))
     }
+
+    /// Where this phone is on the projector: its buyer number, the one the grid and the audit
+    /// trail show (`None` before its first answered click).
+    pub fn buyer_line(&self) -> Option<String> {
+        let buyer = self.results.last()?.outcome.as_ref()?.buyer;
+        Some(format!("You are buyer #{buyer} on the projector."))
+    }
+
+    /// Why the last click was oversold, in one sentence from the numbers its answer carries.
+    pub fn why(&self) -> Option<String> {
+        why_oversold(self.results.last()?)
+    }
 }
 
 /// One result in words. `oversold`: the sale's oversold units, once it is closed.
@@ -279,6 +291,27 @@ pub fn verdict(r: &BuyResult, oversold: Option<u64>) -> String {
             None => "failed".into(),
         },
     }
+}
+
+/// Why a unit that does not exist was sold, from what the buyer read and what its write left:
+/// `None` when the click was not oversold, or its answer carries neither number.
+pub fn why_oversold(r: &BuyResult) -> Option<String> {
+    if r.result != OutcomeResult::Reserved || r.unit.is_none_or(|u| u > 0) {
+        return None;
+    }
+    let o = r.outcome.as_ref()?;
+    Some(match (o.observed_stock, o.stock_after) {
+        (Some(read), Some(after)) => format!(
+            "Your app read {read} left and sold to you, but others had read the same stock at the same moment: after your write the counter was at {after}."
+        ),
+        (None, Some(after)) => format!(
+            "After your write the counter was at {after}: more units were sold than existed."
+        ),
+        (Some(read), None) => format!(
+            "Your app read {read} left and sold to you, but other buyers had already taken those units."
+        ),
+        (None, None) => return None,
+    })
 }
 
 /// Errors that answer a room action (shown on the phone rather than as a page notice).
@@ -373,6 +406,41 @@ mod tests {
         assert_eq!(
             verdict(&result(OutcomeResult::Reserved, Some(-3)), Some(14)),
             "you were sold a unit that does not exist: you are one of the 14 oversold"
+        );
+    }
+
+    #[test]
+    fn a_phone_learns_its_buyer_number_and_why_it_was_oversold() {
+        use crate::model::fixtures::outcome;
+        let mut room = RoomState::default();
+        assert_eq!(room.buyer_line(), None);
+        let mut oversold = result(OutcomeResult::Reserved, Some(-2));
+        let mut o = outcome(26, 1, OutcomeResult::Reserved);
+        o.observed_stock = Some(1);
+        o.stock_after = Some(-2);
+        oversold.outcome = Some(o);
+        room.apply(&ServerMessage::BuyResult(oversold.clone()));
+        assert_eq!(
+            room.buyer_line().unwrap(),
+            "You are buyer #26 on the projector."
+        );
+        assert_eq!(
+            room.why().unwrap(),
+            "Your app read 1 left and sold to you, but others had read the same stock at the same moment: after your write the counter was at -2."
+        );
+        // A unit that exists needs no explanation.
+        let mut fine = oversold.clone();
+        fine.unit = Some(3);
+        assert_eq!(why_oversold(&fine), None);
+        // The atomic script reads nothing in the app: only the stock after.
+        let mut atomic = oversold;
+        if let Some(o) = atomic.outcome.as_mut() {
+            o.observed_stock = None;
+        }
+        assert!(
+            why_oversold(&atomic)
+                .unwrap()
+                .starts_with("After your write the counter was at -2")
         );
     }
 

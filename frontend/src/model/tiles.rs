@@ -23,6 +23,23 @@ pub struct Tile {
     pub buyer: Option<u32>,
     /// A unit beyond the initial stock: sold, but it never existed.
     pub phantom: bool,
+    /// In a room's sale: its buyer is a phone in the audience, not a bot.
+    pub phone: bool,
+}
+
+impl Grid {
+    /// Mark the tiles whose buyer is a phone: in a room's sale, buyers past the bots
+    /// (`bots`) are the audience's clicks.
+    pub fn mark_phones(&mut self, bots: u32) {
+        for t in self
+            .stock
+            .tiles
+            .iter_mut()
+            .chain(self.phantom.tiles.iter_mut())
+        {
+            t.phone = t.buyer.is_some_and(|b| b > bots);
+        }
+    }
 }
 
 impl Tile {
@@ -132,6 +149,7 @@ fn section(
                 filled,
                 buyer,
                 phantom,
+                phone: false,
             }
         })
         .collect();

@@ -107,6 +107,8 @@ fn BuyButton() -> impl IntoView {
     let waiting = move || room.with(|r| r.waiting);
     let verdict = move || room.with(|r| r.verdict());
     let refusal = move || room.with(|r| r.refusal.clone());
+    let buyer = move || room.with(RoomState::buyer_line);
+    let why = move || room.with(RoomState::why);
     let bad = move || verdict().is_some_and(|v| !v.starts_with("you got"));
     view! {
         <button class="buy-button" data-testid="buy" disabled=move || !can_buy()
@@ -116,6 +118,8 @@ fn BuyButton() -> impl IntoView {
         <p class="buy-verdict" class:bad=bad data-testid="buy-verdict">
             {move || verdict().unwrap_or_default()}
         </p>
+        <p class="buy-why" data-testid="buy-why">{move || why().unwrap_or_default()}</p>
+        <p class="buy-buyer" data-testid="buy-buyer">{move || buyer().unwrap_or_default()}</p>
         <p class="muted" data-testid="buy-refusal">{move || refusal().unwrap_or_default()}</p>
     }
 }
