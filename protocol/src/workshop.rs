@@ -67,6 +67,9 @@ pub enum VerdictCode {
     Noperm,
     /// The script raised an error (a typo, a nil compared with a number, …).
     ScriptError,
+    /// A Redis Cluster refused the call before running a line: its keys hash to different
+    /// slots (`CROSSSLOT`), because they share no hash tag.
+    Crossslot,
 }
 
 impl VerdictCode {
@@ -86,6 +89,7 @@ impl VerdictCode {
             VerdictCode::Restarted => "restarted",
             VerdictCode::Noperm => "noperm",
             VerdictCode::ScriptError => "script_error",
+            VerdictCode::Crossslot => "crossslot",
         }
     }
 }
@@ -189,6 +193,7 @@ mod tests {
             VerdictCode::Restarted,
             VerdictCode::Noperm,
             VerdictCode::ScriptError,
+            VerdictCode::Crossslot,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

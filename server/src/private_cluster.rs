@@ -19,7 +19,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::private_redis::{PrivateRedis, PrivateRedisError, free_port};
+use crate::private_redis::{ExtraConfig, PrivateRedis, PrivateRedisError, free_port};
 
 /// Masters in a private cluster.
 pub const MASTERS: usize = 3;
@@ -32,15 +32,37 @@ const FORM_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct PrivateCluster {
     nodes: Vec<PrivateRedis>,
+    /// The default user's password, when the nodes were started with one (the workshop's
+    /// cluster sandbox): forming and watching the cluster log in with it.
+    admin_password: Option<Password>,
+}
+
+/// A password whose `Debug` shows none of it.
+#[derive(Clone)]
+struct Password(String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 impl PrivateCluster {
     /// Start [`MASTERS`] nodes on free ports, form the cluster and wait until it serves every
     /// slot. Retries a few times in case another process takes a port first.
     pub fn start() -> Result<Self, PrivateRedisError> {
+        Self::start_with(ExtraConfig::default(), None)
+    }
+
+    /// [`PrivateCluster::start`], every node with `extra` on top of the defaults (its users
+    /// on stdin, its limits), and `admin_password` for the default user when `extra` sets one.
+    pub fn start_with(
+        extra: ExtraConfig,
+        admin_password: Option<String>,
+    ) -> Result<Self, PrivateRedisError> {
         let mut last = None;
         for _ in 0..3 {
-            match Self::try_start() {
+            match Self::try_start(&extra, admin_password.clone().map(Password)) {
                 Ok(c) => return Ok(c),
                 Err(e @ PrivateRedisError::NotInstalled) => return Err(e),
                 Err(e) => last = Some(e),
@@ -49,11 +71,17 @@ impl PrivateCluster {
         Err(last.expect("at least one attempt"))
     }
 
-    fn try_start() -> Result<Self, PrivateRedisError> {
+    fn try_start(
+        extra: &ExtraConfig,
+        admin_password: Option<Password>,
+    ) -> Result<Self, PrivateRedisError> {
         let nodes = (0..MASTERS)
-            .map(|_| PrivateRedis::start_cluster_node_on(free_port()))
+            .map(|_| PrivateRedis::start_cluster_node_with(free_port(), extra.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let cluster = PrivateCluster { nodes };
+        let cluster = PrivateCluster {
+            nodes,
+            admin_password,
+        };
         cluster.form()?;
         cluster.wait_until_ok()?;
         Ok(cluster)
@@ -84,6 +112,44 @@ impl PrivateCluster {
         self.nodes.iter().position(|n| n.host_port() == host_port)
     }
 
+    /// Node `i`'s process id, while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].pid()
+    }
+
+    /// The first node whose process ended by itself, and how.
+    pub fn exit_status(&mut self) -> Option<(usize, std::process::ExitStatus)> {
+        self.nodes
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, n)| n.exit_status().map(|status| (i, status)))
+    }
+
+    /// The nodes whose process ended by itself.
+    pub fn dead_nodes(&mut self) -> Vec<usize> {
+        self.nodes
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, n)| n.exit_status().map(|_| i))
+            .collect()
+    }
+
+    /// True while every node's process runs.
+    pub fn is_running(&mut self) -> bool {
+        self.nodes.iter().all(PrivateRedis::is_running) && self.exit_status().is_none()
+    }
+
+    /// The node that serves hash slot `slot` (the ranges [`PrivateCluster::start`] gave out,
+    /// which never move on our clusters).
+    pub fn node_serving(&self, slot: u16) -> usize {
+        (0..MASTERS)
+            .find(|&i| {
+                let (first, last) = slot_range(i);
+                (first..=last).contains(&slot)
+            })
+            .unwrap_or(MASTERS - 1)
+    }
+
     /// Kill node `i` at once (SIGKILL), as a crash would. Its slots stay unserved until
     /// [`PrivateCluster::restart`].
     pub fn kill(&mut self, i: usize) {
@@ -97,18 +163,23 @@ impl PrivateCluster {
         self.wait_until_ok()
     }
 
+    /// Kill the nodes in `which` (those still running), bring them all back as
+    /// [`PrivateCluster::restart`] does, and wait once for the whole cluster.
+    pub fn restart_nodes(&mut self, which: &[usize]) -> Result<(), PrivateRedisError> {
+        for &i in which {
+            self.nodes[i].stop();
+        }
+        for &i in which {
+            self.nodes[i].restart()?;
+        }
+        self.wait_until_ok()
+    }
+
     /// Steps 2 and 3 of the module doc, minus the wait.
     fn form(&self) -> Result<(), PrivateRedisError> {
-        let per_node = SLOTS / MASTERS as u16;
         for (i, node) in self.nodes.iter().enumerate() {
-            let first = i as u16 * per_node;
-            // The last node takes the remainder, up to slot 16383.
-            let last = if i + 1 == MASTERS {
-                SLOTS - 1
-            } else {
-                first + per_node - 1
-            };
-            let mut conn = connect(node)?;
+            let (first, last) = slot_range(i);
+            let mut conn = self.connect(node)?;
             // Distinct epochs, as redis-cli gives them: no two masters claim a slot with the
             // same epoch, so the nodes agree at once instead of resolving a collision.
             command(
@@ -126,7 +197,7 @@ impl PrivateCluster {
             )?;
         }
         let first = &self.nodes[0];
-        let mut conn = connect(first)?;
+        let mut conn = self.connect(first)?;
         for other in &self.nodes[1..] {
             command(
                 first,
@@ -144,7 +215,7 @@ impl PrivateCluster {
     pub fn wait_until_ok(&self) -> Result<(), PrivateRedisError> {
         let deadline = Instant::now() + FORM_TIMEOUT;
         loop {
-            let not_ok = self.nodes.iter().find(|n| !cluster_ok(n));
+            let not_ok = self.nodes.iter().find(|n| !self.cluster_ok(n));
             let Some(node) = not_ok else {
                 return Ok(());
             };
@@ -162,33 +233,53 @@ impl PrivateCluster {
     }
 }
 
-/// True when `node` runs and its `CLUSTER INFO` says the cluster is whole.
-fn cluster_ok(node: &PrivateRedis) -> bool {
-    if !node.is_running() {
-        return false;
+impl PrivateCluster {
+    /// True when `node` runs and its `CLUSTER INFO` says the cluster is whole.
+    fn cluster_ok(&self, node: &PrivateRedis) -> bool {
+        if !node.is_running() {
+            return false;
+        }
+        let Ok(mut conn) = self.connect(node) else {
+            return false;
+        };
+        let info: Result<String, _> = redis::cmd("CLUSTER").arg("INFO").query(&mut conn);
+        info.is_ok_and(|info| {
+            info.contains("cluster_state:ok")
+                && info.contains(&format!("cluster_known_nodes:{MASTERS}"))
+                && info.contains(&format!("cluster_slots_ok:{SLOTS}"))
+        })
     }
-    let Ok(mut conn) = connect(node) else {
-        return false;
-    };
-    let info: Result<String, _> = redis::cmd("CLUSTER").arg("INFO").query(&mut conn);
-    info.is_ok_and(|info| {
-        info.contains("cluster_state:ok")
-            && info.contains(&format!("cluster_known_nodes:{MASTERS}"))
-            && info.contains(&format!("cluster_slots_ok:{SLOTS}"))
-    })
+
+    /// A plain blocking connection to one node (no async runtime needed, like the readiness
+    /// check in [`crate::private_redis`]), logged in as the default user when it has a
+    /// password.
+    fn connect(&self, node: &PrivateRedis) -> Result<redis::Connection, PrivateRedisError> {
+        let failed = |e: redis::RedisError| PrivateRedisError::DidNotStart {
+            port: node.port(),
+            reason: e.to_string(),
+        };
+        let url = match &self.admin_password {
+            None => node.url(),
+            Some(p) => format!("redis://default:{}@{}", p.0, node.host_port()),
+        };
+        redis::Client::open(url)
+            .map_err(failed)?
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .map_err(failed)
+    }
 }
 
-/// A plain blocking connection to one node (no async runtime needed, like the readiness
-/// check in [`crate::private_redis`]).
-fn connect(node: &PrivateRedis) -> Result<redis::Connection, PrivateRedisError> {
-    let failed = |e: redis::RedisError| PrivateRedisError::DidNotStart {
-        port: node.port(),
-        reason: e.to_string(),
+/// Node `i`'s slots, first and last: a third each, the last node taking the remainder up
+/// to slot 16383.
+fn slot_range(i: usize) -> (u16, u16) {
+    let per_node = SLOTS / MASTERS as u16;
+    let first = i as u16 * per_node;
+    let last = if i + 1 == MASTERS {
+        SLOTS - 1
+    } else {
+        first + per_node - 1
     };
-    redis::Client::open(node.url())
-        .map_err(failed)?
-        .get_connection_with_timeout(Duration::from_secs(2))
-        .map_err(failed)
+    (first, last)
 }
 
 fn command(

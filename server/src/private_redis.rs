@@ -125,6 +125,16 @@ impl PrivateRedis {
         Self::start_mode(port, Mode::ClusterNode, ExtraConfig::default())
     }
 
+    /// [`PrivateRedis::start_cluster_node_on`], with `extra` on top of the defaults (the
+    /// workshop's cluster sandbox: its users, limits and address-space cap; kept for a
+    /// restart).
+    pub fn start_cluster_node_with(
+        port: u16,
+        extra: ExtraConfig,
+    ) -> Result<Self, PrivateRedisError> {
+        Self::start_mode(port, Mode::ClusterNode, extra)
+    }
+
     fn start_mode(port: u16, mode: Mode, extra: ExtraConfig) -> Result<Self, PrivateRedisError> {
         let name = match mode {
             Mode::Standalone => "redis",

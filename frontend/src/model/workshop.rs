@@ -663,6 +663,7 @@ pub fn headline(code: VerdictCode) -> &'static str {
         VerdictCode::Restarted => "Sandbox restarted",
         VerdictCode::Noperm => "Not allowed",
         VerdictCode::ScriptError => "Script error",
+        VerdictCode::Crossslot => "Keys on different slots",
     }
 }
 

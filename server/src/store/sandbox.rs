@@ -52,3 +52,10 @@ pub async fn script_kill(conn: &mut RedisConn) -> Result<Kill, StoreError> {
 pub fn key_prefix(tag: &str) -> String {
     format!("oversold:{{{tag}}}:")
 }
+
+/// The prefix of every key a check on the cluster sandbox may touch: `oversold:TAG:`, with
+/// no braces, so the hash tag in the names a submission chooses decides each key's slot.
+/// The cluster's ACL user for the check gets exactly `oversold:TAG:*`.
+pub fn cluster_key_prefix(tag: &str) -> String {
+    format!("oversold:{tag}:")
+}

@@ -29,9 +29,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use redis::Value;
 
-use super::exercises::{Broken, CallSpec, Crowd, Exercise, Expected, Rules, Script, Size, Write};
+use super::exercises::{
+    self, Broken, CallSpec, Crowd, Exercise, Expected, Rules, Script, Size, Write,
+};
 use super::monitor;
+use super::sandbox::ClusterNode;
 use crate::store::exercise::{self as cmds, ScriptReply};
+use crate::store::sandbox::{cluster_key_prefix, key_prefix};
 use crate::store::{RedisConn, Store, StoreError};
 
 /// Small crowds checked one call at a time.
@@ -56,6 +60,21 @@ pub struct Target<'a> {
     pub tag: &'a str,
 }
 
+/// Where a check of an exercise judged on a Redis Cluster runs ([`Rules::on_cluster`]): the
+/// whole cluster as its admin, and each master with the check's student on it. The calls go
+/// to the master that serves the submission's first key, as a cluster client would send
+/// them; that master is also the one whose `MONITOR` and `SLOWLOG` the judge reads.
+pub struct ClusterTarget<'a> {
+    /// The cluster through a cluster client, as its admin: setup, read-back (each key on
+    /// its own master) and the wipe between crowds (`FLUSHALL` on every master).
+    pub admin: &'a Store,
+    /// Every master.
+    pub nodes: &'a [ClusterNode],
+    /// The check's tag: its keys are `oversold:TAG:` and the names the submission chose
+    /// (no braces in the prefix, so the submission's own hash tag decides the slot).
+    pub tag: &'a str,
+}
+
 /// Why a check could not be made (the sandbox's Redis failed, not the script).
 #[derive(Debug, thiserror::Error)]
 #[error("the sandbox's Redis failed during the check: {0}")]
@@ -69,15 +88,15 @@ struct Failure {
     verdict: VerdictCode,
 }
 
-/// Judge `source` as a solution of `exercise`.
-pub async fn check(
-    target: &Target<'_>,
-    exercise: &Exercise,
-    source: &str,
-) -> Result<SolutionVerdict, JudgeError> {
-    let started = Instant::now();
-    let mut admin = target.admin.connect().await?;
-    let verdict = |code, message: String| SolutionVerdict {
+/// The keys a check's calls get, in [`Rules::keys`] order, and the prefix the tape cuts.
+struct Keys {
+    names: Vec<String>,
+    prefix: String,
+}
+
+/// A verdict with no counterexample and no figures.
+fn plain(exercise: &Exercise, code: VerdictCode, message: String) -> SolutionVerdict {
+    SolutionVerdict {
         exercise: exercise.id.into(),
         passed: code == VerdictCode::Passed,
         verdict: code,
@@ -85,8 +104,114 @@ pub async fn check(
         counterexample: None,
         figures: None,
         took_ms: 0,
+    }
+}
+
+/// Judge `source` as a solution of `exercise` on one Redis. An exercise judged on a Redis
+/// Cluster ([`Rules::on_cluster`]) is refused here: see [`check_on_cluster`].
+pub async fn check(
+    target: &Target<'_>,
+    exercise: &Exercise,
+    source: &str,
+) -> Result<SolutionVerdict, JudgeError> {
+    if exercise.rules.on_cluster() {
+        return Err(JudgeError(StoreError::Unexpected {
+            op: "judge",
+            detail: format!("{} is judged on a Redis Cluster only", exercise.id),
+        }));
+    }
+    let prefix = key_prefix(target.tag);
+    let keys = Keys {
+        names: exercise
+            .rules
+            .keys()
+            .iter()
+            .map(|name| format!("{prefix}{name}"))
+            .collect(),
+        prefix,
     };
-    let sha = match cmds::load(&mut admin, source).await? {
+    let admin = Admin {
+        node: target.admin.connect().await?,
+        data: None,
+    };
+    judge(target, admin, keys, exercise, source).await
+}
+
+/// Judge `source` as a solution of `exercise` on a Redis Cluster: its keys are the names
+/// its `-- keys:` line chooses ([`exercises::chosen_keys`]), under `oversold:TAG:`; each
+/// call goes to the master serving the first of them, which refuses keys on different
+/// slots with `CROSSSLOT` before the script runs a line.
+pub async fn check_on_cluster(
+    target: &ClusterTarget<'_>,
+    exercise: &Exercise,
+    source: &str,
+) -> Result<SolutionVerdict, JudgeError> {
+    let started = Instant::now();
+    let prefix = cluster_key_prefix(target.tag);
+    let names = match exercises::chosen_keys(exercise, source, &prefix) {
+        Ok(names) => names,
+        Err(why) => {
+            let message = format!("the script does not name its keys: {why}");
+            return Ok(timed(
+                plain(exercise, VerdictCode::ScriptError, message),
+                started,
+            ));
+        }
+    };
+    let data = target.admin.connect().await?;
+    let first = names.first().map(String::as_str).unwrap_or_default();
+    let node = data
+        .node_of(first)
+        .and_then(|addr| target.nodes.iter().find(|n| n.addr == addr))
+        .ok_or_else(|| StoreError::Unexpected {
+            op: "judge",
+            detail: format!("no master of the cluster serves {first}"),
+        })?;
+    let on_node = Target {
+        admin: &node.admin,
+        student: &node.student,
+        tag: target.tag,
+    };
+    let admin = Admin {
+        node: node.admin.connect().await?,
+        data: Some(data),
+    };
+    let keys = Keys { names, prefix };
+    let verdict = judge(&on_node, admin, keys, exercise, source).await?;
+    Ok(timed(verdict, started))
+}
+
+/// The judge's own connections: to the server that runs the calls, and, on a cluster, to
+/// the whole cluster, where each key lives on its own master.
+struct Admin {
+    /// The server the calls go to: `SCRIPT LOAD`, `SLOWLOG`, markers.
+    node: RedisConn,
+    /// The cluster, for setup and read-back (`None`: `node` holds every key).
+    data: Option<RedisConn>,
+}
+
+impl Admin {
+    /// The connection that reaches every key.
+    fn data(&mut self) -> &mut RedisConn {
+        match &mut self.data {
+            Some(data) => data,
+            None => &mut self.node,
+        }
+    }
+}
+
+/// The check itself, wherever it runs.
+async fn judge(
+    target: &Target<'_>,
+    mut admin: Admin,
+    keys: Keys,
+    exercise: &Exercise,
+    source: &str,
+) -> Result<SolutionVerdict, JudgeError> {
+    let started = Instant::now();
+    let admin = &mut admin;
+    let verdict = |code, message| plain(exercise, code, message);
+    let sha = match cmds::load(&mut admin.node, source).await? {
         Ok(sha) => sha,
         Err(why) => {
             let message = format!("the script does not compile: {why}");
@@ -94,7 +219,7 @@ pub async fn check(
         }
     };
     let shop = match exercise.rules.shop_script() {
-        Some(shop) => Some(load_ours(&mut admin, shop, "SCRIPT LOAD shop").await?),
+        Some(shop) => Some(load_ours(&mut admin.node, shop, "SCRIPT LOAD shop").await?),
         None => None,
     };
     let judge = Judge {
@@ -105,19 +230,20 @@ pub async fn check(
             source: source.to_string(),
         },
         shop,
+        keys,
     };
-    if let Some(failure) = judge.serial_crowds(&mut admin).await? {
-        return Ok(timed(judge.report(&mut admin, failure).await?, started));
+    if let Some(failure) = judge.serial_crowds(admin).await? {
+        return Ok(timed(judge.report(admin, failure).await?, started));
     }
-    cmds::slowlog_everything(&mut admin).await?;
-    let (calls, spent) = match judge.concurrent_crowds(&mut admin).await? {
+    cmds::slowlog_everything(&mut admin.node).await?;
+    let (calls, spent) = match judge.concurrent_crowds(admin).await? {
         Ok(done) => done,
-        Err(failure) => return Ok(timed(judge.report(&mut admin, failure).await?, started)),
+        Err(failure) => return Ok(timed(judge.report(admin, failure).await?, started)),
     };
-    let times = cmds::call_times_us(&mut admin).await?;
+    let times = cmds::call_times_us(&mut admin.node).await?;
     let longest_us = times.first().copied().unwrap_or(0);
     let held_us = held_us(&times);
-    let reference = judge.reference_figures(&mut admin).await?;
+    let reference = judge.reference_figures(admin).await?;
     let figures = Figures {
         calls,
         calls_per_s: per_second(calls, spent),
@@ -169,6 +295,8 @@ struct Judge<'a> {
     submitted: Loaded,
     /// The shop's own script, when the exercise has one.
     shop: Option<Loaded>,
+    /// The check's keys.
+    keys: Keys,
 }
 
 /// A script in the sandbox's cache: its SHA, and its text for an `EVAL` after `NOSCRIPT`.
@@ -210,32 +338,36 @@ impl Judge<'_> {
         }
     }
 
-    /// The check's keys, `oversold:{TAG}:NAME`.
+    /// The check's keys: `oversold:{TAG}:NAME`, or on a cluster the names the submission
+    /// chose.
     fn keys(&self) -> Vec<String> {
-        let tag = self.target.tag;
-        self.exercise
-            .rules
-            .keys()
+        self.keys.names.clone()
+    }
+
+    /// The check's keys as a student reads them: without the check's prefix.
+    fn short_keys(&self) -> Vec<String> {
+        self.keys
+            .names
             .iter()
-            .map(|name| format!("oversold:{{{tag}}}:{name}"))
+            .map(|k| k.strip_prefix(&self.keys.prefix).unwrap_or(k).to_string())
             .collect()
     }
 
     /// Empty the sandbox and write a crowd's setup.
-    async fn set_up(&self, admin: &mut RedisConn, setup: &[Write]) -> Result<(), StoreError> {
-        cmds::wipe(admin).await?;
+    async fn set_up(&self, admin: &mut Admin, setup: &[Write]) -> Result<(), StoreError> {
+        cmds::wipe(admin.data()).await?;
         let keys = self.keys();
         for w in setup {
             match w {
-                Write::Set(k, v) => cmds::set(admin, &keys[*k], v).await?,
-                Write::Units(k, n) => cmds::units(admin, &keys[*k], *n).await?,
+                Write::Set(k, v) => cmds::set(admin.data(), &keys[*k], v).await?,
+                Write::Units(k, n) => cmds::units(admin.data(), &keys[*k], *n).await?,
             }
         }
         Ok(())
     }
 
     /// Phase 1: small crowds, one call at a time.
-    async fn serial_crowds(&self, admin: &mut RedisConn) -> Result<Option<Failure>, StoreError> {
+    async fn serial_crowds(&self, admin: &mut Admin) -> Result<Option<Failure>, StoreError> {
         for seed in 0..SERIAL_CROWDS {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let crowd = self.exercise.rules.crowd(&mut rng, Size::Small);
@@ -249,7 +381,7 @@ impl Judge<'_> {
     /// Run `calls` one at a time after `setup`; the first call that breaks the contract.
     async fn replay(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
         setup: &[Write],
         calls: &[CallSpec],
     ) -> Result<Option<Failure>, StoreError> {
@@ -268,7 +400,7 @@ impl Judge<'_> {
     /// breaks when `stop`).
     async fn replay_steps(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
         setup: &[Write],
         calls: &[CallSpec],
         stop: bool,
@@ -285,7 +417,7 @@ impl Judge<'_> {
             let expected = model.call(&call.args);
             let mut after = Vec::new();
             for key in &keys {
-                after.push(cmds::read(admin, key).await?);
+                after.push(cmds::read(admin.data(), key).await?);
             }
             let repeat = calls[..i].iter().any(|c| c.args == call.args);
             let checked = checked_keys(self.exercise.rules, &after, model.checked());
@@ -307,7 +439,7 @@ impl Judge<'_> {
     /// every crowd held.
     async fn concurrent_crowds(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
     ) -> Result<Result<(u32, Duration), Failure>, StoreError> {
         let (mut calls, mut spent) = (0u32, Duration::ZERO);
         for seed in 0..CONCURRENT_CROWDS {
@@ -321,7 +453,7 @@ impl Judge<'_> {
             }
             // A script already past its time limit will not come back under it: stop here.
             if let Some(limit) = self.exercise.rules.time_limit_us()
-                && held_us(&cmds::call_times_us(admin).await?) > limit
+                && held_us(&cmds::call_times_us(&mut admin.node).await?) > limit
             {
                 break;
             }
@@ -333,7 +465,7 @@ impl Judge<'_> {
     /// one call at a time in that order (which reproduces it: each call ran whole).
     async fn judge_order(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
         crowd: &Crowd,
         raced: &Raced,
     ) -> Result<Option<Failure>, StoreError> {
@@ -351,7 +483,7 @@ impl Judge<'_> {
         if !broke {
             let mut after = Vec::new();
             for key in &keys {
-                after.push(cmds::read(admin, key).await?);
+                after.push(cmds::read(admin.data(), key).await?);
             }
             let checked = checked_keys(self.exercise.rules, &after, model.checked());
             broke = first_state_mismatch(&checked, &keys).is_some();
@@ -369,9 +501,14 @@ impl Judge<'_> {
 
     /// The reference solution through the same concurrent crowds: its calls a second and
     /// its longest call.
-    async fn reference_figures(&self, admin: &mut RedisConn) -> Result<(f64, u64), StoreError> {
-        let reference = load_ours(admin, self.exercise.reference, "SCRIPT LOAD reference").await?;
-        cmds::slowlog_everything(admin).await?;
+    async fn reference_figures(&self, admin: &mut Admin) -> Result<(f64, u64), StoreError> {
+        let reference = load_ours(
+            &mut admin.node,
+            self.exercise.reference,
+            "SCRIPT LOAD reference",
+        )
+        .await?;
+        cmds::slowlog_everything(&mut admin.node).await?;
         let (mut calls, mut spent) = (0u32, Duration::ZERO);
         for seed in 0..CONCURRENT_CROWDS {
             let mut rng = ChaCha8Rng::seed_from_u64(1_000 + seed);
@@ -381,7 +518,7 @@ impl Judge<'_> {
         }
         Ok((
             per_second(calls, spent),
-            cmds::longest_call_us(admin).await?,
+            cmds::longest_call_us(&mut admin.node).await?,
         ))
     }
 
@@ -389,31 +526,25 @@ impl Judge<'_> {
     /// `MONITOR` on for its tape.
     async fn report(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
         failure: Failure,
     ) -> Result<SolutionVerdict, StoreError> {
         let failure = self.shrink(admin, failure).await?;
         let tape = self.tape(admin, &failure).await?;
-        let message = sentence(&failure, self.target.tag);
+        let message = sentence(&failure, &self.keys.prefix);
         Ok(SolutionVerdict {
             exercise: self.exercise.id.into(),
             passed: false,
             verdict: failure.verdict,
             message,
             counterexample: Some(Counterexample {
-                setup: setup_words(&failure.setup, self.exercise.rules.keys()),
+                setup: setup_words(&failure.setup, &self.short_keys()),
                 calls: failure
                     .calls
                     .iter()
                     .map(|c| Call {
                         buyer: c.buyer,
-                        keys: self
-                            .exercise
-                            .rules
-                            .keys()
-                            .iter()
-                            .map(|k| k.to_string())
-                            .collect(),
+                        keys: self.short_keys(),
                         args: c.args.clone(),
                     })
                     .collect(),
@@ -424,11 +555,7 @@ impl Judge<'_> {
         })
     }
 
-    async fn shrink(
-        &self,
-        admin: &mut RedisConn,
-        mut best: Failure,
-    ) -> Result<Failure, StoreError> {
+    async fn shrink(&self, admin: &mut Admin, mut best: Failure) -> Result<Failure, StoreError> {
         let mut tries = 0;
         let mut i = best.calls.len().saturating_sub(1);
         // The failing call is last; try dropping each call before it, latest first.
@@ -460,14 +587,41 @@ impl Judge<'_> {
 
     /// The failure replayed with `MONITOR` on: every call and every command its script ran,
     /// in Redis's order, with the replies and the keys after each call.
-    async fn tape(&self, admin: &mut RedisConn, f: &Failure) -> Result<Vec<TapeLine>, StoreError> {
+    async fn tape(&self, admin: &mut Admin, f: &Failure) -> Result<Vec<TapeLine>, StoreError> {
         let monitor = self.target.admin.monitor().await?;
         let mut lines = monitor.into_on_message::<String>();
         let steps = self.replay_steps(admin, &f.setup, &f.calls, false).await?;
         let end = format!("oversold-tape-end-{}", self.target.tag);
-        cmds::mark(admin, &end).await?;
-        let names = self.exercise.rules.keys();
-        let prefix = format!("oversold:{{{}}}:", self.target.tag);
+        cmds::mark(&mut admin.node, &end).await?;
+        let names = self.short_keys();
+        let prefix = &self.keys.prefix;
+        // Call `i`'s own line: the command, the keys and `ARGV`, its reply and the stock after.
+        let call_line = |cmd: &str, i: usize| {
+            let c = &f.calls[i];
+            let step = steps.get(i);
+            let whose = match c.script {
+                Script::Submitted => "",
+                Script::Shop => " (the shop's script)",
+            };
+            TapeLine {
+                buyer: c.buyer,
+                inside: false,
+                command: format!(
+                    "{cmd}{whose} {} {}",
+                    names.join(" "),
+                    c.args
+                        .iter()
+                        .map(|a| format!("{a:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                reply: step.map(|s| s.reply.clone()).unwrap_or_default(),
+                stock_after: step.and_then(|s| s.after.first().cloned().flatten()),
+                expected: step
+                    .and_then(|s| s.broken.as_ref())
+                    .map(|b| b.expected.to_string()),
+            }
+        };
         let mut tape = Vec::new();
         let mut call = 0usize;
         let deadline = tokio::time::Instant::now() + TAPE_WAIT;
@@ -483,38 +637,20 @@ impl Judge<'_> {
                 tape.push(TapeLine {
                     buyer: f.calls[call - 1].buyer,
                     inside: true,
-                    command: shorten(&line.words, &prefix),
+                    command: shorten(&line.words, prefix),
                     reply: String::new(),
                     stock_after: None,
                     expected: None,
                 });
             } else if matches!(cmd.as_str(), "EVALSHA" | "EVAL") && call < f.calls.len() {
-                let c = &f.calls[call];
-                let step = steps.get(call);
-                let whose = match c.script {
-                    Script::Submitted => "",
-                    Script::Shop => " (the shop's script)",
-                };
-                tape.push(TapeLine {
-                    buyer: c.buyer,
-                    inside: false,
-                    command: format!(
-                        "{cmd}{whose} {} {}",
-                        names.join(" "),
-                        c.args
-                            .iter()
-                            .map(|a| format!("{a:?}"))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    ),
-                    reply: step.map(|s| s.reply.clone()).unwrap_or_default(),
-                    stock_after: step.and_then(|s| s.after.first().cloned().flatten()),
-                    expected: step
-                        .and_then(|s| s.broken.as_ref())
-                        .map(|b| b.expected.to_string()),
-                });
+                tape.push(call_line(&cmd, call));
                 call += 1;
             }
+        }
+        // A call Redis refused before running it (a cluster's CROSSSLOT) never reaches
+        // MONITOR: its line comes from the replay, as the judge sent it.
+        for i in call..f.calls.len() {
+            tape.push(call_line("EVALSHA", i));
         }
         Ok(tape)
     }
@@ -534,7 +670,7 @@ impl Judge<'_> {
     /// `MONITOR` recording the order.
     async fn race(
         &self,
-        admin: &mut RedisConn,
+        admin: &mut Admin,
         crowd: &Crowd,
         submitted: &Loaded,
     ) -> Result<Raced, StoreError> {
@@ -583,7 +719,7 @@ impl Judge<'_> {
         }
         let spent = started.elapsed();
         let end = format!("oversold-race-end-{}", self.target.tag);
-        cmds::mark(admin, &end).await?;
+        cmds::mark(&mut admin.node, &end).await?;
         let order = read_order(&mut lines, &end, crowd.calls.len()).await;
         Ok(Raced {
             replies,
@@ -753,7 +889,7 @@ fn smaller_setup(setup: &[Write]) -> Option<Vec<Write>> {
     None
 }
 
-fn setup_words(setup: &[Write], names: &[&str]) -> Vec<String> {
+fn setup_words(setup: &[Write], names: &[String]) -> Vec<String> {
     if setup.is_empty() {
         return names.iter().map(|n| format!("{n} missing")).collect();
     }
@@ -775,9 +911,8 @@ fn shorten(words: &[String], prefix: &str) -> String {
         .join(" ")
 }
 
-/// The failure in one plain sentence.
-fn sentence(f: &Failure, tag: &str) -> String {
-    let prefix = format!("oversold:{{{tag}}}:");
+/// The failure in one plain sentence (`prefix`: the check's, cut from a key's name).
+fn sentence(f: &Failure, prefix: &str) -> String {
     let last = f.calls.last().expect("a failure has a call");
     let n = f.calls.len();
     let args = last
@@ -788,7 +923,7 @@ fn sentence(f: &Failure, tag: &str) -> String {
         .join(", ");
     let b = &f.broken;
     let keys = b.state.as_ref().map(|(key, want, found)| {
-        let key = key.strip_prefix(&prefix).unwrap_or(key);
+        let key = key.strip_prefix(prefix).unwrap_or(key);
         format!(
             "{key} should hold {} but holds {}",
             want.as_deref().unwrap_or("nothing"),
@@ -844,6 +979,11 @@ fn sentence(f: &Failure, tag: &str) -> String {
             format!("call {n}: {yours} used a command or a key it may not: {got}")
         }
         VerdictCode::ScriptError => format!("call {n} ({who}, ARGV {args}) raised an error: {got}"),
+        VerdictCode::Crossslot => format!(
+            "call {n} ({who}, ARGV {args}) was refused by the cluster before your script ran a \
+             line ({got}): the names your `-- keys:` line gives hash to different slots, and a \
+             script's keys must share one"
+        ),
         _ => format!("call {n} ({who}, ARGV {args}): {answered}"),
     }
 }

@@ -47,8 +47,11 @@ use tokio::sync::{Mutex, MutexGuard};
 use crate::private_redis::PrivateRedisError;
 use crate::store::{Store, StoreError};
 
+mod cluster;
 mod process;
 mod watchdog;
+
+pub use cluster::{ClusterLease, ClusterNode, ClusterSandbox};
 
 use process::Running;
 

@@ -12,9 +12,10 @@ use oversold_protocol::{ErrorCode, WireError};
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::exercises::{self, Exercise};
-use super::judge::{self, Target};
-use super::sandbox::{Incident, Sandbox};
+use super::judge::{self, ClusterTarget, Target};
+use super::sandbox::{ClusterSandbox, Incident, Sandbox};
 use crate::client::ClientAddr;
+use crate::store::sandbox::cluster_key_prefix;
 
 /// Checks waiting for the sandbox at once, beyond the one running; more are `busy`.
 pub const MAX_WAITING: usize = 8;
@@ -28,6 +29,9 @@ const QUEUE_WAIT: Duration = Duration::from_secs(30);
 /// The process's workshop: its sandbox and its budgets.
 pub struct Workshop {
     sandbox: OnceCell<Result<Sandbox, String>>,
+    /// The cluster sandbox, for the exercises judged on a Redis Cluster (started at the
+    /// first such check).
+    cluster: OnceCell<Result<ClusterSandbox, String>>,
     /// The check running and the ones waiting for the sandbox.
     queue: Semaphore,
     running: Mutex<HashSet<ClientAddr>>,
@@ -38,6 +42,7 @@ impl Default for Workshop {
     fn default() -> Self {
         Workshop {
             sandbox: OnceCell::new(),
+            cluster: OnceCell::new(),
             queue: Semaphore::new(MAX_WAITING + 1),
             running: Mutex::new(HashSet::new()),
             recent: Mutex::new(HashMap::new()),
@@ -64,6 +69,15 @@ impl Workshop {
         })?;
         self.take_budget(addr)?;
         let _running = self.running_for(addr)?;
+        if exercise.rules.on_cluster() {
+            let cluster = self
+                .cluster
+                .get_or_init(|| async { ClusterSandbox::start().await.map_err(|e| e.to_string()) })
+                .await
+                .as_ref()
+                .map_err(|why| WireError::new(ErrorCode::RedisUnavailable, why.clone()))?;
+            return judge_on_cluster(cluster, exercise, source).await;
+        }
         let sandbox = self
             .sandbox
             .get_or_init(|| async { Sandbox::start().await.map_err(|e| e.to_string()) })
@@ -172,6 +186,53 @@ pub async fn judge_in(
     let (judged, incidents) = lease
         .guard(CHECK_BUDGET, judge::check(&target, exercise, source))
         .await;
+    settle(exercise, judged, incidents, started)
+}
+
+/// One check on the cluster sandbox, under its watchdog (watching the master that serves
+/// the submission's keys) and the check's time budget.
+pub async fn judge_on_cluster(
+    sandbox: &ClusterSandbox,
+    exercise: &'static Exercise,
+    source: &str,
+) -> Result<SolutionVerdict, WireError> {
+    let started = Instant::now();
+    let mut lease = sandbox
+        .lease(QUEUE_WAIT)
+        .await
+        .map_err(|e| WireError::new(ErrorCode::Busy, format!("the sandbox is busy: {e}")))?;
+    let (admin, nodes, tag) = (
+        lease.admin().clone(),
+        lease.nodes().to_vec(),
+        lease.tag().to_string(),
+    );
+    // The master the calls go to (a submission whose keys line is wrong runs nothing).
+    let node = exercises::chosen_keys(exercise, source, &cluster_key_prefix(&tag))
+        .ok()
+        .and_then(|keys| keys.first().map(|k| lease.node_serving(k)))
+        .unwrap_or(0);
+    let target = ClusterTarget {
+        admin: &admin,
+        nodes: &nodes,
+        tag: &tag,
+    };
+    let (judged, incidents) = lease
+        .guard(
+            node,
+            CHECK_BUDGET,
+            judge::check_on_cluster(&target, exercise, source),
+        )
+        .await;
+    settle(exercise, judged, incidents, started)
+}
+
+/// A guarded check's verdict: the watchdog's first incident if it had one, else the judge's.
+fn settle(
+    exercise: &Exercise,
+    judged: Option<Result<SolutionVerdict, judge::JudgeError>>,
+    incidents: Vec<Incident>,
+    started: Instant,
+) -> Result<SolutionVerdict, WireError> {
     if let Some(incident) = incidents.first() {
         return Ok(incident_verdict(exercise, incident, started));
     }
@@ -221,6 +282,12 @@ fn incident_verdict(exercise: &Exercise, incident: &Incident, started: Instant) 
 /// The CLI's check: a sandbox of its own, one check, stopped after.
 pub async fn check_once(exercise: &str, source: &str) -> Result<SolutionVerdict, WireError> {
     let exercise = admit(exercise, source)?;
+    if exercise.rules.on_cluster() {
+        let cluster = ClusterSandbox::start()
+            .await
+            .map_err(|e| WireError::new(ErrorCode::RedisUnavailable, e.to_string()))?;
+        return judge_on_cluster(&cluster, exercise, source).await;
+    }
     let sandbox = Sandbox::start()
         .await
         .map_err(|e| WireError::new(ErrorCode::RedisUnavailable, e.to_string()))?;

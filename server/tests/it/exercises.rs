@@ -4,6 +4,8 @@
 
 use oversold::workshop::exercises::{self, Exercise};
 use oversold::workshop::judge::{self, Target};
+use oversold::workshop::sandbox::ClusterSandbox;
+use oversold::workshop::service;
 use oversold_protocol::workshop::{SolutionVerdict, VerdictCode};
 
 use crate::common::TestRedis;
@@ -26,7 +28,11 @@ fn exercise(id: &str) -> &'static Exercise {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_reference_passes_and_every_starter_fails() {
     let redis = TestRedis::start();
-    for ex in exercises::all() {
+    // cluster_tags is judged on a cluster only: `cluster_tags_is_judged_on_a_private_cluster`.
+    for ex in exercises::all()
+        .into_iter()
+        .filter(|e| !e.rules.on_cluster())
+    {
         let passed = judge(&redis, ex, ex.reference).await;
         println!(
             "{} reference: {:?} in {} ms: {}",
@@ -257,7 +263,8 @@ fn the_exercise_commands_keep_their_contract() {
             "hold",
             "confirm",
             "cart",
-            "short_script"
+            "short_script",
+            "cluster_tags"
         ]
     );
     let show = run(&["exercise", "show", "reserve", "--json"]);
@@ -589,4 +596,133 @@ async fn holds_and_the_reaper_are_judged_together() {
             );
         }
     }
+}
+
+/// `cluster_tags` on the cluster sandbox (three masters this process starts, the check's ACL
+/// user on each, the watchdog on the master that serves the keys): the names a submission
+/// chooses decide, and a choice without a shared hash tag is refused by Redis itself
+/// (`CROSSSLOT`), with the call as its counterexample. Timings are printed for the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_tags_is_judged_on_a_private_cluster() {
+    let ex = exercise("cluster_tags");
+    let t = std::time::Instant::now();
+    let cluster = ClusterSandbox::start()
+        .await
+        .expect("the cluster sandbox starts");
+    println!("cluster sandbox started in {} ms", t.elapsed().as_millis());
+    let check = |source: String| {
+        let cluster = &cluster;
+        async move {
+            let t = std::time::Instant::now();
+            let v = service::judge_on_cluster(cluster, ex, &source)
+                .await
+                .expect("the check ran");
+            println!(
+                "{:?} in {} ms (judge {} ms): {}",
+                v.verdict,
+                t.elapsed().as_millis(),
+                v.took_ms,
+                v.message
+            );
+            v
+        }
+    };
+    // The reference: one tag, {shop}, in every name.
+    let v = check(ex.reference.to_string()).await;
+    assert!(v.passed, "{v:?}");
+    assert!(v.figures.is_some());
+
+    // The starter: right logic, names without a tag.
+    let v = check(ex.starter.to_string()).await;
+    assert_eq!(v.verdict, VerdictCode::Crossslot, "{v:?}");
+    let c = v.counterexample.as_ref().expect("a counterexample");
+    assert_eq!(c.calls.len(), 1, "{c:?}");
+    assert_eq!(
+        c.calls[0].keys,
+        ["stock:phone", "stock:case", "stock:charger"]
+    );
+    assert!(c.tape[0].reply.contains("CROSSSLOT"), "{c:?}");
+    assert!(v.message.contains("CROSSSLOT"), "{}", v.message);
+
+    let body = ex.starter.split_once("\n").unwrap().1;
+    // The tag on the part that differs: one slot per product.
+    let v = check(format!("-- keys: stock:{{%sku}}\n{body}")).await;
+    assert_eq!(v.verdict, VerdictCode::Crossslot, "{v:?}");
+
+    // A shared tag, but the cart starter's logic: a short line gives back only itself.
+    let partial = format!("-- keys: {{shop}}:stock:%sku\n{}", exercise("cart").starter);
+    let v = check(partial).await;
+    assert_eq!(v.verdict, VerdictCode::PartialCart, "{v:?}");
+    let c = v.counterexample.as_ref().expect("a counterexample");
+    assert!(!c.tape.is_empty());
+    assert!(
+        c.calls[0]
+            .keys
+            .iter()
+            .all(|k| k.starts_with("{shop}:stock:"))
+    );
+
+    // Another style: the tag first, take and give everything back on a short line.
+    let other = "-- keys: {cart-shelf}%sku\n\
+                 for i = 1, 3 do\n\
+                   if redis.call('DECRBY', KEYS[i], ARGV[i]) < 0 then\n\
+                     for j = 1, i do redis.call('INCRBY', KEYS[j], ARGV[j]) end\n\
+                     return 0\n\
+                   end\n\
+                 end\n\
+                 return 1";
+    let v = check(other.to_string()).await;
+    assert!(v.passed, "{v:?}");
+
+    // No keys line: nothing runs, and the verdict says what is missing.
+    let v = check(exercise("cart").reference.to_string()).await;
+    assert_eq!(v.verdict, VerdictCode::ScriptError, "{v:?}");
+    assert!(v.message.contains("-- keys:"), "{}", v.message);
+
+    // A loop on the master that serves the keys: the watchdog's SCRIPT KILL reaches it.
+    let v = check("-- keys: {s}%sku\nwhile true do end".to_string()).await;
+    assert_eq!(v.verdict, VerdictCode::Killed, "{v:?}");
+
+    // On one Redis the lesson cannot be taught: the judge refuses to try.
+    let redis = TestRedis::start();
+    let target = Target {
+        admin: &redis.store,
+        student: &redis.store,
+        tag: "ws-test",
+    };
+    assert!(judge::check(&target, ex, ex.reference).await.is_err());
+}
+
+/// `oversold exercise check cluster_tags FILE` starts its own cluster: 1 and `crossslot` for
+/// the starter, 0 for the reference.
+#[test]
+fn the_cli_checks_cluster_tags_on_a_cluster_of_its_own() {
+    let dir = std::env::temp_dir().join(format!("oversold-cluster-tags-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ex = exercise("cluster_tags");
+    for (name, source, code, verdict) in [
+        ("starter.lua", ex.starter, 1, "crossslot"),
+        ("reference.lua", ex.reference, 0, "passed"),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(&file, source).unwrap();
+        let t = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oversold"))
+            .args([
+                "exercise",
+                "check",
+                "cluster_tags",
+                file.to_str().unwrap(),
+                "--json",
+            ])
+            .env("REDIS_URL", "redis://127.0.0.1:1")
+            .env_remove("DATABASE_URL")
+            .output()
+            .expect("the binary runs");
+        println!("cli {name}: {} ms", t.elapsed().as_millis());
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["verdict"], verdict, "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

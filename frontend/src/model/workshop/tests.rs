@@ -94,6 +94,7 @@ fn every_verdict_code_has_its_own_words_in_one_place() {
         Restarted,
         Noperm,
         ScriptError,
+        Crossslot,
     ];
     assert_eq!(headline(Passed), "Passed");
     assert_eq!(headline(Oversold), "Oversold");

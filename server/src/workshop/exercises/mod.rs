@@ -6,6 +6,7 @@
 //! passes, however it is written.
 
 mod cart;
+mod cluster_tags;
 mod confirm;
 mod counter;
 mod customer_limit;
@@ -60,7 +61,7 @@ impl Exercise {
 }
 
 /// Every exercise, in the order a workshop takes them.
-pub fn all() -> [&'static Exercise; 8] {
+pub fn all() -> [&'static Exercise; 9] {
     [
         &reserve::EXERCISE,
         &quantity::EXERCISE,
@@ -70,6 +71,7 @@ pub fn all() -> [&'static Exercise; 8] {
         &confirm::EXERCISE,
         &cart::EXERCISE,
         &short_script::EXERCISE,
+        &cluster_tags::EXERCISE,
     ]
 }
 
@@ -95,6 +97,41 @@ pub fn header(source: &str) -> String {
         .join("\n")
         .trim_end()
         .to_string()
+}
+
+/// The longest pattern a `-- keys:` line may give.
+pub const MAX_PATTERN_BYTES: usize = 64;
+
+/// The keys a submission of an exercise judged on a cluster ([`Rules::on_cluster`]) names:
+/// its first line that starts `-- keys:` gives a pattern, and each of [`Rules::keys`] (a
+/// product's id) put where the pattern says `%sku`, after `prefix`, is one key. `Err` says
+/// what is wrong with the line, in a student's words.
+pub fn chosen_keys(exercise: &Exercise, source: &str, prefix: &str) -> Result<Vec<String>, String> {
+    let line = source
+        .lines()
+        .find_map(|l| l.trim_end().strip_prefix("-- keys:"))
+        .ok_or("it needs a line `-- keys: PATTERN` before the code, with %sku in PATTERN")?;
+    let pattern = line.trim();
+    if pattern.is_empty() || pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern after `-- keys:` must be 1 to {MAX_PATTERN_BYTES} characters"
+        ));
+    }
+    if !pattern.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the pattern after `-- keys:` may hold letters, digits and punctuation                     only, no spaces"
+            .into());
+    }
+    if !pattern.contains("%sku") {
+        return Err(format!(
+            "the pattern {pattern:?} has no %sku, so every product would get the same key"
+        ));
+    }
+    Ok(exercise
+        .rules
+        .keys()
+        .iter()
+        .map(|sku| format!("{prefix}{}", pattern.replace("%sku", sku)))
+        .collect())
 }
 
 /// What a key holds before the first call.
@@ -217,6 +254,12 @@ pub trait Rules: Send + Sync {
     fn shop_script(&self) -> Option<&'static str> {
         None
     }
+    /// True when the submission names its keys (a `-- keys:` line, [`chosen_keys`]) and is
+    /// judged on a Redis Cluster, where names on different slots are refused (`CROSSSLOT`);
+    /// [`Rules::keys`] are then the ids the names are built from.
+    fn on_cluster(&self) -> bool {
+        false
+    }
     /// A key's value (as `store::exercise::read` shows it, or as [`Model::checked`] writes
     /// it) in the form the two are compared in: as it is, unless the exercise says
     /// otherwise (a hash's fields come back in Redis's order, not the model's).
@@ -248,6 +291,39 @@ mod tests {
             assert_ne!(e.starter, e.reference, "{}", e.id);
             assert!(e.hints.len() >= 2, "{}", e.id);
             assert_eq!(find(e.id).map(|f| f.id), Some(e.id));
+        }
+    }
+
+    #[test]
+    fn a_keys_line_names_the_keys_and_only_a_shared_tag_shares_a_slot() {
+        use crate::store::cluster::slot_of;
+        let ex = find("cluster_tags").unwrap();
+        let prefix = crate::store::sandbox::cluster_key_prefix("ws-0a1b2c");
+        let slots = |source: &str| -> Vec<u16> {
+            let keys = chosen_keys(ex, source, &prefix).unwrap();
+            assert!(keys.iter().all(|k| k.starts_with("oversold:ws-0a1b2c:")));
+            keys.iter().map(|k| slot_of(k)).collect()
+        };
+        let one = |v: Vec<u16>| v.windows(2).all(|w| w[0] == w[1]);
+        assert!(one(slots(ex.reference)));
+        assert!(!one(slots(ex.starter)));
+        assert!(!one(slots("-- keys: stock:{%sku}\nreturn 1")));
+        assert!(!one(slots("-- keys: {}stock:%sku\nreturn 1")));
+        assert!(one(slots("-- keys: {cart}%sku\nreturn 1")));
+        assert_eq!(
+            chosen_keys(ex, "-- keys: s:{t}:%sku\n", "p:").unwrap(),
+            ["p:s:{t}:phone", "p:s:{t}:case", "p:s:{t}:charger"]
+        );
+        for bad in [
+            "return 1",
+            "-- keys:\n",
+            "-- keys: stock:{shop}\n",
+            "-- keys: stock {shop} %sku\n",
+        ] {
+            assert!(chosen_keys(ex, bad, "p:").is_err(), "{bad}");
+        }
+        for e in all() {
+            assert_eq!(e.rules.on_cluster(), e.id == "cluster_tags", "{}", e.id);
         }
     }
 

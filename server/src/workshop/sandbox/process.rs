@@ -11,13 +11,19 @@ use crate::store::sandbox::key_prefix;
 /// A password. No `Display`, and `Debug` shows none of it, so it cannot reach a log or an
 /// error by accident; only a URL built in [`url`] carries it.
 #[derive(Clone)]
-struct Secret(String);
+pub(super) struct Secret(String);
 
 impl Secret {
     /// 256 bits from the OS-seeded CSPRNG, as hex (safe in a URL and an ACL line).
-    fn fresh() -> Self {
+    pub(super) fn fresh() -> Self {
         let bytes: [u8; 32] = rand::rng().random();
         Secret(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The password itself, for a start that needs it beside the ACL lines (the cluster
+    /// sandbox forms its cluster as the admin).
+    pub(super) fn expose(&self) -> &str {
+        &self.0
     }
 }
 
@@ -50,7 +56,12 @@ impl Running {
         let student_password = Secret::fresh();
         let extra = ExtraConfig {
             args: arguments(),
-            secret_lines: Some(acl_lines(&tag, &admin_password, &student_password)),
+            secret_lines: Some(acl_lines(
+                &key_prefix(&tag),
+                &tag,
+                &admin_password,
+                &student_password,
+            )),
             address_space: Some(ADDRESS_SPACE),
         };
         let given = extra.clone();
@@ -126,6 +137,24 @@ impl Running {
     }
 }
 
+impl super::watchdog::Watched for Running {
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    fn admin(&self) -> &Store {
+        &self.admin
+    }
+
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        Running::exit_status(self)
+    }
+
+    async fn restart(&mut self) -> Result<(), SandboxError> {
+        Running::restart(self).await
+    }
+}
+
 /// Port, pid and tag: never a password.
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -139,7 +168,7 @@ impl std::fmt::Debug for Running {
 
 /// The sandbox's settings on top of a private Redis's (loopback, no persistence), each
 /// explained at its constant in the parent module.
-fn arguments() -> Vec<String> {
+pub(super) fn arguments() -> Vec<String> {
     let threshold = BUSY_THRESHOLD.as_millis().to_string();
     let reply_limit = format!("normal {MAX_REPLY} 0 0");
     [
@@ -163,33 +192,33 @@ fn arguments() -> Vec<String> {
 }
 
 /// The ACL: the default user (the admin) gets a password and keeps everything; the check's
-/// user gets its keys and [`STUDENT_COMMANDS`], nothing else (`-@all` first, no channels).
-fn acl_lines(tag: &str, admin: &Secret, student: &Secret) -> String {
+/// user gets its keys (`prefix*`) and [`STUDENT_COMMANDS`], nothing else (`-@all` first, no
+/// channels).
+pub(super) fn acl_lines(prefix: &str, tag: &str, admin: &Secret, student: &Secret) -> String {
     let commands: String = STUDENT_COMMANDS.iter().map(|c| format!(" +{c}")).collect();
     format!(
         "user default on resetpass >{admin} resetkeys ~* resetchannels &* +@all\n\
          user {tag} on resetpass >{student} resetkeys ~{prefix}* resetchannels -@all{commands}\n",
         admin = admin.0,
         student = student.0,
-        prefix = key_prefix(tag),
     )
 }
 
 /// A store that logs in as `user`. The URL holds the password; the redis crate's `Debug`
 /// of its connection info shows `<redacted>` instead, and `Store::display_addr` leaves it out.
-fn open(port: u16, user: &str, password: &Secret) -> Result<Store, SandboxError> {
+pub(super) fn open(port: u16, user: &str, password: &Secret) -> Result<Store, SandboxError> {
     Store::open(&url(port, user, password)).map_err(SandboxError::Store)
 }
 
-fn url(port: u16, user: &str, password: &Secret) -> String {
+pub(super) fn url(port: u16, user: &str, password: &Secret) -> String {
     format!("redis://{user}:{}@127.0.0.1:{port}", password.0)
 }
 
 /// Start (or stop and start) a server on tokio's blocking pool: it sleeps while it waits
 /// for Redis to answer.
-async fn off_the_runtime(
-    start: impl FnOnce() -> Result<PrivateRedis, PrivateRedisError> + Send + 'static,
-) -> Result<PrivateRedis, SandboxError> {
+pub(super) async fn off_the_runtime<T: Send + 'static>(
+    start: impl FnOnce() -> Result<T, PrivateRedisError> + Send + 'static,
+) -> Result<T, SandboxError> {
     tokio::task::spawn_blocking(start)
         .await
         .map_err(|e| {

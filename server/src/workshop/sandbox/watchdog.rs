@@ -7,14 +7,26 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::process::Running;
-use super::{ADDRESS_SPACE, BUSY_THRESHOLD, Incident, POLL, SILENCE_LIMIT};
+use super::{ADDRESS_SPACE, BUSY_THRESHOLD, Incident, POLL, SILENCE_LIMIT, SandboxError};
 use crate::store::sandbox::{Kill, script_kill};
-use crate::store::{self, RedisConn, StoreError};
+use crate::store::{self, RedisConn, Store, StoreError};
+
+/// What the watchdog watches: one `redis-server` that runs students' scripts (the sandbox's
+/// own, or the cluster sandbox's node that serves a check's keys).
+pub(super) trait Watched {
+    /// The check's tag, for the logs.
+    fn tag(&self) -> &str;
+    /// Its admin, whom the watchdog `PING`s and who sends `SCRIPT KILL`.
+    fn admin(&self) -> &Store;
+    /// How the process ended, if it ended by itself.
+    fn exit_status(&mut self) -> Option<ExitStatus>;
+    /// End it and start it again, empty, reachable by the same stores.
+    async fn restart(&mut self) -> Result<(), SandboxError>;
+}
 
 /// Run `work` until it ends or `budget` runs out, watching the sandbox meanwhile.
-pub(super) async fn guard<F: Future>(
-    running: &mut Running,
+pub(super) async fn guard<W: Watched, F: Future>(
+    running: &mut W,
     budget: Duration,
     work: F,
 ) -> (Option<F::Output>, Vec<Incident>) {
@@ -42,8 +54,8 @@ pub(super) async fn guard<F: Future>(
 }
 
 /// `work`'s output, or `None` at `deadline`.
-async fn watch_over<F: Future>(
-    running: &mut Running,
+async fn watch_over<W: Watched, F: Future>(
+    running: &mut W,
     watch: &mut Watch,
     deadline: Instant,
     work: F,
@@ -88,7 +100,7 @@ struct Watch {
 impl Watch {
     /// Wait one [`POLL`], then look: has the process died, does it answer, and has it been
     /// silent for too long?
-    async fn look(&mut self, running: &mut Running) -> Seen {
+    async fn look<W: Watched>(&mut self, running: &mut W) -> Seen {
         tokio::time::sleep(POLL).await;
         if let Some(status) = running.exit_status() {
             return Seen::Died(status);
@@ -106,7 +118,7 @@ impl Watch {
     }
 
     /// One `PING` as admin, on the watchdog's connection (opened if needed).
-    async fn ping(&mut self, running: &Running) -> Seen {
+    async fn ping<W: Watched>(&mut self, running: &W) -> Seen {
         let conn = match self.conn.as_mut() {
             Some(conn) => conn,
             None => match running.admin().connect().await {
@@ -133,7 +145,7 @@ impl Watch {
         }
     }
 
-    async fn act(&mut self, running: &mut Running, seen: Seen) {
+    async fn act<W: Watched>(&mut self, running: &mut W, seen: Seen) {
         match seen {
             Seen::Free => {}
             Seen::Silent(e) => tracing::debug!(tag = running.tag(), error = %e, "sandbox silent"),
@@ -160,7 +172,7 @@ impl Watch {
     }
 
     /// `SCRIPT KILL`; a script that has written cannot be killed, so the server goes.
-    async fn stop_script(&mut self, running: &mut Running) {
+    async fn stop_script<W: Watched>(&mut self, running: &mut W) {
         let Some(conn) = self.conn.as_mut() else {
             return;
         };
@@ -191,7 +203,7 @@ impl Watch {
     }
 
     /// Replace the server, and record why.
-    async fn restart(&mut self, running: &mut Running, why: String) {
+    async fn restart<W: Watched>(&mut self, running: &mut W, why: String) {
         self.conn = None;
         let why = match running.restart().await {
             Ok(()) => why,

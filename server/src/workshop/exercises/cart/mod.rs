@@ -26,8 +26,8 @@ pub static EXERCISE: Exercise = Exercise {
     rules: &CART,
 };
 
-struct Cart;
-static CART: Cart = Cart;
+pub(super) struct Cart;
+pub(super) static CART: Cart = Cart;
 
 impl Rules for Cart {
     fn keys(&self) -> &'static [&'static str] {
