@@ -97,9 +97,10 @@ pub enum TapeRule {
     /// ([`Placement::Witness`]). An overshoot is placed no later than a slot; the undo's reply
     /// is not reported.
     DecrementThenUndo,
-    /// No tape: a checkout strategy, whose steps touch several keys each and whose replies do
-    /// not order them against each other. Each buyer's `checkout` story is drawn instead;
-    /// [`Tape::build`] gives an empty tape.
+    /// No tape: a strategy whose steps touch several keys each and whose replies do not order
+    /// them against each other: the checkout and cart strategies (each buyer's `checkout` or
+    /// `cart` story is drawn instead), and `sharded_sum`, whose check is a sum of reads of
+    /// several buckets. [`Tape::build`] gives an empty tape.
     Story,
 }
 
@@ -174,8 +175,9 @@ impl TapeRule {
                  undo is not reported and is drawn beside it."
             }
             TapeRule::Story => {
-                "No tape: a checkout touches several keys per step (the counter, the holds, the ledger), and \
-                 the replies do not order those steps against each other. Each buyer's story is drawn instead."
+                "No tape: each step touches several keys (a checkout's counter, holds and ledger; a cart's \
+                 shelves; every bucket a sharded sum reads), and the replies do not order those steps against \
+                 each other. Where a buyer has a story (a checkout, a cart), it is drawn instead."
             }
         }
     }

@@ -179,7 +179,8 @@ impl Tape {
                 )
             }
             TapeRule::Story => {
-                "no tape for a checkout: each buyer's story is drawn instead".to_string()
+                "no tape: these steps touch several keys each, and their replies do not order them"
+                    .to_string()
             }
         };
         if let (Some(what), n @ 1..) = (self.rule.not_drawn(), c.not_drawn) {

@@ -192,6 +192,10 @@ async fn every_other_redis_strategy_verifies() {
         if !s.uses_redis() || ["naive", "naive_set", "lua", "decr_compensate"].contains(&s.name()) {
             continue;
         }
+        // No tape to verify: a check over several keys (`sharded_sum`'s sum of buckets).
+        if s.about.tape == TapeRule::Story {
+            continue;
+        }
         // A lock's queue and WATCH's retries make big crowds slow; the rule does not need them.
         race_and_check(&backends, s.name(), 0x7a9e_0005, 6, 120).await;
         seen.push(s.name());
