@@ -135,9 +135,10 @@ impl Tape {
                     were(c.refused)
                 )
             }
-            TapeRule::ReadThenSet => {
+            TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => {
+                let with = if self.rule.in_sql() { "UPDATE" } else { "SET" };
                 let mut s = format!(
-                    "{} read the stock and wrote back their own subtraction with SET: {} sold, {existed}",
+                    "{} read the stock and wrote back their own subtraction with {with}: {} sold, {existed}",
                     count(c.sales.into(), "buyer", "buyers"),
                     count(c.units_sold, "unit", "units"),
                 );

@@ -34,12 +34,13 @@ mod lua;
 mod naive;
 mod naive_set;
 mod postgres;
+mod postgres_naive;
 mod sharded;
 mod sharded_sum;
 mod watch;
 
 /// Every strategy this server offers, in the order the page lists them.
-pub static REGISTRY: [&Strategy; 11] = [
+pub static REGISTRY: [&Strategy; 12] = [
     &naive::STRATEGY,
     &naive_set::STRATEGY,
     &lua::STRATEGY,
@@ -51,6 +52,7 @@ pub static REGISTRY: [&Strategy; 11] = [
     &sharded::STRATEGY,
     &sharded_sum::STRATEGY,
     &postgres::STRATEGY,
+    &postgres_naive::STRATEGY,
 ];
 
 /// Find a strategy by its wire name.
@@ -357,7 +359,7 @@ mod tests {
             .filter(|s| s.uses_postgres())
             .map(|s| s.name())
             .collect();
-        assert_eq!(pg, ["postgres"]);
+        assert_eq!(pg, ["postgres", "postgres_naive"]);
         assert!(REGISTRY.iter().all(|s| s.uses_redis() != s.uses_postgres()));
     }
 
@@ -371,6 +373,7 @@ mod tests {
                 (
                     Category::CheckThenWrite,
                     TapeRule::ReadThenSet
+                    | TapeRule::SelectThenUpdate
                     | TapeRule::ReadThenDecrement {
                         guard: Guard::Unguarded,
                     },
