@@ -62,8 +62,8 @@ pub use zoom::{Zoom, ZoomPart};
 /// [`StrategyAbout`](crate::StrategyAbout).
 ///
 /// On the wire: `{"kind":"read_then_decrement","guard":"unguarded"}`, `{"kind":"read_then_set"}`,
-/// `{"kind":"atomic_call","call":"evalsha"}`, `{"kind":"atomic_per_bucket","buckets":4}`,
-/// `{"kind":"decrement_then_undo"}`.
+/// `{"kind":"select_then_update"}`, `{"kind":"atomic_call","call":"evalsha"}`,
+/// `{"kind":"atomic_per_bucket","buckets":4}`, `{"kind":"decrement_then_undo"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TapeRule {
@@ -77,6 +77,10 @@ pub enum TapeRule {
     /// A read, then `SET` of `read - qty`: `naive_set`. SET answers `OK`, and the values
     /// written repeat, so the order is partial: writes are grouped by value.
     ReadThenSet,
+    /// [`TapeRule::ReadThenSet`] in SQL: a plain `SELECT stock`, then `UPDATE ... SET stock =
+    /// read - qty` in the same transaction: `postgres_naive`. The same partial order (writes
+    /// grouped by the value they wrote), told in SQL.
+    SelectThenUpdate,
     /// One script or function call that answers the stock before and after it: `lua`,
     /// `function` (and a fenced lock whose script reports the same). Exactly ordered.
     AtomicCall {
@@ -97,9 +101,10 @@ pub enum TapeRule {
     /// ([`Placement::Witness`]). An overshoot is placed no later than a slot; the undo's reply
     /// is not reported.
     DecrementThenUndo,
-    /// No tape: a checkout strategy, whose steps touch several keys each and whose replies do
-    /// not order them against each other. Each buyer's `checkout` story is drawn instead;
-    /// [`Tape::build`] gives an empty tape.
+    /// No tape: a strategy whose steps touch several keys each and whose replies do not order
+    /// them against each other: the checkout and cart strategies (each buyer's `checkout` or
+    /// `cart` story is drawn instead), and `sharded_sum`, whose check is a sum of reads of
+    /// several buckets. [`Tape::build`] gives an empty tape.
     Story,
 }
 
@@ -129,6 +134,24 @@ pub enum ScriptCall {
 }
 
 impl TapeRule {
+    /// True when each write is an absolute value the app computed from its read (`SET`, or
+    /// SQL's `UPDATE ... SET stock = v`): the values repeat, so the writes are ordered only
+    /// by value, and the last one written is in no reply.
+    pub fn overwrites(self) -> bool {
+        matches!(self, TapeRule::ReadThenSet | TapeRule::SelectThenUpdate)
+    }
+
+    /// True when the commands are SQL statements (a `SELECT` reads), not Redis commands.
+    pub fn in_sql(self) -> bool {
+        matches!(
+            self,
+            TapeRule::SelectThenUpdate
+                | TapeRule::ReadThenDecrement {
+                    guard: Guard::RowLock
+                }
+        )
+    }
+
     /// What the replies can and cannot order under this rule, in one or two sentences.
     pub fn limits(self) -> &'static str {
         match self {
@@ -159,6 +182,11 @@ impl TapeRule {
                  they wrote (high to low), and a read of v follows some SET of v. The true order between \
                  groups may differ: a slow SET of a higher value can land after a lower one."
             }
+            TapeRule::SelectThenUpdate => {
+                "Partial: each UPDATE writes a number the app computed from its SELECT, and those numbers \
+                 repeat, so writes are grouped by the value they wrote (high to low), and a SELECT of v \
+                 follows some UPDATE to v. The true order between groups may differ."
+            }
             TapeRule::AtomicCall { .. } => {
                 "Exact: each call reports the stock before and after it, so it sits at one point of Redis's \
                  order; refusals sit between two sales like reads."
@@ -174,8 +202,9 @@ impl TapeRule {
                  undo is not reported and is drawn beside it."
             }
             TapeRule::Story => {
-                "No tape: a checkout touches several keys per step (the counter, the holds, the ledger), and \
-                 the replies do not order those steps against each other. Each buyer's story is drawn instead."
+                "No tape: each step touches several keys (a checkout's counter, holds and ledger; a cart's \
+                 shelves; every bucket a sharded sum reads), and the replies do not order those steps against \
+                 each other. Where a buyer has a story (a checkout, a cart), it is drawn instead."
             }
         }
     }
@@ -383,10 +412,11 @@ impl Tape {
     }
 
     /// The counter(s) after the last command, summed over lanes, where the replies fix it:
-    /// `None` for [`TapeRule::ReadThenSet`] (which SET landed last is unknown) and whenever a
+    /// `None` when the rule [overwrites](TapeRule::overwrites) (which write landed last is
+    /// unknown) and whenever a
     /// write is in doubt. Comparable with the summary's `final_stock`.
     pub fn final_counter(&self) -> Option<i64> {
-        if self.in_doubt_units > 0 || self.rule == TapeRule::ReadThenSet {
+        if self.in_doubt_units > 0 || self.rule.overwrites() {
             return None;
         }
         let mut total = 0;

@@ -2,7 +2,9 @@
 //! the row-lock transaction.
 //!
 //! The `postgres` strategy is the database answer to the race: `SELECT ... FOR UPDATE`
-//! serializes buyers on the row. One row per run in one table, deleted when the run ends.
+//! serializes buyers on the row; `postgres_naive` is the same transaction without it, whose
+//! `UPDATE` writes a value computed from a plain `SELECT` (the lost update). One row per run
+//! in one table, deleted when the run ends.
 //!
 //! The checkout scenario settles its orders in `oversold_ledger`: a row per order, keyed by
 //! run and request id, so a retried write is one order, never two. A run's rows are deleted
@@ -417,5 +419,83 @@ pub async fn reserve_for_update(
         before,
         after: Some(row.get(0)),
         round_trips: 4,
+    })
+}
+
+/// What one read-then-write transaction (`postgres_naive`) saw and did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadThenWriteReply {
+    /// The stock its plain `SELECT` read (no row lock: possibly stale by the `UPDATE`).
+    pub before: i64,
+    /// The value its `UPDATE` wrote, when it sold: `before - qty`, whatever the row held by
+    /// then.
+    pub written: Option<i64>,
+    /// Statements sent: 4 with a sale (BEGIN, SELECT, UPDATE, COMMIT), 3 without
+    /// (BEGIN, SELECT, ROLLBACK).
+    pub round_trips: u32,
+    /// When the `SELECT`'s answer came back: the app decides from here on.
+    pub read_at: std::time::Instant,
+}
+
+/// `BEGIN; SELECT stock (no FOR UPDATE); (check in Rust); UPDATE ... SET stock = <the value
+/// computed in Rust>; COMMIT`: the lost update. Nothing holds the row between the SELECT and
+/// the UPDATE, and under PostgreSQL's default READ COMMITTED isolation the transaction does
+/// not help: a second buyer's SELECT reads the same committed value, its UPDATE waits for the
+/// first one's row lock only to overwrite the first one's result with the same number. Each
+/// buyer is told it sold; the row forgets all but one of them. (Failures are reported like
+/// the row lock's: the statements sent, and in doubt when the COMMIT failed.)
+pub async fn reserve_read_then_write(
+    conn: &mut PgConn,
+    row: &StockRow,
+    qty: u32,
+    race_window: Duration,
+) -> Result<ReadThenWriteReply, RowLockFailed> {
+    let run_id = &row.run_id;
+    let mut sent = 0;
+    let mut step = |op: &'static str| {
+        sent += 1;
+        let round_trips = sent;
+        move |source| RowLockFailed {
+            error: PgError::Query { op, source },
+            round_trips,
+            in_doubt: op == "COMMIT",
+        }
+    };
+    let tx = conn.client.transaction().await.map_err(step("BEGIN"))?;
+    let row = tx
+        .query_opt(
+            "SELECT stock FROM oversold_stock WHERE run_id = $1",
+            &[&run_id],
+        )
+        .await
+        .map_err(step("SELECT stock"))?;
+    let read_at = std::time::Instant::now();
+    let before: i64 = row.map(|r| r.get(0)).unwrap_or(0);
+    if before < i64::from(qty) {
+        tx.rollback().await.map_err(step("ROLLBACK"))?;
+        return Ok(ReadThenWriteReply {
+            before,
+            written: None,
+            round_trips: 3,
+            read_at,
+        });
+    }
+    if !race_window.is_zero() {
+        tokio::time::sleep(race_window).await;
+    }
+    // The value is computed here, in the app, from the read: the bug is this one line.
+    let computed = before - i64::from(qty);
+    tx.execute(
+        "UPDATE oversold_stock SET stock = $2 WHERE run_id = $1",
+        &[&run_id, &computed],
+    )
+    .await
+    .map_err(step("UPDATE stock"))?;
+    tx.commit().await.map_err(step("COMMIT"))?;
+    Ok(ReadThenWriteReply {
+        before,
+        written: Some(computed),
+        round_trips: 4,
+        read_at,
     })
 }

@@ -245,7 +245,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 10 + 6 + 7);
+        assert_eq!(all().count(), 12 + 6 + 8);
     }
 
     #[test]

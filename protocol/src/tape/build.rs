@@ -58,7 +58,7 @@ impl Tape {
         }
         for (i, (pile, initial)) in piles.into_iter().zip(initials).enumerate() {
             let slots = match rule {
-                TapeRule::ReadThenSet => tape.by_value(initial, pile),
+                TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => tape.by_value(initial, pile),
                 TapeRule::DecrementThenUndo => tape.sales_and_overshoots(initial, pile),
                 _ => tape.exact(initial, pile),
             };
@@ -108,7 +108,9 @@ impl Tape {
         let pile = &mut piles[lane];
         match self.rule {
             TapeRule::ReadThenDecrement { .. } => self.read_then_write(o, pile, Command::Decrement),
-            TapeRule::ReadThenSet => self.read_then_write(o, pile, Command::Set),
+            TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => {
+                self.read_then_write(o, pile, Command::Set)
+            }
             TapeRule::AtomicCall { .. } | TapeRule::AtomicPerBucket { .. } => {
                 self.atomic_call(o, pile)
             }

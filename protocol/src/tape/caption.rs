@@ -135,9 +135,10 @@ impl Tape {
                     were(c.refused)
                 )
             }
-            TapeRule::ReadThenSet => {
+            TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => {
+                let with = if self.rule.in_sql() { "UPDATE" } else { "SET" };
                 let mut s = format!(
-                    "{} read the stock and wrote back their own subtraction with SET: {} sold, {existed}",
+                    "{} read the stock and wrote back their own subtraction with {with}: {} sold, {existed}",
                     count(c.sales.into(), "buyer", "buyers"),
                     count(c.units_sold, "unit", "units"),
                 );
@@ -179,7 +180,8 @@ impl Tape {
                 )
             }
             TapeRule::Story => {
-                "no tape for a checkout: each buyer's story is drawn instead".to_string()
+                "no tape: these steps touch several keys each, and their replies do not order them"
+                    .to_string()
             }
         };
         if let (Some(what), n @ 1..) = (self.rule.not_drawn(), c.not_drawn) {

@@ -425,6 +425,44 @@ fn lost_updates_are_grouped_by_value() {
     assert!(placements[2..].iter().all(|&p| p == Placement::ByValue));
 }
 
+/// `postgres_naive`: the same history as SETs, told in SQL, ordered the same way.
+#[test]
+fn lost_updates_in_sql_read_as_select_and_update() {
+    let outcomes = [
+        sold(1, 1, 3, 2),
+        sold(2, 1, 3, 2),
+        sold(3, 1, 2, 1),
+        refused(4, 2, 1),
+    ];
+    let tape = good(3, TapeRule::SelectThenUpdate, &outcomes);
+    assert_eq!(
+        lines(&tape),
+        [
+            "#1 SELECT stock -> 3",
+            "#2 SELECT stock -> 3",
+            "#1 UPDATE SET stock = 2 -> 1 row  (placed by value: one of 2 UPDATEs to this value)",
+            "#2 UPDATE SET stock = 2 -> 1 row  (placed by value: one of 2 UPDATEs to this value)",
+            "#3 SELECT stock -> 2",
+            "#3 UPDATE SET stock = 1 -> 1 row  (placed by value)",
+            "#4 SELECT stock -> 1",
+        ]
+    );
+    assert_eq!(tape.final_counter(), None);
+    let c = tape.caption();
+    assert_eq!((c.shared_read_sales, c.lost_sales_at_least), (2, 1));
+    assert!(
+        c.sentence.starts_with(
+            "3 buyers read the stock and wrote back their own subtraction with UPDATE"
+        ),
+        "{}",
+        c.sentence
+    );
+    let wire = serde_json::to_string(&TapeRule::SelectThenUpdate).unwrap();
+    assert_eq!(wire, r#"{"kind":"select_then_update"}"#);
+    assert!(TapeRule::SelectThenUpdate.overwrites() && TapeRule::SelectThenUpdate.in_sql());
+    assert!(!TapeRule::ReadThenSet.in_sql() && ROW_LOCK.in_sql() && !ROW_LOCK.overwrites());
+}
+
 #[test]
 fn a_slow_set_that_raises_the_counter_still_verifies() {
     // Really: A, B read 3; A SET 2; C read 2, SET 1; B (slow) SET 2; D read 2, SET 1.

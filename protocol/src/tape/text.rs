@@ -65,6 +65,9 @@ impl Tape {
         };
         match c.command {
             Command::Read => match guard {
+                _ if self.rule == TapeRule::SelectThenUpdate => {
+                    format!("SELECT stock -> {}", reply(c.before))
+                }
                 Guard::Watch => format!("WATCH stock · GET stock -> {}", reply(c.before)),
                 Guard::RowLock => format!("SELECT stock FOR UPDATE -> {}", reply(c.before)),
                 _ => format!("GET stock -> {}", reply(c.before)),
@@ -74,6 +77,9 @@ impl Tape {
                 Guard::RowLock => format!("UPDATE stock = stock - {q} -> {}", reply(c.after)),
                 _ => format!("DECRBY stock {q} -> {}", reply(c.after)),
             },
+            Command::Set if self.rule.in_sql() => {
+                format!("UPDATE SET stock = {} -> 1 row", reply(c.after))
+            }
             Command::Set => format!("SET stock {} -> OK", reply(c.after)),
             Command::Undo => format!("INCRBY stock {q} -> (not reported)"),
             Command::Reserve => {
@@ -108,12 +114,7 @@ impl Tape {
         let write = matches!(c.command, Command::Decrement | Command::Set);
         if write && c.is_stale() {
             let n = c.writes_between.unwrap_or(0);
-            let read = match self.rule {
-                TapeRule::ReadThenDecrement {
-                    guard: Guard::RowLock,
-                } => "SELECT",
-                _ => "GET",
-            };
+            let read = if self.rule.in_sql() { "SELECT" } else { "GET" };
             notes.push(format!(
                 "stale read: {} landed since its {read}",
                 count(n.into(), "sale", "sales")
@@ -130,6 +131,9 @@ impl Tape {
             let sets = slot.cells.len();
             notes.push(match sets {
                 1 => "placed by value".to_string(),
+                n if self.rule.in_sql() => {
+                    format!("placed by value: one of {n} UPDATEs to this value")
+                }
                 n => format!("placed by value: one of {n} SETs of this value"),
             });
         }

@@ -127,6 +127,12 @@ pub static RESERVE_WAREHOUSE: LuaFile = LuaFile::new(
     "reserve_warehouse.lua",
     include_str!("../../../lua/reserve_warehouse.lua"),
 );
+/// `lua/take_cart_lines.lua`: a cart line by line, stopped by an error at a short line (the
+/// lines before it stay taken: Redis has no rollback).
+pub static TAKE_CART_LINES: LuaFile = LuaFile::new(
+    "take_cart_lines.lua",
+    include_str!("../../../lua/take_cart_lines.lua"),
+);
 /// `lua/slow_script.lua`: the rooms' "slow script" chaos button. Not in [`all`]: no
 /// strategy runs it, and only a presenter on a server that owns its Redis can.
 pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
@@ -153,7 +159,7 @@ pub fn room_scripts() -> [&'static LuaFile; 3] {
 }
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 17] {
+pub fn all() -> [&'static LuaFile; 18] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -172,6 +178,7 @@ pub fn all() -> [&'static LuaFile; 17] {
         &RESERVE_CART,
         &COMPENSATE_LINE,
         &RESERVE_WAREHOUSE,
+        &TAKE_CART_LINES,
     ]
 }
 

@@ -213,6 +213,66 @@ pub async fn reserve_cart(
     .await
 }
 
+/// What `take_cart_lines.lua` did to a cart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinesTaken {
+    /// Every line, each counter's value after its DECRBY.
+    All(Vec<i64>),
+    /// The script stopped with `SHORT_LINE` at line `line` (0-based), which held `had`
+    /// units: the lines before it were taken and stay taken, that one and the rest were not.
+    StoppedAt {
+        /// The short line, 0-based.
+        line: usize,
+        /// Its counter when the script reached it.
+        had: i64,
+    },
+}
+
+/// `take_cart_lines.lua` over `lines` (shelf, qty): line by line, stopped by an error at
+/// the first short line. Its `SHORT_LINE` error is an answer here (it says exactly what was
+/// left taken), not a failure; any other error is.
+pub async fn take_cart_lines(
+    conn: &mut RedisConn,
+    keys: &ShelfKeys,
+    lines: &[(u32, u32)],
+) -> Result<Called<LinesTaken>, CallFailed> {
+    const OP: &str = "take_cart_lines.lua";
+    let names: Vec<&str> = lines.iter().map(|&(i, _)| keys.counter(i)).collect();
+    let qtys: Vec<String> = lines.iter().map(|&(_, q)| q.to_string()).collect();
+    let route = names.first().map_or(Route::Auto, |&k| Route::KeyMaster(k));
+    let script = &scripts::TAKE_CART_LINES;
+    match scripts::call_routed::<Vec<i64>>(conn, OP, script, &names, qtys, route).await {
+        Ok(called) => match called.reply.split_first() {
+            Some((1, afters)) if afters.len() == names.len() => Ok(Called {
+                reply: LinesTaken::All(afters.to_vec()),
+                round_trips: called.round_trips,
+            }),
+            _ => Err(CallFailed {
+                error: StoreError::Unexpected {
+                    op: OP,
+                    detail: format!("{:?}", called.reply),
+                },
+                round_trips: called.round_trips,
+            }),
+        },
+        Err(f) if f.error.reply_code() == Some("SHORT_LINE") => {
+            // "SHORT_LINE i has s wants q", then Redis's note on where the script stopped.
+            let words: Vec<&str> = f.error.reply_detail().unwrap_or("").split(' ').collect();
+            match (words.first(), words.get(1), words.get(2)) {
+                (Some(i), Some(&"has"), Some(had)) => match (i.parse::<usize>(), had.parse()) {
+                    (Ok(i @ 1..), Ok(had)) if i <= names.len() => Ok(Called {
+                        reply: LinesTaken::StoppedAt { line: i - 1, had },
+                        round_trips: f.round_trips,
+                    }),
+                    _ => Err(f),
+                },
+                _ => Err(f),
+            }
+        }
+        Err(f) => Err(f),
+    }
+}
+
 /// `reserve_warehouse.lua`: `qty` from the first of `order` (shelves, preferred first)
 /// that can fill it, or split over them when `split`.
 pub async fn reserve_warehouse(

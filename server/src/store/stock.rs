@@ -148,6 +148,59 @@ pub async fn decr_by(conn: &mut RedisConn, keys: &RunKeys, qty: u32) -> Result<i
     .await
 }
 
+/// Every bucket's counter, as the app sees it (`sharded_sum`): one `GET` per bucket,
+/// pipelined on a single Redis (one request), one `GET` each, all at once, on a cluster,
+/// where the buckets sit on different slots (one request per bucket). The values come back
+/// in bucket order, a missing bucket as 0; with them, the requests sent, which is what the
+/// buyer reports as its round trips whether or not the read succeeded.
+///
+/// Each `GET` is atomic; the set of them is not: on a cluster they run on different nodes
+/// at different moments, and even pipelined on one Redis another client's `DECRBY` of one
+/// bucket may land between them. No single moment of Redis's order ever held their sum.
+pub async fn get_buckets(
+    conn: &mut RedisConn,
+    keys: &RunKeys,
+) -> (u32, Result<Vec<i64>, StoreError>) {
+    const OP: &str = "GET bucket (each)";
+    let gets: Vec<redis::Cmd> = keys
+        .stock_keys()
+        .iter()
+        .map(|key| redis::cmd("GET").arg(key).to_owned())
+        .collect();
+    if conn.is_cluster() {
+        let sent = gets.len() as u32;
+        let values: Result<Vec<Option<i64>>, _> = each(conn, OP, &gets).await;
+        return (
+            sent,
+            values.map(|v| v.into_iter().map(|n| n.unwrap_or(0)).collect()),
+        );
+    }
+    let mut pipe = redis::pipe();
+    for get in gets {
+        pipe.add_command(get);
+    }
+    let values: Result<Vec<Option<i64>>, _> = conn.pipeline(OP, &pipe).await;
+    (
+        1,
+        values.map(|v| v.into_iter().map(|n| n.unwrap_or(0)).collect()),
+    )
+}
+
+/// `DECRBY` bucket `bucket`'s counter (a [`StockLayout::Buckets`] run); returns the bucket's
+/// value after.
+pub async fn decr_bucket(
+    conn: &mut RedisConn,
+    keys: &RunKeys,
+    bucket: u32,
+    qty: u32,
+) -> Result<i64, StoreError> {
+    conn.query(
+        "DECRBY bucket",
+        redis::cmd("DECRBY").arg(keys.bucket_key(bucket)).arg(qty),
+    )
+    .await
+}
+
 /// `INCRBY` the stock counter; returns the value after.
 pub async fn incr_by(conn: &mut RedisConn, keys: &RunKeys, qty: u32) -> Result<i64, StoreError> {
     conn.query(

@@ -141,17 +141,24 @@ async fn public_serves_with_its_profile_and_no_implicit_postgres() {
         .await
         .unwrap();
     let hello = crate::common::Client { ws }.hello().await;
-    let postgres = hello
-        .strategies
+    // Every strategy on PostgreSQL (`postgres`, `postgres_naive`), in the same words.
+    for name in oversold::strategy::REGISTRY
         .iter()
-        .find(|s| s.about.name == "postgres")
-        .unwrap();
-    assert!(!postgres.available);
-    let why = postgres.unavailable_reason.as_deref().unwrap_or_default();
-    assert!(
-        why.contains("--public") && why.contains("DATABASE_URL"),
-        "{why}"
-    );
+        .filter(|s| s.uses_postgres())
+        .map(|s| s.name())
+    {
+        let postgres = hello
+            .strategies
+            .iter()
+            .find(|s| s.about.name == name)
+            .unwrap();
+        assert!(!postgres.available, "{name}");
+        let why = postgres.unavailable_reason.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("--public") && why.contains("DATABASE_URL"),
+            "{name}: {why}"
+        );
+    }
     child.kill().await.unwrap();
 }
 

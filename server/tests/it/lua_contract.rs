@@ -779,6 +779,7 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "reserve_cart.lua",
             "compensate_line.lua",
             "reserve_warehouse.lua",
+            "take_cart_lines.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

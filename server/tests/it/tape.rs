@@ -54,7 +54,7 @@ fn check(config: &RunConfig, report: &RunReport) -> Tape {
     );
     // No run here is in doubt, so an exact tape ends where Redis's read-back did.
     assert_eq!(s.unknown, 0, "{}", show());
-    if rule != TapeRule::ReadThenSet {
+    if !rule.overwrites() {
         assert_eq!(tape.final_counter(), Some(s.final_stock), "{}", show());
     }
     // Every buyer that got a reply is on the tape; nothing is left unplaced.
@@ -148,6 +148,39 @@ async fn naive_set_tapes_verify_and_count_the_shared_reads() {
     }
 }
 
+/// The lost update in SQL has the same partial tape as `naive_set`, told in SQL: a plain
+/// SELECT, then UPDATE to a value computed in the app.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_naive_tapes_verify_in_sql_and_count_the_shared_reads() {
+    let redis = TestRedis::start();
+    let Some(backends) = redis.backends_with_postgres().await else {
+        return;
+    };
+    let runs = race_and_check(&backends, "postgres_naive", 0x7a9e_0006, 30, 120).await;
+    let mut lost = 0;
+    for (config, report, tape) in &runs {
+        let c = tape.caption();
+        assert!(
+            report.summary.lost_updates >= i64::from(c.lost_sales_at_least),
+            "{config:?}"
+        );
+        lost += usize::from(c.lost_sales_at_least > 0);
+        for line in tape.lines() {
+            assert!(!line.contains("GET ") && !line.contains("-> OK"), "{line}");
+        }
+        let text: String = tape.lines().collect::<Vec<_>>().join("\n");
+        if report.summary.orders_accepted > 0 {
+            assert!(text.contains("UPDATE SET stock = "), "{text}");
+        }
+        assert!(text.contains("SELECT stock -> "), "{text}");
+    }
+    assert!(
+        lost > runs.len() / 2,
+        "only {lost} of {} tapes proved a lost sale",
+        runs.len()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn atomic_tapes_verify_exactly() {
     let redis = TestRedis::start();
@@ -190,6 +223,10 @@ async fn every_other_redis_strategy_verifies() {
     let mut seen = vec![];
     for s in oversold::strategy::REGISTRY {
         if !s.uses_redis() || ["naive", "naive_set", "lua", "decr_compensate"].contains(&s.name()) {
+            continue;
+        }
+        // No tape to verify: a check over several keys (`sharded_sum`'s sum of buckets).
+        if s.about.tape == TapeRule::Story {
             continue;
         }
         // A lock's queue and WATCH's retries make big crowds slow; the rule does not need them.

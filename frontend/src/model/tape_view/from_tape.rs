@@ -405,11 +405,12 @@ fn label(rule: TapeRule, c: &Cell) -> String {
         _ => Guard::Unguarded,
     };
     let (verb, reply) = match c.command {
-        Command::Read if guard == Guard::RowLock => ("SELECT", v(c.before)),
+        Command::Read if rule.in_sql() => ("SELECT", v(c.before)),
         Command::Read => ("GET", v(c.before)),
         Command::Decrement if guard == Guard::Watch => ("EXEC", v(c.after)),
         Command::Decrement if guard == Guard::RowLock => ("UPDATE", v(c.after)),
         Command::Decrement => ("DECRBY", v(c.after)),
+        Command::Set if rule.in_sql() => ("UPDATE", format!("{} (1 row)", v(c.after))),
         Command::Set => ("SET", format!("{} OK", v(c.after))),
         Command::Undo => ("INCRBY", "?".to_string()),
         Command::Reserve => {

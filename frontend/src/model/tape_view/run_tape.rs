@@ -38,7 +38,7 @@ pub struct RunTape {
     /// Outcomes the tape was built from.
     pub outcomes: usize,
     /// Whether the tape can say which sale took units that did not exist: every rule whose
-    /// writes report the counter before them (not `ReadThenSet`, whose SETs overwrite).
+    /// writes report the counter before them (not `ReadThenSet` nor `SelectThenUpdate`, whose writes overwrite).
     pub knows_phantoms: bool,
     /// Indexed by buyer number (0 unused).
     facts: Vec<BuyerFacts>,
@@ -74,7 +74,7 @@ impl RunTape {
             min_qty,
             ran_out,
             outcomes: outcomes.len(),
-            knows_phantoms: rule != TapeRule::ReadThenSet,
+            knows_phantoms: !rule.overwrites(),
             facts,
             tape,
         }

@@ -10,6 +10,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | `naive_cart` | cart | GET, check, DECRBY, line by line | yes | yes |
 //! | `per_line` | cart | `reserve.lua` per line, no undo | no | yes |
+//! | `half_cart` | cart | `take_cart_lines.lua`: line by line in one script, an error at a short line | no | yes: the error undoes nothing |
 //! | `cart_script` | cart | `reserve_cart.lua` over the cart | no | no |
 //! | `cart_script_untagged` | cart | the same, keys without a shared tag | no | no (CROSSSLOT on a cluster) |
 //! | `saga` | cart | `reserve.lua` per line, `compensate_line.lua` on failure | no | only while it undoes |
@@ -29,6 +30,7 @@ use crate::store::{Cause, RedisConn, StoreError};
 
 mod cart_script;
 mod cart_script_untagged;
+mod half_cart;
 mod naive_cart;
 mod naive_warehouse;
 mod per_line;
@@ -36,9 +38,10 @@ mod saga;
 mod warehouse_script;
 
 /// Every cart and warehouse strategy, in the order the page lists them.
-pub static REGISTRY: [&CartStrategy; 7] = [
+pub static REGISTRY: [&CartStrategy; 8] = [
     &naive_cart::STRATEGY,
     &per_line::STRATEGY,
+    &half_cart::STRATEGY,
     &cart_script::STRATEGY,
     &cart_script_untagged::STRATEGY,
     &saga::STRATEGY,

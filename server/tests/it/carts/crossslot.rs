@@ -117,6 +117,7 @@ async fn the_socket_reports_crossslot_as_run_failed() {
         [
             "naive_cart",
             "per_line",
+            "half_cart",
             "cart_script",
             "cart_script_untagged",
             "saga",

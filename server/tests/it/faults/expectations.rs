@@ -146,7 +146,7 @@ use Expect::{Clean, Fails, Leaky, MayBreak, Safe, Unsafe};
 ///   2.6 s stalls the holder past it: a waiter can take the expired lock while the old
 ///   holder still acts on its read. Documented, so `MayBreak`.
 /// - `decr_compensate` never oversells, but an in-doubt DECRBY is never given back: `Leaky`.
-/// - `naive` and `naive_set` oversell without any fault: `Unsafe`.
+/// - `naive`, `naive_set` and `sharded_sum` oversell without any fault: `Unsafe`.
 /// - SIGKILL takes the stock with it, whatever the strategy: `Fails`, whether a buyer
 ///   notices while Redis is down (busy) or only once it is back (quiet).
 #[rustfmt::skip]
@@ -157,6 +157,7 @@ pub const TABLE: &[(&str, [Expect; 8])] = &[
     ("lua",             [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("function",        [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("sharded",         [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
+    ("sharded_sum",     [Unsafe,    Unsafe,      Unsafe,     Unsafe,      Unsafe,        Unsafe,         Fails,       Fails]),
     ("watch",           [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("fenced_lock",     [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("lock",            [Clean,     Safe,        MayBreak,   Clean,       Clean,         Safe,           Fails,       Fails]),

@@ -265,3 +265,113 @@ async fn reserve_warehouse_header_is_its_contract() {
         refused(c, body, &keys, &["1", "1"], "STOCK_NOT_INTEGER").await;
     }
 }
+
+#[tokio::test]
+async fn take_cart_lines_header_is_its_contract() {
+    let script = &scripts::TAKE_CART_LINES;
+    assert_pinned(
+        script,
+        &[
+            "KEYS[i]  SKU i's counter, for each line i (1 to 8 lines): a canonical integer. A missing key means 0 in stock.",
+            "ARGV[i]  line i's qty: units wanted, a canonical integer >= 1 (one ARGV per KEYS).",
+            "Returns  {1, after_1, ..., after_n}  reserved: every line is the buyer's; each counter after its DECRBY",
+            "Errors   \"SHORT_LINE i has s wants q\"  line i had only s units: the script stopped there, lines 1 to i-1 stay taken",
+            "         \"INVALID_CART ...\"            no keys, more than 8, or not one ARGV per key; nothing changed",
+            "         \"INVALID_QTY ...\"             some ARGV[i] is not a canonical integer >= 1; nothing changed",
+            "         \"STOCK_NOT_INTEGER ...\"       KEYS[i] holds something other than a canonical integer: lines 1 to i-1 stay taken",
+        ],
+    );
+    let redis = TestRedis::start();
+    let c = &mut redis.raw().await;
+    let body = script.source;
+    set(c, PHONE, "2").await;
+    set(c, CASE, "3").await;
+    set(c, CHARGER, "0").await;
+    // Returns {1, after...}: every line taken.
+    assert_eq!(
+        eval(c, body, &[PHONE, CASE], &["1", "2"]).await,
+        Answer::Reply(vec![1, 1, 1])
+    );
+    // Errors SHORT_LINE: line 3 is short; lines 1 and 2 stay taken. No rollback.
+    match eval(c, body, &[PHONE, CASE, CHARGER], &["1", "1", "1"]).await {
+        Answer::Error(code, text) => {
+            assert_eq!(code, "SHORT_LINE");
+            assert!(text.starts_with("3 has 0 wants 1"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        values(c, &[PHONE, CASE, CHARGER]).await,
+        [Some("0".into()), Some("0".into()), Some("0".into())],
+        "the error undid nothing"
+    );
+    // A short first line: nothing was taken before it. A missing key means 0 in stock.
+    let missing = "oversold:{cart}:sku:none";
+    match eval(c, body, &[missing, PHONE], &["1", "1"]).await {
+        Answer::Error(code, text) => {
+            assert_eq!(code, "SHORT_LINE");
+            assert!(text.starts_with("1 has 0 wants 1"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(get(c, missing).await, None);
+    // Errors INVALID_CART and INVALID_QTY: before anything is written.
+    set(c, PHONE, "5").await;
+    set(c, CASE, "5").await;
+    refused(c, body, &[], &[], "INVALID_CART").await;
+    refused(c, body, &[PHONE, CASE], &["1"], "INVALID_CART").await;
+    let nine: Vec<String> = (0..9)
+        .map(|i| format!("oversold:{{cart}}:sku:{i}"))
+        .collect();
+    let nine: Vec<&str> = nine.iter().map(String::as_str).collect();
+    refused(c, body, &nine, &["1"; 9], "INVALID_CART").await;
+    for bad in BAD_QTY {
+        refused(c, body, &[PHONE, CASE], &["1", bad], "INVALID_QTY").await;
+    }
+    // Errors STOCK_NOT_INTEGER: on line 2, after line 1 was taken, which stays taken.
+    set(c, PHONE, "20").await;
+    for (i, bad) in BAD_STOCK.iter().enumerate() {
+        set(c, CASE, bad).await;
+        match eval(c, body, &[PHONE, CASE], &["1", "1"]).await {
+            Answer::Error(code, _) => assert_eq!(code, "STOCK_NOT_INTEGER"),
+            other => panic!("{bad}: {other:?}"),
+        }
+        assert_eq!(get(c, PHONE).await, Some((19 - i).to_string()), "{bad}");
+    }
+}
+
+/// What the header says of `redis.call` and `redis.pcall`, shown on Redis itself: a failing
+/// `redis.call` stops the script and keeps its earlier writes; `redis.pcall` hands the error
+/// back, and the script can give back what it took, because it does so itself.
+#[tokio::test]
+async fn a_failing_redis_call_keeps_earlier_writes_and_pcall_lets_the_script_undo_them() {
+    let redis = TestRedis::start();
+    let c = &mut redis.raw().await;
+    set(c, PHONE, "5").await;
+    // CASE as a list: the second line's DECRBY fails with WRONGTYPE.
+    let _: i64 = redis::cmd("RPUSH")
+        .arg(CASE)
+        .arg("not a counter")
+        .query_async(c)
+        .await
+        .unwrap();
+    let with_call = "redis.call('DECRBY', KEYS[1], 1) return redis.call('DECRBY', KEYS[2], 1)";
+    match eval(c, with_call, &[PHONE, CASE], &[]).await {
+        Answer::Error(code, _) => assert_eq!(code, "WRONGTYPE"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(get(c, PHONE).await.as_deref(), Some("4"), "no rollback");
+    let with_pcall = "redis.call('DECRBY', KEYS[1], 1) \
+         local r = redis.pcall('DECRBY', KEYS[2], 1) \
+         if type(r) == 'table' and r.err then redis.call('INCRBY', KEYS[1], 1) return r end \
+         return r";
+    match eval(c, with_pcall, &[PHONE, CASE], &[]).await {
+        Answer::Error(code, _) => assert_eq!(code, "WRONGTYPE"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        get(c, PHONE).await.as_deref(),
+        Some("4"),
+        "the script undid its own line"
+    );
+}
