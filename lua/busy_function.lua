@@ -29,7 +29,7 @@ local function slow_write(keys, args)
   end
   local start = now_us()
   -- The write that makes the rest unkillable.
-  redis.call('SET', keys[2], tostring(start), 'EX', 600)
+  redis.call('SET', keys[2], string.format('%.0f', start), 'EX', 600)
   local stop = start + tonumber(ms) * 1000
   local reads = 0
   -- Bounded twice: by Redis's clock, and by a loop count no real clock can need.
