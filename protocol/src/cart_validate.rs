@@ -27,8 +27,10 @@ impl RunRequest {
         {
             return Err(ConfigError::OtherScenario { field, belongs_to });
         }
-        if matches!(scenario, Scenario::Cart | Scenario::Warehouses)
-            && let Some(field) = self.checkout_field_sent()
+        if matches!(
+            scenario,
+            Scenario::Cart | Scenario::Warehouses | Scenario::BusyScript
+        ) && let Some(field) = self.checkout_field_sent()
         {
             return Err(ConfigError::OtherScenario {
                 field,
@@ -59,7 +61,7 @@ impl RunRequest {
                 warehouses: check("warehouses", self.warehouses, l.warehouses)?,
                 split: self.split.unwrap_or(false),
             }),
-            Scenario::Race | Scenario::Checkout => Knobs::Race,
+            Scenario::Race | Scenario::Checkout | Scenario::BusyScript => Knobs::Race,
         })
     }
 }

@@ -43,16 +43,20 @@ pub enum Scenario {
     /// One SKU stocked in several warehouses; each buyer prefers one and falls back to the
     /// nearest others (see [`crate::cart`]).
     Warehouses,
+    /// A sale on a Redis of the run's own, and one client's long script that stops it
+    /// (see [`crate::busy`]).
+    BusyScript,
 }
 
 impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart` or `warehouses`.
+    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses` or `busy_script`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
             Scenario::Checkout => "checkout",
             Scenario::Cart => "cart",
             Scenario::Warehouses => "warehouses",
+            Scenario::BusyScript => "busy_script",
         }
     }
 }
@@ -72,8 +76,9 @@ impl FromStr for Scenario {
             "checkout" => Ok(Scenario::Checkout),
             "cart" => Ok(Scenario::Cart),
             "warehouses" => Ok(Scenario::Warehouses),
+            "busy_script" => Ok(Scenario::BusyScript),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart or warehouses"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses or busy_script"
             )),
         }
     }

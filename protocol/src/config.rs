@@ -228,6 +228,8 @@ pub enum Knobs {
     Cart(CartConfig),
     /// One product in several warehouses.
     Warehouses(WarehouseConfig),
+    /// A sale stalled by one long script: no knobs of its own.
+    BusyScript,
 }
 
 /// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
@@ -249,7 +251,7 @@ impl From<Knobs> for FlatKnobs {
         let scenario = knobs.scenario();
         let (mut checkout, mut cart, mut warehouses) = (None, None, None);
         match knobs {
-            Knobs::Race => {}
+            Knobs::Race | Knobs::BusyScript => {}
             Knobs::Checkout(c) => checkout = Some(c),
             Knobs::Cart(c) => cart = Some(c),
             Knobs::Warehouses(w) => warehouses = Some(w),
@@ -277,6 +279,7 @@ impl TryFrom<FlatKnobs> for Knobs {
             Scenario::Warehouses => {
                 Knobs::Warehouses(flat.warehouses.ok_or_else(|| missing("warehouse"))?)
             }
+            Scenario::BusyScript => Knobs::BusyScript,
         })
     }
 }
@@ -289,6 +292,7 @@ impl Knobs {
             Knobs::Checkout(_) => Scenario::Checkout,
             Knobs::Cart(_) => Scenario::Cart,
             Knobs::Warehouses(_) => Scenario::Warehouses,
+            Knobs::BusyScript => Scenario::BusyScript,
         }
     }
 }
@@ -372,6 +376,9 @@ impl RaceConfig {
         if let Some(w) = self.warehouses() {
             let split = if w.split { ", split allowed" } else { "" };
             return format!("{race}; {} warehouses{split}", w.warehouses);
+        }
+        if self.scenario() == Scenario::BusyScript {
+            return format!("{race}; busy_script: one slow client mid-sale");
         }
         match self.checkout() {
             None => race,

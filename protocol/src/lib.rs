@@ -87,6 +87,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod busy;
 pub mod cart;
 mod cart_validate;
 pub mod challenge;
@@ -101,6 +102,7 @@ pub mod tape;
 mod validate;
 pub mod workshop;
 
+pub use busy::{BusyTally, SlowJobEnd};
 pub use cart::{CartConfig, CartLine, CartStory, CartTally, LineEnd, ShelfLedger, WarehouseConfig};
 pub use checkout::{
     CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, FailMode, Fate,
@@ -492,6 +494,9 @@ pub struct Hello {
     /// ones, so each scenario's are one run of the list.
     #[serde(default)]
     pub cart_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `busy_script` scenario (send `"scenario":"busy_script"`).
+    #[serde(default)]
+    pub busy_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

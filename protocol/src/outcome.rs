@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::busy::BusyTally;
 use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
 
@@ -180,6 +181,10 @@ pub struct RunSummary {
     /// the sum of each shelf's own (one shelf's oversell is not hidden by another's spare).
     #[serde(flatten, default)]
     pub cart: Option<Box<CartTally>>,
+    /// A `busy_script` run's stall: `BUSY` replies, the stall's length, kills, restarts and
+    /// the acknowledged units a restart lost, flat in this object; absent otherwise.
+    #[serde(flatten, default)]
+    pub busy: Option<Box<BusyTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -206,6 +206,16 @@ impl RunRequest {
             }
             Scenario::Checkout => Knobs::Checkout(self.checkout(buyers)?),
             Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
+            Scenario::BusyScript => Knobs::BusyScript,
+        };
+        // A busy script needs buyers arriving while it holds Redis: its sale is spread out
+        // unless the client says otherwise.
+        let spread = match scenario {
+            Scenario::BusyScript => Range {
+                default: crate::busy::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
+            _ => LIMITS.arrival_spread_ms,
         };
         Ok(RaceConfig {
             stock: check("stock", self.stock, LIMITS.stock)?,
@@ -213,11 +223,7 @@ impl RunRequest {
             qty: check("qty", self.qty, LIMITS.qty)?,
             max_qty,
             app_servers: check("app_servers", self.app_servers, LIMITS.app_servers)?,
-            arrival_spread_ms: check(
-                "arrival_spread_ms",
-                self.arrival_spread_ms,
-                LIMITS.arrival_spread_ms,
-            )?,
+            arrival_spread_ms: check("arrival_spread_ms", self.arrival_spread_ms, spread)?,
             race_window_ms: check("race_window_ms", self.race_window_ms, LIMITS.race_window_ms)?,
             seed: self.seed.unwrap_or(fresh_seed),
             knobs,

@@ -133,6 +133,9 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     if results.iter().any(|(_, s)| s.cart.is_some()) {
         return crate::cart::report::scoreboard(results);
     }
+    if results.iter().any(|(_, s)| s.busy.is_some()) {
+        return crate::busy::report::scoreboard(results);
+    }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
         let _ = writeln!(out, "{}", config.race.describe());
@@ -331,6 +334,9 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     }
     if let Some(c) = &s.cart {
         return crate::cart::report::table(config, s, c);
+    }
+    if let Some(b) = &s.busy {
+        return crate::busy::report::table(config, s, b);
     }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());

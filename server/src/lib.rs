@@ -36,6 +36,7 @@ pub mod app;
 pub mod backends;
 pub mod bench;
 pub mod budget;
+pub mod busy;
 pub mod cart;
 pub mod checkout;
 pub mod cli;

@@ -83,6 +83,7 @@ impl RunError {
                 ErrorCode::ResourceExhausted
             }
             RunError::Setup(ShelfError::OutageNotAllowed) => ErrorCode::OutageNotAllowed,
+            RunError::Setup(ShelfError::OwnRedis(_)) => ErrorCode::RedisUnavailable,
             RunError::Setup(_) => ErrorCode::StrategyUnavailable,
             RunError::WrongScenario { .. } => ErrorCode::UnknownStrategy,
             RunError::StoreLost { .. } | RunError::Refused(_) | RunError::ReadBack(_) => {

@@ -3,7 +3,7 @@
 //! names a registry.
 //!
 //! A scenario is a runner (`engine` for the race, `checkout`, `cart` for carts and
-//! warehouses) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
+//! warehouses, `busy` for a sale stalled by a long script) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
 //! for its runner and strategies, one arm in [`AnyStrategy`] and one line in [`registry`];
 //! the compiler then points at every `match` that must learn it.
 
@@ -15,17 +15,19 @@ use tokio_util::sync::CancellationToken;
 use crate::backends::Backends;
 use crate::run::{RunError, RunReport, Watchers};
 use crate::store::shelves::Tagging;
+use crate::strategy::busy::BusyStrategy;
 use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::{self, Backend, Strategy};
-use crate::{cart, checkout, engine};
+use crate::{busy, cart, checkout, engine};
 
 /// Every scenario, in the order the page lists them.
-pub const SCENARIOS: [Scenario; 4] = [
+pub const SCENARIOS: [Scenario; 5] = [
     Scenario::Race,
     Scenario::Checkout,
     Scenario::Cart,
     Scenario::Warehouses,
+    Scenario::BusyScript,
 ];
 
 /// A strategy of any scenario, as the front doors see it.
@@ -37,6 +39,8 @@ pub enum AnyStrategy {
     Checkout(&'static CheckoutStrategy),
     /// A `cart` or `warehouses` strategy.
     Cart(&'static CartStrategy),
+    /// A `busy_script` strategy.
+    Busy(&'static BusyStrategy),
 }
 
 /// The strategies of `scenario`, in the order the page lists them: the registry line.
@@ -49,6 +53,7 @@ pub fn registry(scenario: Scenario) -> Vec<AnyStrategy> {
         Scenario::Cart | Scenario::Warehouses => strategy::cart::of(scenario)
             .map(AnyStrategy::Cart)
             .collect(),
+        Scenario::BusyScript => strategy::busy::REGISTRY.map(AnyStrategy::Busy).to_vec(),
     }
 }
 
@@ -140,6 +145,7 @@ impl AnyStrategy {
             AnyStrategy::Race(s) => &s.about,
             AnyStrategy::Checkout(s) => &s.about,
             AnyStrategy::Cart(s) => &s.about,
+            AnyStrategy::Busy(s) => &s.about,
         }
     }
 
@@ -149,6 +155,7 @@ impl AnyStrategy {
             AnyStrategy::Race(s) => s.info(backends),
             AnyStrategy::Checkout(s) => s.info(),
             AnyStrategy::Cart(s) => s.info(),
+            AnyStrategy::Busy(s) => s.info(),
         }
     }
 
@@ -156,7 +163,7 @@ impl AnyStrategy {
     pub fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
         match self {
             AnyStrategy::Race(s) => s.unavailable_reason(backends),
-            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) => None,
+            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => None,
         }
     }
 
@@ -164,7 +171,7 @@ impl AnyStrategy {
     pub fn uses_redis(&self) -> bool {
         match self {
             AnyStrategy::Race(s) => s.uses_redis(),
-            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) => true,
+            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => true,
         }
     }
 
@@ -189,16 +196,18 @@ impl AnyStrategy {
             AnyStrategy::Race(s) if matches!(s.backend, Backend::Postgres(_)) => {
                 app_servers as usize + 1
             }
-            AnyStrategy::Race(_) | AnyStrategy::Cart(_) => 0,
+            AnyStrategy::Race(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => 0,
             AnyStrategy::Checkout(_) => usize::from(backends.postgres.is_ok()),
         }
     }
 
     /// Connections (open files) a run opens besides its app servers' and its admin's: a
-    /// checkout's reaper, and its ledger's PostgreSQL connection when it has one.
+    /// checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
+    /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes.
     pub fn extra_connections(&self, backends: &Backends) -> u32 {
         match self {
             AnyStrategy::Race(_) | AnyStrategy::Cart(_) => 0,
+            AnyStrategy::Busy(_) => 4,
             AnyStrategy::Checkout(_) => 1 + u32::from(backends.postgres.is_ok()),
         }
     }
@@ -229,6 +238,9 @@ impl AnyStrategy {
             AnyStrategy::Cart(s) => {
                 cart::run(backends, s, config, run_id, watchers.events, cancel).await
             }
+            AnyStrategy::Busy(s) => {
+                busy::run(backends, s, config, run_id, watchers.events, cancel).await
+            }
         }
     }
 }
@@ -245,7 +257,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 12 + 6 + 8);
+        assert_eq!(all().count(), 12 + 6 + 8 + 4);
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum ShelfError {
     /// flushed, or evicted it. Any number read now would be invented, not the run's result.
     #[error("the stock ({0}) vanished mid-run: Redis restarted, was flushed, or evicted it")]
     Vanished(String),
+    /// A run that needs a `redis-server` of its own (`busy_script`) could not start one.
+    #[error("the run's own redis-server did not start: {0}")]
+    OwnRedis(String),
     /// A checkout asked for an outage on a Redis this process did not start.
     #[error(
         "outage_ms pauses Redis with CLIENT PAUSE, which stalls every client of that Redis: the \

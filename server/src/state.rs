@@ -173,6 +173,10 @@ impl AppState {
                 .iter()
                 .map(|s| s.info())
                 .collect(),
+            busy_strategies: crate::strategy::busy::REGISTRY
+                .iter()
+                .map(|s| s.info())
+                .collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             chaos: crate::rooms::chaos::buttons(),

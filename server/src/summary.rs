@@ -58,6 +58,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         cancelled: outcomes.len() < config.race.buyers as usize,
         checkout: None,
         cart: None,
+        busy: None,
     }
 }
 

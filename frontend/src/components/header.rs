@@ -31,6 +31,9 @@ pub fn Header() -> impl IntoView {
             Scenario::Checkout => "reserve, pay, then confirm or give back: do the books add up?",
             Scenario::Cart => "carts of several SKUs, all or nothing.",
             Scenario::Warehouses => "one SKU in several warehouses, nearest first.",
+            Scenario::BusyScript => {
+                "one long script mid-sale: who waits, and what a restart loses?"
+            }
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

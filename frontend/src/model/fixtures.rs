@@ -119,6 +119,7 @@ pub(crate) fn hello() -> Hello {
         limits: LIMITS,
         checkout_strategies: crate::model::checkout::fixtures::checkout_strategies(),
         cart_strategies: Vec::new(),
+        busy_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
         chaos: Vec::new(),
@@ -191,5 +192,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         cancelled: false,
         checkout: None,
         cart: None,
+        busy: None,
     }
 }

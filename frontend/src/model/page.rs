@@ -158,6 +158,7 @@ impl PageState {
             .iter()
             .chain(&hello.checkout_strategies)
             .chain(&hello.cart_strategies)
+            .chain(&hello.busy_strategies)
             .cloned()
             .collect();
         self.hello = Some(hello);
@@ -441,6 +442,7 @@ impl PageState {
         match scenario {
             Scenario::Race => self.strategies(),
             Scenario::Checkout => self.hello.as_ref().map_or(&[], |h| &h.checkout_strategies),
+            Scenario::BusyScript => self.hello.as_ref().map_or(&[], |h| &h.busy_strategies),
             Scenario::Cart | Scenario::Warehouses => {
                 let all = self.hello.as_ref().map_or(&[][..], |h| &h.cart_strategies);
                 // The server lists each scenario's strategies together (see `Hello`).

@@ -116,6 +116,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         cancelled: outcomes.len() < config.race.buyers as usize,
         checkout: Some(Box::new(tally)),
         cart: None,
+        busy: None,
     }
 }
 

@@ -28,6 +28,8 @@
 //!   the cart and warehouse scripts, and the saga's once-only compensation.
 //! - [`rooms`]: a room's record, its event stream, its open sale's lease, who bought, and
 //!   the chaos buttons' commands.
+//! - [`busy`]: the `busy_script` scenario: the slow client's long jobs, `SCRIPT KILL`,
+//!   `FUNCTION KILL`, `SHUTDOWN NOSAVE`, and the snapshot a restart comes back to.
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -47,6 +49,7 @@ use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisFutu
 use cluster::{ClusterStore, Route, Topology};
 use turnstile::Turnstile;
 
+pub mod busy;
 pub mod cluster;
 pub mod exercise;
 pub mod fence;

@@ -133,6 +133,20 @@ pub static TAKE_CART_LINES: LuaFile = LuaFile::new(
     "take_cart_lines.lua",
     include_str!("../../../lua/take_cart_lines.lua"),
 );
+/// `lua/busy_read.lua`: a long read-only job (the `busy_script` scenario's slow reader).
+pub static BUSY_READ: LuaFile =
+    LuaFile::new("busy_read.lua", include_str!("../../../lua/busy_read.lua"));
+/// `lua/busy_write.lua`: a long job that writes first, so it cannot be killed.
+pub static BUSY_WRITE: LuaFile = LuaFile::new(
+    "busy_write.lua",
+    include_str!("../../../lua/busy_write.lua"),
+);
+/// `lua/busy_function.lua`: the same as a Function library (`oversold_busy`).
+pub static BUSY_FUNCTION: LuaFile = LuaFile::new(
+    "busy_function.lua",
+    include_str!("../../../lua/busy_function.lua"),
+);
+
 /// `lua/slow_script.lua`: the rooms' "slow script" chaos button. Not in [`all`]: no
 /// strategy runs it, and only a presenter on a server that owns its Redis can.
 pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
@@ -159,7 +173,7 @@ pub fn room_scripts() -> [&'static LuaFile; 3] {
 }
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 18] {
+pub fn all() -> [&'static LuaFile; 21] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -179,6 +193,9 @@ pub fn all() -> [&'static LuaFile; 18] {
         &COMPENSATE_LINE,
         &RESERVE_WAREHOUSE,
         &TAKE_CART_LINES,
+        &BUSY_READ,
+        &BUSY_WRITE,
+        &BUSY_FUNCTION,
     ]
 }
 

@@ -24,6 +24,7 @@ use crate::backends::Backends;
 use crate::pg::{PgConn, PgError, StockRow};
 use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
+pub mod busy;
 pub mod cart;
 pub mod checkout;
 mod decr_compensate;

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeSet;
 
+mod busy;
 mod cart;
 mod checkout;
 mod copies;
@@ -49,14 +50,19 @@ pub(super) fn assert_pinned(file: &LuaFile, pinned: &[&str]) {
 
 /// What a script call answered: the reply, or the error's first word and its text.
 #[derive(Debug, PartialEq)]
-enum Answer {
+pub(super) enum Answer {
     Reply(Vec<i64>),
     Int(i64),
     Nil,
     Error(String, String),
 }
 
-async fn eval(c: &mut MultiplexedConnection, body: &str, keys: &[&str], args: &[&str]) -> Answer {
+pub(super) async fn eval(
+    c: &mut MultiplexedConnection,
+    body: &str,
+    keys: &[&str],
+    args: &[&str],
+) -> Answer {
     let mut cmd = redis::cmd("EVAL");
     cmd.arg(body).arg(keys.len()).arg(keys).arg(args);
     answer(cmd.query_async::<Value>(c).await)
@@ -71,7 +77,7 @@ async fn fcall(c: &mut MultiplexedConnection, keys: &[&str], args: &[&str]) -> A
     answer(cmd.query_async::<Value>(c).await)
 }
 
-fn answer(reply: redis::RedisResult<Value>) -> Answer {
+pub(super) fn answer(reply: redis::RedisResult<Value>) -> Answer {
     match reply {
         Ok(Value::Array(items)) => Answer::Reply(
             items
@@ -780,6 +786,9 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "compensate_line.lua",
             "reserve_warehouse.lua",
             "take_cart_lines.lua",
+            "busy_read.lua",
+            "busy_write.lua",
+            "busy_function.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

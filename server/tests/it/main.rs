@@ -29,6 +29,7 @@
 
 mod all_strategies;
 mod budgets;
+mod busy;
 mod carts;
 mod checkout;
 mod cli;
