@@ -273,7 +273,7 @@ impl List {
 #[component]
 fn Scroller(list: List) -> impl IntoView {
     view! {
-        <div class="audit-scroll" node_ref=list.scroller on:scroll=move |_| list.on_scroll()>
+        <div class="audit-scroll" tabindex="0" aria-label="Audit trail lines" node_ref=list.scroller on:scroll=move |_| list.on_scroll()>
             <div class="audit-spacer" style:height=move || format!("{}px", list.shown() as f64 * ROW_HEIGHT)>
                 <div
                     class="audit-window"

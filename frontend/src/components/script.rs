@@ -26,7 +26,8 @@ pub fn ScriptSource() -> impl IntoView {
                         view! {
                             <figure class="source">
                                 <figcaption>{format!("lua/{}", script.file)}</figcaption>
-                                <pre>
+                                // Focusable: it scrolls, and a keyboard must be able to scroll it.
+                                <pre tabindex="0" aria-label=format!("lua/{}", script.file)>
                                     <code data-testid="lua-source">{script.source}</code>
                                 </pre>
                             </figure>

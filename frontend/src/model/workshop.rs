@@ -817,7 +817,7 @@ pub fn task_html(w: &Workshop) -> String {
     };
     fill(
         &mut out,
-        "<h2 id=\"ws-title\">\u{1}</h2><p class=\"ws-story\">\u{1}</p><h3>Contract</h3><pre class=\"ws-contract\">\u{1}</pre><ol class=\"ws-hints\">",
+        "<h2 id=\"ws-title\">\u{1}</h2><p class=\"ws-story\">\u{1}</p><h3>Contract</h3><pre class=\"ws-contract\" tabindex=\"0\" aria-label=\"Contract\">\u{1}</pre><ol class=\"ws-hints\">",
         &[&ex.title, &ex.story, &ex.contract],
     );
     for hint in ex.hints.iter().take(w.hints_shown) {

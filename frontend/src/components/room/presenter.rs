@@ -207,7 +207,7 @@ fn sale_strategies(session: Session) -> Vec<(String, String)> {
 #[component]
 fn StrategySelect(session: Session, strategy: RwSignal<String>) -> impl IntoView {
     view! {
-        <select data-testid="sale-strategy" on:change=move |ev| strategy.set(event_target_value(&ev))>
+        <select data-testid="sale-strategy" aria-label="Sale strategy" on:change=move |ev| strategy.set(event_target_value(&ev))>
             {move || {
                 sale_strategies(session)
                     .into_iter()

@@ -497,7 +497,7 @@ fn the_task_shows_the_hints_revealed_so_far() {
     assert_eq!(
         task_html(&w),
         "<h2 id=\"ws-title\">The reserve exercise</h2><p class=\"ws-story\">A shop.</p>\
-         <h3>Contract</h3><pre class=\"ws-contract\">-- KEYS[1] the stock</pre>\
+         <h3>Contract</h3><pre class=\"ws-contract\" tabindex=\"0\" aria-label=\"Contract\">-- KEYS[1] the stock</pre>\
          <ol class=\"ws-hints\"><li>hint 1</li></ol>"
     );
     assert_eq!(hint_button(&w), ("Show a hint", true));
