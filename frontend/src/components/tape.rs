@@ -22,6 +22,7 @@ use crate::model::tape_view::scene::{Paint, scene};
 use crate::model::tape_view::strip::{CellKind, Strip};
 use crate::model::tape_view::{cache, caption, from_step, from_tape};
 use crate::model::theme::{Palette, Theme};
+use crate::model::view::View;
 use crate::session::Session;
 
 #[wasm_bindgen]
@@ -177,9 +178,11 @@ impl Drawing {
         // session by a click. Syncing with the outside world (the canvas) is what an Effect is
         // for; it keeps the last key and asks for a rebuild only when it changed, so other page
         // changes (a notice, a chip) do not rebuild the strip.
-        Effect::new(move |last: Option<(TapeKey, Theme)>| {
+        // The view is in the key too: switching to the stage view changes the panel's width,
+        // and the strip must be refitted to it, not left at the old width until the next run.
+        Effect::new(move |last: Option<(TapeKey, Theme, View)>| {
             let key = session.page.with(tape_key);
-            let now = (key, session.theme.get());
+            let now = (key, session.theme.get(), session.view.get());
             if last.as_ref() != Some(&now) {
                 self.request(true);
             }

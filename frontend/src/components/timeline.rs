@@ -189,6 +189,8 @@ impl Drawing {
             self.order.track();
             self.zoom.track();
             session.theme.track();
+            // The stage view changes the panel's width: refit.
+            session.view.track();
             self.request(true);
         });
         let resize = window_event_listener(ev::resize, move |_| self.request(false));

@@ -118,7 +118,8 @@ pub enum HelloFor {
     Lab,
     /// The workshop page: no Lua sources (it shows the exercises' own scripts).
     Workshop,
-    /// A phone or a spectator screen: neither Lua sources nor exercises.
+    /// A phone or a spectator screen: neither Lua sources, nor exercises, nor the strategies of
+    /// scenarios other than the race.
     Phone,
 }
 
@@ -142,7 +143,11 @@ impl HelloFor {
             hello.scripts.clear();
         }
         if self == HelloFor::Phone {
+            // A room's sale is a race: a phone never shows another scenario's strategies.
             hello.exercises.clear();
+            hello.checkout_strategies.clear();
+            hello.cart_strategies.clear();
+            hello.busy_strategies.clear();
         }
         hello
     }

@@ -615,6 +615,7 @@ async fn each_page_gets_the_hello_it_needs() {
     let workshop = server.client_at("/ws?page=workshop").await.hello().await;
     assert!(!lab.scripts.is_empty() && !lab.exercises.is_empty());
     assert!(phone.scripts.is_empty() && phone.exercises.is_empty());
+    assert!(phone.checkout_strategies.is_empty() && phone.cart_strategies.is_empty());
     assert!(workshop.scripts.is_empty());
     assert_eq!(workshop.exercises, lab.exercises);
     assert_eq!(phone.strategies, lab.strategies);
