@@ -46,10 +46,13 @@ pub enum Scenario {
     /// A sale on a Redis of the run's own, and one client's long script that stops it
     /// (see [`crate::busy`]).
     BusyScript,
+    /// A sale on a Redis of the run's own with one persistence setting, killed mid-sale and
+    /// restarted from disk (see [`crate::durability`]).
+    Durability,
 }
 
 impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses` or `busy_script`.
+    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script` or `durability`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
@@ -57,6 +60,7 @@ impl Scenario {
             Scenario::Cart => "cart",
             Scenario::Warehouses => "warehouses",
             Scenario::BusyScript => "busy_script",
+            Scenario::Durability => "durability",
         }
     }
 }
@@ -77,8 +81,9 @@ impl FromStr for Scenario {
             "cart" => Ok(Scenario::Cart),
             "warehouses" => Ok(Scenario::Warehouses),
             "busy_script" => Ok(Scenario::BusyScript),
+            "durability" => Ok(Scenario::Durability),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses or busy_script"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script or durability"
             )),
         }
     }

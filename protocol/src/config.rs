@@ -230,6 +230,9 @@ pub enum Knobs {
     Warehouses(WarehouseConfig),
     /// A sale stalled by one long script: no knobs of its own.
     BusyScript,
+    /// A sale crashed and restarted from disk: no knobs of its own (the persistence setting
+    /// is the strategy, so a comparison races the four side by side).
+    Durability,
 }
 
 /// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
@@ -251,7 +254,7 @@ impl From<Knobs> for FlatKnobs {
         let scenario = knobs.scenario();
         let (mut checkout, mut cart, mut warehouses) = (None, None, None);
         match knobs {
-            Knobs::Race | Knobs::BusyScript => {}
+            Knobs::Race | Knobs::BusyScript | Knobs::Durability => {}
             Knobs::Checkout(c) => checkout = Some(c),
             Knobs::Cart(c) => cart = Some(c),
             Knobs::Warehouses(w) => warehouses = Some(w),
@@ -280,6 +283,7 @@ impl TryFrom<FlatKnobs> for Knobs {
                 Knobs::Warehouses(flat.warehouses.ok_or_else(|| missing("warehouse"))?)
             }
             Scenario::BusyScript => Knobs::BusyScript,
+            Scenario::Durability => Knobs::Durability,
         })
     }
 }
@@ -293,6 +297,7 @@ impl Knobs {
             Knobs::Cart(_) => Scenario::Cart,
             Knobs::Warehouses(_) => Scenario::Warehouses,
             Knobs::BusyScript => Scenario::BusyScript,
+            Knobs::Durability => Scenario::Durability,
         }
     }
 }
@@ -379,6 +384,9 @@ impl RaceConfig {
         }
         if self.scenario() == Scenario::BusyScript {
             return format!("{race}; busy_script: one slow client mid-sale");
+        }
+        if self.scenario() == Scenario::Durability {
+            return format!("{race}; durability: Redis killed mid-sale, restarted from disk");
         }
         match self.checkout() {
             None => race,

@@ -93,6 +93,7 @@ mod cart_validate;
 pub mod challenge;
 pub mod checkout;
 mod config;
+pub mod durability;
 pub mod limits;
 mod outcome;
 pub mod room;
@@ -110,6 +111,7 @@ pub use checkout::{
     StepOutcome,
 };
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
+pub use durability::{DurabilityTally, Persistence};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
@@ -497,6 +499,10 @@ pub struct Hello {
     /// The strategies of the `busy_script` scenario (send `"scenario":"busy_script"`).
     #[serde(default)]
     pub busy_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `durability` scenario, one per persistence setting (send
+    /// `"scenario":"durability"`).
+    #[serde(default)]
+    pub durability_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::busy::BusyTally;
 use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
+use crate::durability::DurabilityTally;
 
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -185,6 +186,11 @@ pub struct RunSummary {
     /// the acknowledged units a restart lost, flat in this object; absent otherwise.
     #[serde(flatten, default)]
     pub busy: Option<Box<BusyTally>>,
+    /// A `durability` run's crash: the persistence setting, when Redis was killed, what it
+    /// loaded, the acknowledged orders it lost, and the setting's throughput, flat in this
+    /// object; absent otherwise.
+    #[serde(flatten, default)]
+    pub durability: Option<Box<DurabilityTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -207,6 +207,7 @@ impl RunRequest {
             Scenario::Checkout => Knobs::Checkout(self.checkout(buyers)?),
             Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
             Scenario::BusyScript => Knobs::BusyScript,
+            Scenario::Durability => Knobs::Durability,
         };
         // A busy script needs buyers arriving while it holds Redis: its sale is spread out
         // unless the client says otherwise.
@@ -215,10 +216,23 @@ impl RunRequest {
                 default: crate::busy::DEFAULT_SPREAD_MS,
                 ..LIMITS.arrival_spread_ms
             },
+            Scenario::Durability => Range {
+                default: crate::durability::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
             _ => LIMITS.arrival_spread_ms,
         };
+        // A crash can only lose what was sold before it: a durability sale has stock left
+        // when the crash comes unless the client says otherwise.
+        let stock = match scenario {
+            Scenario::Durability => Range {
+                default: crate::durability::DEFAULT_STOCK,
+                ..LIMITS.stock
+            },
+            _ => LIMITS.stock,
+        };
         Ok(RaceConfig {
-            stock: check("stock", self.stock, LIMITS.stock)?,
+            stock: check("stock", self.stock, stock)?,
             buyers,
             qty: check("qty", self.qty, LIMITS.qty)?,
             max_qty,

@@ -41,6 +41,7 @@ pub mod cart;
 pub mod checkout;
 pub mod cli;
 pub mod client;
+pub mod durability;
 pub mod engine;
 pub mod gate;
 pub mod headers;

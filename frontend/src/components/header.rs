@@ -34,6 +34,7 @@ pub fn Header() -> impl IntoView {
             Scenario::BusyScript => {
                 "one long script mid-sale: who waits, and what a restart loses?"
             }
+            Scenario::Durability => "Redis killed mid-sale: what does each persistence keep?",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

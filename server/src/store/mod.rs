@@ -30,6 +30,8 @@
 //!   the chaos buttons' commands.
 //! - [`busy`]: the `busy_script` scenario: the slow client's long jobs, `SCRIPT KILL`,
 //!   `FUNCTION KILL`, `SHUTDOWN NOSAVE`, and the snapshot a restart comes back to.
+//! - [`durability`]: the `durability` scenario: its keys, the snapshots (`SAVE`, `BGSAVE`
+//!   and waiting for it).
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -51,6 +53,7 @@ use turnstile::Turnstile;
 
 pub mod busy;
 pub mod cluster;
+pub mod durability;
 pub mod exercise;
 pub mod fence;
 pub mod functions;
