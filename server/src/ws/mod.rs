@@ -148,6 +148,7 @@ impl HelloFor {
             hello.checkout_strategies.clear();
             hello.cart_strategies.clear();
             hello.busy_strategies.clear();
+            hello.durability_strategies.clear();
         }
         hello
     }
