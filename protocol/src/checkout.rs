@@ -46,10 +46,14 @@ pub enum Scenario {
     /// A sale on a Redis of the run's own, and one client's long script that stops it
     /// (see [`crate::busy`]).
     BusyScript,
+    /// A sale on a Redis of the run's own that runs out of memory mid-sale (see
+    /// [`crate::eviction`]).
+    Eviction,
 }
 
 impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses` or `busy_script`.
+    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script` or
+    /// `eviction`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
@@ -57,6 +61,7 @@ impl Scenario {
             Scenario::Cart => "cart",
             Scenario::Warehouses => "warehouses",
             Scenario::BusyScript => "busy_script",
+            Scenario::Eviction => "eviction",
         }
     }
 }
@@ -77,8 +82,9 @@ impl FromStr for Scenario {
             "cart" => Ok(Scenario::Cart),
             "warehouses" => Ok(Scenario::Warehouses),
             "busy_script" => Ok(Scenario::BusyScript),
+            "eviction" => Ok(Scenario::Eviction),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses or busy_script"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script or eviction"
             )),
         }
     }

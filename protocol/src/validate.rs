@@ -207,12 +207,20 @@ impl RunRequest {
             Scenario::Checkout => Knobs::Checkout(self.checkout(buyers)?),
             Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
             Scenario::BusyScript => Knobs::BusyScript,
+            Scenario::Eviction => Knobs::Eviction(crate::EvictionConfig {
+                policy: self.policy.unwrap_or_default(),
+            }),
         };
         // A busy script needs buyers arriving while it holds Redis: its sale is spread out
         // unless the client says otherwise.
         let spread = match scenario {
             Scenario::BusyScript => Range {
                 default: crate::busy::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
+            // Two waves: the first tenth of the spread, then the rest after a quiet spell.
+            Scenario::Eviction => Range {
+                default: crate::eviction::DEFAULT_SPREAD_MS,
                 ..LIMITS.arrival_spread_ms
             },
             _ => LIMITS.arrival_spread_ms,

@@ -42,6 +42,7 @@ pub mod checkout;
 pub mod cli;
 pub mod client;
 pub mod engine;
+pub mod eviction;
 pub mod gate;
 pub mod headers;
 pub mod headless;

@@ -34,6 +34,7 @@ pub fn Header() -> impl IntoView {
             Scenario::BusyScript => {
                 "one long script mid-sale: who waits, and what a restart loses?"
             }
+            Scenario::Eviction => "a Redis out of memory mid-sale: what does its policy delete?",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

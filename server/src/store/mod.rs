@@ -30,6 +30,8 @@
 //!   the chaos buttons' commands.
 //! - [`busy`]: the `busy_script` scenario: the slow client's long jobs, `SCRIPT KILL`,
 //!   `FUNCTION KILL`, `SHUTDOWN NOSAVE`, and the snapshot a restart comes back to.
+//! - [`eviction`]: the `eviction` scenario: `reserve_strict.lua`, the page cache's writes,
+//!   `CONFIG SET maxmemory`, and `used_memory`/`evicted_keys` from `INFO`.
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -51,6 +53,7 @@ use turnstile::Turnstile;
 
 pub mod busy;
 pub mod cluster;
+pub mod eviction;
 pub mod exercise;
 pub mod fence;
 pub mod functions;
