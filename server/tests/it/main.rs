@@ -35,6 +35,7 @@ mod checkout;
 mod cli;
 mod cluster;
 mod common;
+mod eviction;
 mod exercises;
 mod faults;
 mod hostile;
