@@ -11,7 +11,7 @@ impl RunRequest {
     /// Refuse a knob that belongs to a scenario other than `scenario`. (The checkout knobs
     /// in a `race` keep their own, older error.)
     pub(crate) fn only_this_scenario(&self, scenario: Scenario) -> Result<(), ConfigError> {
-        let owned: [(&'static str, bool, Scenario); 4] = [
+        let owned: [(&'static str, bool, Scenario); 5] = [
             ("skus", self.skus.is_some(), Scenario::Cart),
             ("max_lines", self.max_lines.is_some(), Scenario::Cart),
             (
@@ -20,6 +20,7 @@ impl RunRequest {
                 Scenario::Warehouses,
             ),
             ("split", self.split.is_some(), Scenario::Warehouses),
+            ("policy", self.policy.is_some(), Scenario::Eviction),
         ];
         if let Some((field, _, belongs_to)) = owned
             .into_iter()
@@ -29,7 +30,11 @@ impl RunRequest {
         }
         if matches!(
             scenario,
-            Scenario::Cart | Scenario::Warehouses | Scenario::BusyScript | Scenario::Durability
+            Scenario::Cart
+                | Scenario::Warehouses
+                | Scenario::BusyScript
+                | Scenario::Durability
+                | Scenario::Eviction
         ) && let Some(field) = self.checkout_field_sent()
         {
             return Err(ConfigError::OtherScenario {
@@ -61,9 +66,11 @@ impl RunRequest {
                 warehouses: check("warehouses", self.warehouses, l.warehouses)?,
                 split: self.split.unwrap_or(false),
             }),
-            Scenario::Race | Scenario::Checkout | Scenario::BusyScript | Scenario::Durability => {
-                Knobs::Race
-            }
+            Scenario::Race
+            | Scenario::Checkout
+            | Scenario::BusyScript
+            | Scenario::Durability
+            | Scenario::Eviction => Knobs::Race,
         })
     }
 }

@@ -49,10 +49,14 @@ pub enum Scenario {
     /// A sale on a Redis of the run's own with one persistence setting, killed mid-sale and
     /// restarted from disk (see [`crate::durability`]).
     Durability,
+    /// A sale on a Redis of the run's own that runs out of memory mid-sale (see
+    /// [`crate::eviction`]).
+    Eviction,
 }
 
 impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script` or `durability`.
+    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script`,
+    /// `durability` or `eviction`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
@@ -61,6 +65,7 @@ impl Scenario {
             Scenario::Warehouses => "warehouses",
             Scenario::BusyScript => "busy_script",
             Scenario::Durability => "durability",
+            Scenario::Eviction => "eviction",
         }
     }
 }
@@ -82,8 +87,9 @@ impl FromStr for Scenario {
             "warehouses" => Ok(Scenario::Warehouses),
             "busy_script" => Ok(Scenario::BusyScript),
             "durability" => Ok(Scenario::Durability),
+            "eviction" => Ok(Scenario::Eviction),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script or durability"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script, durability or eviction"
             )),
         }
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cart::{CartConfig, WarehouseConfig};
 use crate::checkout::{CheckoutConfig, FailMode, Scenario};
+use crate::eviction::{EvictionConfig, EvictionPolicy};
 
 /// A race as a client asks for it: every knob may be left out.
 ///
@@ -100,6 +101,9 @@ pub struct RunRequest {
     /// `warehouses` only: may an order be split over warehouses (default false)?
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<bool>,
+    /// `eviction` only: the run's Redis's `maxmemory-policy` (default `allkeys-lru`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<EvictionPolicy>,
 }
 
 /// The JSON type a [`RunRequest`] field must have: what a server checks before serde does,
@@ -136,7 +140,7 @@ impl RunRequest {
     /// The JSON names of every field, in declaration order. A server uses them to tell an
     /// unknown field from a mistyped one without reading serde's messages; a test pins them
     /// to what serde actually accepts.
-    pub const FIELDS: [&'static str; 27] = [
+    pub const FIELDS: [&'static str; 28] = [
         "strategy",
         "stock",
         "buyers",
@@ -164,12 +168,13 @@ impl RunRequest {
         "max_lines",
         "warehouses",
         "split",
+        "policy",
     ];
 
     /// The JSON type each of [`RunRequest::FIELDS`] must have; `None` for an unknown name.
     pub fn field_kind(name: &str) -> Option<FieldKind> {
         Some(match name {
-            "strategy" | "scenario" | "fail_mode" => FieldKind::Text,
+            "strategy" | "scenario" | "fail_mode" | "policy" => FieldKind::Text,
             "seed" => FieldKind::Whole64,
             "abandon_fraction" | "pay_fail_fraction" | "crash_fraction" | "retry_fraction" => {
                 FieldKind::Fraction
@@ -233,6 +238,8 @@ pub enum Knobs {
     /// A sale crashed and restarted from disk: no knobs of its own (the persistence setting
     /// is the strategy, so a comparison races the four side by side).
     Durability,
+    /// A sale on a Redis out of memory: the eviction policy.
+    Eviction(EvictionConfig),
 }
 
 /// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
@@ -247,23 +254,27 @@ struct FlatKnobs {
     cart: Option<CartConfig>,
     #[serde(flatten, default)]
     warehouses: Option<WarehouseConfig>,
+    #[serde(flatten, default)]
+    eviction: Option<EvictionConfig>,
 }
 
 impl From<Knobs> for FlatKnobs {
     fn from(knobs: Knobs) -> Self {
         let scenario = knobs.scenario();
-        let (mut checkout, mut cart, mut warehouses) = (None, None, None);
+        let (mut checkout, mut cart, mut warehouses, mut eviction) = (None, None, None, None);
         match knobs {
             Knobs::Race | Knobs::BusyScript | Knobs::Durability => {}
             Knobs::Checkout(c) => checkout = Some(c),
             Knobs::Cart(c) => cart = Some(c),
             Knobs::Warehouses(w) => warehouses = Some(w),
+            Knobs::Eviction(e) => eviction = Some(e),
         }
         FlatKnobs {
             scenario,
             checkout,
             cart,
             warehouses,
+            eviction,
         }
     }
 }
@@ -284,6 +295,7 @@ impl TryFrom<FlatKnobs> for Knobs {
             }
             Scenario::BusyScript => Knobs::BusyScript,
             Scenario::Durability => Knobs::Durability,
+            Scenario::Eviction => Knobs::Eviction(flat.eviction.ok_or_else(|| missing("policy"))?),
         })
     }
 }
@@ -298,6 +310,7 @@ impl Knobs {
             Knobs::Warehouses(_) => Scenario::Warehouses,
             Knobs::BusyScript => Scenario::BusyScript,
             Knobs::Durability => Scenario::Durability,
+            Knobs::Eviction(_) => Scenario::Eviction,
         }
     }
 }
@@ -381,6 +394,9 @@ impl RaceConfig {
         if let Some(w) = self.warehouses() {
             let split = if w.split { ", split allowed" } else { "" };
             return format!("{race}; {} warehouses{split}", w.warehouses);
+        }
+        if let Knobs::Eviction(e) = self.knobs {
+            return format!("{race}; eviction: maxmemory-policy {}", e.policy);
         }
         if self.scenario() == Scenario::BusyScript {
             return format!("{race}; busy_script: one slow client mid-sale");

@@ -94,6 +94,7 @@ pub mod challenge;
 pub mod checkout;
 mod config;
 pub mod durability;
+pub mod eviction;
 pub mod limits;
 mod outcome;
 pub mod room;
@@ -112,6 +113,7 @@ pub use checkout::{
 };
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use durability::{DurabilityTally, Persistence};
+pub use eviction::{EvictionConfig, EvictionPolicy, EvictionTally};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
@@ -503,6 +505,9 @@ pub struct Hello {
     /// `"scenario":"durability"`).
     #[serde(default)]
     pub durability_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `eviction` scenario (send `"scenario":"eviction"`).
+    #[serde(default)]
+    pub eviction_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

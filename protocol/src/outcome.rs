@@ -6,6 +6,7 @@ use crate::busy::BusyTally;
 use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
 use crate::durability::DurabilityTally;
+use crate::eviction::EvictionTally;
 
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -191,6 +192,10 @@ pub struct RunSummary {
     /// object; absent otherwise.
     #[serde(flatten, default)]
     pub durability: Option<Box<DurabilityTally>>,
+    /// An `eviction` run's memory pressure: the policy, refusals (`STOCK_MISSING`, `OOM`),
+    /// keys evicted and units left unsold, flat in this object; absent otherwise.
+    #[serde(flatten, default)]
+    pub eviction: Option<Box<EvictionTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -209,6 +209,7 @@ fn request_fields_are_exactly_what_serde_accepts() {
         max_lines: Some(1),
         warehouses: Some(2),
         split: Some(true),
+        policy: Some(crate::EvictionPolicy::Noeviction),
     };
     let v = serde_json::to_value(&full).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -224,6 +225,7 @@ fn request_fields_are_exactly_what_serde_accepts() {
             FieldKind::Text => match field {
                 "scenario" => json!("checkout"),
                 "fail_mode" => json!("open"),
+                "policy" => json!("volatile-lru"),
                 _ => json!("lua"),
             },
             FieldKind::Whole32 | FieldKind::Whole64 => json!(1),
@@ -581,6 +583,7 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
         cart: None,
         busy: None,
         durability: None,
+        eviction: None,
     };
     let v = serde_json::to_value(&summary).unwrap();
     assert_eq!(v["confirmed_units"], 6);
@@ -1079,4 +1082,44 @@ fn nicknames_are_bounded_and_plain_text() {
     assert!(check_nickname(&"x".repeat(25)).is_err());
     assert!(check_nickname("a\u{7}b").is_err());
     assert_eq!(check_nickname(&"é".repeat(24)).unwrap().chars().count(), 24);
+}
+
+#[test]
+fn an_eviction_config_carries_its_policy_flat_and_only_there() {
+    let request = RunRequest {
+        strategy: Some("lua_strict".into()),
+        scenario: Some(Scenario::Eviction),
+        policy: Some(crate::EvictionPolicy::VolatileLru),
+        ..RunRequest::default()
+    };
+    let config = request.validate(7).unwrap();
+    let v = serde_json::to_value(&config).unwrap();
+    assert_eq!(v["scenario"], "eviction");
+    assert_eq!(v["policy"], "volatile-lru");
+    assert_eq!(v["arrival_spread_ms"], crate::eviction::DEFAULT_SPREAD_MS);
+    let back: crate::RunConfig = serde_json::from_value(v).unwrap();
+    assert_eq!(back, config);
+    // The default policy is the one that evicts anything.
+    let plain = RunRequest {
+        scenario: Some(Scenario::Eviction),
+        ..RunRequest::for_strategy("lua")
+    };
+    match plain.validate(7).unwrap().race.knobs {
+        crate::Knobs::Eviction(e) => assert_eq!(e.policy, crate::EvictionPolicy::AllkeysLru),
+        other => panic!("{other:?}"),
+    }
+    // The policy belongs to its scenario alone.
+    let elsewhere = RunRequest {
+        policy: Some(crate::EvictionPolicy::Noeviction),
+        ..RunRequest::for_strategy("lua")
+    };
+    assert_eq!(
+        elsewhere.validate(7).unwrap_err().to_string(),
+        "policy belongs to the eviction scenario: send \"scenario\":\"eviction\" with it, or leave it out"
+    );
+    assert_eq!(
+        "noeviction".parse::<crate::EvictionPolicy>(),
+        Ok(crate::EvictionPolicy::Noeviction)
+    );
+    assert!("allkeys-lfu".parse::<crate::EvictionPolicy>().is_err());
 }

@@ -208,6 +208,9 @@ impl RunRequest {
             Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
             Scenario::BusyScript => Knobs::BusyScript,
             Scenario::Durability => Knobs::Durability,
+            Scenario::Eviction => Knobs::Eviction(crate::EvictionConfig {
+                policy: self.policy.unwrap_or_default(),
+            }),
         };
         // A busy script needs buyers arriving while it holds Redis: its sale is spread out
         // unless the client says otherwise.
@@ -218,6 +221,11 @@ impl RunRequest {
             },
             Scenario::Durability => Range {
                 default: crate::durability::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
+            // Two waves: the first tenth of the spread, then the rest after a quiet spell.
+            Scenario::Eviction => Range {
+                default: crate::eviction::DEFAULT_SPREAD_MS,
                 ..LIMITS.arrival_spread_ms
             },
             _ => LIMITS.arrival_spread_ms,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use axum::http::HeaderName;
 use clap::{Args, Parser, Subcommand};
-use oversold_protocol::{FailMode, RunRequest, Scenario};
+use oversold_protocol::{EvictionPolicy, FailMode, RunRequest, Scenario};
 
 use crate::client::ClientCaps;
 
@@ -267,6 +267,18 @@ pub struct RaceArgs {
     /// The cart and warehouse knobs (with `--scenario cart` or `warehouses`).
     #[command(flatten)]
     pub cart: CartArgs,
+    /// The eviction knob (with `--scenario eviction`).
+    #[command(flatten)]
+    pub eviction: EvictionArgs,
+}
+
+/// The `eviction` scenario's knob, named as in the WebSocket config; refused outside it.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Eviction (with --scenario eviction)")]
+pub struct EvictionArgs {
+    /// The run's own Redis's maxmemory-policy [default: allkeys-lru].
+    #[arg(long, value_name = "allkeys-lru|volatile-lru|noeviction")]
+    pub policy: Option<EvictionPolicy>,
 }
 
 /// The `cart` and `warehouses` scenarios' knobs, named as in the WebSocket config. Each is
@@ -295,8 +307,12 @@ pub struct CartArgs {
 pub struct CheckoutArgs {
     /// `race` (the decrement, and nothing after), `checkout` (reserve, pay, confirm or
     /// release, crashes, resends, holds that expire, a ledger), `cart` (orders over several
-    /// SKUs) or `warehouses` (one product in several warehouses) [default: race].
-    #[arg(long, value_name = "race|checkout|cart|warehouses")]
+    /// SKUs), `warehouses` (one product in several warehouses), `busy_script` (one long
+    /// script mid-sale) or `eviction` (a Redis out of memory mid-sale) [default: race].
+    #[arg(
+        long,
+        value_name = "race|checkout|cart|warehouses|busy_script|eviction"
+    )]
     pub scenario: Option<Scenario>,
     /// How long a hold lasts, shop ms [default: 300000, five minutes].
     #[arg(long)]
@@ -372,6 +388,7 @@ impl RaceArgs {
             max_lines: self.cart.max_lines,
             warehouses: self.cart.warehouses,
             split: self.cart.split.then_some(true),
+            policy: self.eviction.policy,
         }
     }
 

@@ -139,6 +139,9 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     if results.iter().any(|(_, s)| s.durability.is_some()) {
         return crate::durability::report::scoreboard(results);
     }
+    if results.iter().any(|(_, s)| s.eviction.is_some()) {
+        return crate::eviction::report::scoreboard(results);
+    }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
         let _ = writeln!(out, "{}", config.race.describe());
@@ -343,6 +346,9 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     }
     if let Some(d) = &s.durability {
         return crate::durability::report::table(config, s, d);
+    }
+    if let Some(e) = &s.eviction {
+        return crate::eviction::report::table(config, s, e);
     }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());

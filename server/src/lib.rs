@@ -43,6 +43,7 @@ pub mod cli;
 pub mod client;
 pub mod durability;
 pub mod engine;
+pub mod eviction;
 pub mod gate;
 pub mod headers;
 pub mod headless;

@@ -4,7 +4,8 @@
 //!
 //! A scenario is a runner (`engine` for the race, `checkout`, `cart` for carts and
 //! warehouses, `busy` for a sale stalled by a long script, `durability` for a sale crashed
-//! and restarted from disk) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
+//! and restarted from disk, `eviction` for a sale on a Redis out of memory) plus a registry of
+//! strategies in `strategy/`. Adding a scenario is one folder
 //! for its runner and strategies, one arm in [`AnyStrategy`] and one line in [`registry`];
 //! the compiler then points at every `match` that must learn it.
 
@@ -20,17 +21,19 @@ use crate::strategy::busy::BusyStrategy;
 use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::durability::DurabilityStrategy;
+use crate::strategy::eviction::EvictionStrategy;
 use crate::strategy::{self, Backend, Strategy};
-use crate::{busy, cart, checkout, durability, engine};
+use crate::{busy, cart, checkout, durability, engine, eviction};
 
 /// Every scenario, in the order the page lists them.
-pub const SCENARIOS: [Scenario; 6] = [
+pub const SCENARIOS: [Scenario; 7] = [
     Scenario::Race,
     Scenario::Checkout,
     Scenario::Cart,
     Scenario::Warehouses,
     Scenario::BusyScript,
     Scenario::Durability,
+    Scenario::Eviction,
 ];
 
 /// A strategy of any scenario, as the front doors see it.
@@ -46,6 +49,8 @@ pub enum AnyStrategy {
     Busy(&'static BusyStrategy),
     /// A `durability` strategy (a persistence setting).
     Durability(&'static DurabilityStrategy),
+    /// An `eviction` strategy.
+    Eviction(&'static EvictionStrategy),
 }
 
 /// The strategies of `scenario`, in the order the page lists them: the registry line.
@@ -61,6 +66,9 @@ pub fn registry(scenario: Scenario) -> Vec<AnyStrategy> {
         Scenario::BusyScript => strategy::busy::REGISTRY.map(AnyStrategy::Busy).to_vec(),
         Scenario::Durability => strategy::durability::REGISTRY
             .map(AnyStrategy::Durability)
+            .to_vec(),
+        Scenario::Eviction => strategy::eviction::REGISTRY
+            .map(AnyStrategy::Eviction)
             .to_vec(),
     }
 }
@@ -155,6 +163,7 @@ impl AnyStrategy {
             AnyStrategy::Cart(s) => &s.about,
             AnyStrategy::Busy(s) => &s.about,
             AnyStrategy::Durability(s) => &s.about,
+            AnyStrategy::Eviction(s) => &s.about,
         }
     }
 
@@ -166,6 +175,7 @@ impl AnyStrategy {
             AnyStrategy::Cart(s) => s.info(),
             AnyStrategy::Busy(s) => s.info(),
             AnyStrategy::Durability(s) => s.info(),
+            AnyStrategy::Eviction(s) => s.info(),
         }
     }
 
@@ -176,7 +186,8 @@ impl AnyStrategy {
             AnyStrategy::Checkout(_)
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
-            | AnyStrategy::Durability(_) => None,
+            | AnyStrategy::Durability(_)
+            | AnyStrategy::Eviction(_) => None,
         }
     }
 
@@ -187,7 +198,8 @@ impl AnyStrategy {
             AnyStrategy::Checkout(_)
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
-            | AnyStrategy::Durability(_) => true,
+            | AnyStrategy::Durability(_)
+            | AnyStrategy::Eviction(_) => true,
         }
     }
 
@@ -215,7 +227,8 @@ impl AnyStrategy {
             AnyStrategy::Race(_)
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
-            | AnyStrategy::Durability(_) => 0,
+            | AnyStrategy::Durability(_)
+            | AnyStrategy::Eviction(_) => 0,
             AnyStrategy::Checkout(_) => usize::from(backends.postgres.is_ok()),
         }
     }
@@ -229,6 +242,8 @@ impl AnyStrategy {
             AnyStrategy::Busy(_) => 4,
             // The admin's, the restored read, the read-back, and the own redis-server's pipes.
             AnyStrategy::Durability(_) => 4,
+            // The page cache's connection, the read-back, and the run's `redis-server`'s pipes.
+            AnyStrategy::Eviction(_) => 3,
             AnyStrategy::Checkout(_) => 1 + u32::from(backends.postgres.is_ok()),
         }
     }
@@ -265,6 +280,9 @@ impl AnyStrategy {
             AnyStrategy::Durability(s) => {
                 durability::run(backends, s, config, run_id, watchers.events, cancel).await
             }
+            AnyStrategy::Eviction(s) => {
+                eviction::run(backends, s, config, run_id, watchers.events, cancel).await
+            }
         }
     }
 }
@@ -281,7 +299,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 4);
+        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 4 + 2);
     }
 
     #[test]

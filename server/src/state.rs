@@ -181,6 +181,10 @@ impl AppState {
                 .iter()
                 .map(|s| s.info())
                 .collect(),
+            eviction_strategies: crate::strategy::eviction::REGISTRY
+                .iter()
+                .map(|s| s.info())
+                .collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             chaos: crate::rooms::chaos::buttons(),

@@ -60,6 +60,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         cart: None,
         busy: None,
         durability: None,
+        eviction: None,
     }
 }
 

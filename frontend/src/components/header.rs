@@ -35,6 +35,7 @@ pub fn Header() -> impl IntoView {
                 "one long script mid-sale: who waits, and what a restart loses?"
             }
             Scenario::Durability => "Redis killed mid-sale: what does each persistence keep?",
+            Scenario::Eviction => "a Redis out of memory mid-sale: what does its policy delete?",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

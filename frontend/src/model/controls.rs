@@ -71,7 +71,11 @@ impl CartKnobs {
                 r.warehouses = Some(self.warehouses);
                 r.split = Some(self.split);
             }
-            Scenario::Race | Scenario::Checkout | Scenario::BusyScript | Scenario::Durability => {}
+            Scenario::Race
+            | Scenario::Checkout
+            | Scenario::BusyScript
+            | Scenario::Durability
+            | Scenario::Eviction => {}
         }
     }
 }

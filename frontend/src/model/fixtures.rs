@@ -121,6 +121,7 @@ pub(crate) fn hello() -> Hello {
         cart_strategies: Vec::new(),
         busy_strategies: Vec::new(),
         durability_strategies: Vec::new(),
+        eviction_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
         chaos: Vec::new(),
@@ -195,5 +196,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         cart: None,
         busy: None,
         durability: None,
+        eviction: None,
     }
 }

@@ -160,6 +160,7 @@ impl PageState {
             .chain(&hello.cart_strategies)
             .chain(&hello.busy_strategies)
             .chain(&hello.durability_strategies)
+            .chain(&hello.eviction_strategies)
             .cloned()
             .collect();
         self.hello = Some(hello);
@@ -448,6 +449,7 @@ impl PageState {
                 .hello
                 .as_ref()
                 .map_or(&[], |h| &h.durability_strategies),
+            Scenario::Eviction => self.hello.as_ref().map_or(&[], |h| &h.eviction_strategies),
             Scenario::Cart | Scenario::Warehouses => {
                 let all = self.hello.as_ref().map_or(&[][..], |h| &h.cart_strategies);
                 // The server lists each scenario's strategies together (see `Hello`).

@@ -78,7 +78,11 @@ pub fn layout(config: &RunConfig, run_id: &str, tagging: Tagging) -> Result<Layo
             oversold_protocol::cart::warehouses(w.warehouses, race.stock),
             crowd::warehouse_orders(race, w),
         ),
-        Knobs::Race | Knobs::Checkout(_) | Knobs::BusyScript | Knobs::Durability => {
+        Knobs::Race
+        | Knobs::Checkout(_)
+        | Knobs::BusyScript
+        | Knobs::Durability
+        | Knobs::Eviction(_) => {
             return Err(RunError::WrongScenario {
                 strategy: config.strategy.clone(),
                 expected: Scenario::Cart,

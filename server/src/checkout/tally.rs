@@ -118,6 +118,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         cart: None,
         busy: None,
         durability: None,
+        eviction: None,
     }
 }
 

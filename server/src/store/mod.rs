@@ -32,6 +32,8 @@
 //!   `FUNCTION KILL`, `SHUTDOWN NOSAVE`, and the snapshot a restart comes back to.
 //! - [`durability`]: the `durability` scenario: its keys, the snapshots (`SAVE`, `BGSAVE`
 //!   and waiting for it).
+//! - [`eviction`]: the `eviction` scenario: `reserve_strict.lua`, the page cache's writes,
+//!   `CONFIG SET maxmemory`, and `used_memory`/`evicted_keys` from `INFO`.
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -54,6 +56,7 @@ use turnstile::Turnstile;
 pub mod busy;
 pub mod cluster;
 pub mod durability;
+pub mod eviction;
 pub mod exercise;
 pub mod fence;
 pub mod functions;

@@ -147,6 +147,13 @@ pub static BUSY_FUNCTION: LuaFile = LuaFile::new(
     include_str!("../../../lua/busy_function.lua"),
 );
 
+/// `lua/reserve_strict.lua`: `reserve.lua`, except that a missing counter is an error
+/// (`STOCK_MISSING`), not an empty shelf (the `eviction` scenario's fix).
+pub static RESERVE_STRICT: LuaFile = LuaFile::new(
+    "reserve_strict.lua",
+    include_str!("../../../lua/reserve_strict.lua"),
+);
+
 /// `lua/slow_script.lua`: the rooms' "slow script" chaos button. Not in [`all`]: no
 /// strategy runs it, and only a presenter on a server that owns its Redis can.
 pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
@@ -173,7 +180,7 @@ pub fn room_scripts() -> [&'static LuaFile; 3] {
 }
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 21] {
+pub fn all() -> [&'static LuaFile; 22] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -196,6 +203,7 @@ pub fn all() -> [&'static LuaFile; 21] {
         &BUSY_READ,
         &BUSY_WRITE,
         &BUSY_FUNCTION,
+        &RESERVE_STRICT,
     ]
 }
 

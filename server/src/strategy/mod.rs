@@ -29,6 +29,7 @@ pub mod cart;
 pub mod checkout;
 mod decr_compensate;
 pub mod durability;
+pub mod eviction;
 mod fenced_lock;
 mod function;
 mod lock;

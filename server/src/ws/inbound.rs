@@ -115,6 +115,7 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
             FieldKind::Text => match (field.as_str(), value.as_str()) {
                 ("scenario", Some(s)) => s.parse::<oversold_protocol::Scenario>().is_ok(),
                 ("fail_mode", Some(s)) => s.parse::<oversold_protocol::FailMode>().is_ok(),
+                ("policy", Some(s)) => s.parse::<oversold_protocol::EvictionPolicy>().is_ok(),
                 (_, s) => s.is_some(),
             },
             FieldKind::Whole64 => value.as_u64().is_some(),
@@ -141,7 +142,10 @@ fn check_config(config: &Map<String, Value>) -> Result<(), WireError> {
             ));
         }
         let expected = match (kind, field.as_str()) {
-            (FieldKind::Text, "scenario") => "\"race\", \"checkout\", \"cart\" or \"warehouses\"",
+            (FieldKind::Text, "scenario") => {
+                "\"race\", \"checkout\", \"cart\", \"warehouses\", \"busy_script\" or \"eviction\""
+            }
+            (FieldKind::Text, "policy") => "\"allkeys-lru\", \"volatile-lru\" or \"noeviction\"",
             (FieldKind::Text, "fail_mode") => "\"closed\" or \"open\"",
             (kind, _) => kind.expected(),
         };

@@ -9,7 +9,7 @@
 //! The checkout scenario's scripts (holds, the reaper, reconciliation, the Redis ledger)
 //! are proved in [`checkout`]; the cart and warehouse scripts in [`cart`]; that the helper
 //! every script carries its own copy of is the same in every file, in [`copies`]; the rooms'
-//! budget script in [`rooms`].
+//! budget script in [`rooms`]; the eviction scenario's `reserve_strict.lua` in [`eviction`].
 
 use std::collections::BTreeSet;
 
@@ -17,6 +17,7 @@ mod busy;
 mod cart;
 mod checkout;
 mod copies;
+mod eviction;
 mod rooms;
 
 use crate::common::TestRedis;
@@ -789,6 +790,7 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "busy_read.lua",
             "busy_write.lua",
             "busy_function.lua",
+            "reserve_strict.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

@@ -36,6 +36,7 @@ mod cli;
 mod cluster;
 mod common;
 mod durability;
+mod eviction;
 mod exercises;
 mod faults;
 mod hostile;
