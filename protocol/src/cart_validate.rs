@@ -29,7 +29,7 @@ impl RunRequest {
         }
         if matches!(
             scenario,
-            Scenario::Cart | Scenario::Warehouses | Scenario::BusyScript
+            Scenario::Cart | Scenario::Warehouses | Scenario::BusyScript | Scenario::Failover
         ) && let Some(field) = self.checkout_field_sent()
         {
             return Err(ConfigError::OtherScenario {
@@ -61,7 +61,9 @@ impl RunRequest {
                 warehouses: check("warehouses", self.warehouses, l.warehouses)?,
                 split: self.split.unwrap_or(false),
             }),
-            Scenario::Race | Scenario::Checkout | Scenario::BusyScript => Knobs::Race,
+            Scenario::Race | Scenario::Checkout | Scenario::BusyScript | Scenario::Failover => {
+                Knobs::Race
+            }
         })
     }
 }

@@ -46,10 +46,14 @@ pub enum Scenario {
     /// A sale on a Redis of the run's own, and one client's long script that stops it
     /// (see [`crate::busy`]).
     BusyScript,
+    /// A sale on a primary and its replica, the primary killed while the replica lags, the
+    /// replica promoted (see [`crate::failover`]).
+    Failover,
 }
 
 impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses` or `busy_script`.
+    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script` or
+    /// `failover`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
@@ -57,6 +61,7 @@ impl Scenario {
             Scenario::Cart => "cart",
             Scenario::Warehouses => "warehouses",
             Scenario::BusyScript => "busy_script",
+            Scenario::Failover => "failover",
         }
     }
 }
@@ -77,8 +82,10 @@ impl FromStr for Scenario {
             "cart" => Ok(Scenario::Cart),
             "warehouses" => Ok(Scenario::Warehouses),
             "busy_script" => Ok(Scenario::BusyScript),
+            "failover" => Ok(Scenario::Failover),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses or busy_script"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script or \
+                 failover"
             )),
         }
     }

@@ -230,6 +230,8 @@ pub enum Knobs {
     Warehouses(WarehouseConfig),
     /// A sale stalled by one long script: no knobs of its own.
     BusyScript,
+    /// A sale across a failover: no knobs of its own.
+    Failover,
 }
 
 /// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
@@ -251,7 +253,7 @@ impl From<Knobs> for FlatKnobs {
         let scenario = knobs.scenario();
         let (mut checkout, mut cart, mut warehouses) = (None, None, None);
         match knobs {
-            Knobs::Race | Knobs::BusyScript => {}
+            Knobs::Race | Knobs::BusyScript | Knobs::Failover => {}
             Knobs::Checkout(c) => checkout = Some(c),
             Knobs::Cart(c) => cart = Some(c),
             Knobs::Warehouses(w) => warehouses = Some(w),
@@ -280,6 +282,7 @@ impl TryFrom<FlatKnobs> for Knobs {
                 Knobs::Warehouses(flat.warehouses.ok_or_else(|| missing("warehouse"))?)
             }
             Scenario::BusyScript => Knobs::BusyScript,
+            Scenario::Failover => Knobs::Failover,
         })
     }
 }
@@ -293,6 +296,7 @@ impl Knobs {
             Knobs::Cart(_) => Scenario::Cart,
             Knobs::Warehouses(_) => Scenario::Warehouses,
             Knobs::BusyScript => Scenario::BusyScript,
+            Knobs::Failover => Scenario::Failover,
         }
     }
 }
@@ -379,6 +383,9 @@ impl RaceConfig {
         }
         if self.scenario() == Scenario::BusyScript {
             return format!("{race}; busy_script: one slow client mid-sale");
+        }
+        if self.scenario() == Scenario::Failover {
+            return format!("{race}; failover: the primary dies while its replica lags");
         }
         match self.checkout() {
             None => race,

@@ -93,6 +93,7 @@ mod cart_validate;
 pub mod challenge;
 pub mod checkout;
 mod config;
+pub mod failover;
 pub mod limits;
 mod outcome;
 pub mod room;
@@ -110,6 +111,7 @@ pub use checkout::{
     StepOutcome,
 };
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
+pub use failover::{FailoverTally, ReplicaGuard};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
@@ -497,6 +499,9 @@ pub struct Hello {
     /// The strategies of the `busy_script` scenario (send `"scenario":"busy_script"`).
     #[serde(default)]
     pub busy_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `failover` scenario (send `"scenario":"failover"`).
+    #[serde(default)]
+    pub failover_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::busy::BusyTally;
 use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
+use crate::failover::FailoverTally;
 
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -185,6 +186,10 @@ pub struct RunSummary {
     /// the acknowledged units a restart lost, flat in this object; absent otherwise.
     #[serde(flatten, default)]
     pub busy: Option<Box<BusyTally>>,
+    /// A `failover` run's reckoning: acknowledged units the promoted replica never had,
+    /// units sold twice, writes refused, flat in this object; absent otherwise.
+    #[serde(flatten, default)]
+    pub failover: Option<Box<FailoverTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

@@ -207,12 +207,19 @@ impl RunRequest {
             Scenario::Checkout => Knobs::Checkout(self.checkout(buyers)?),
             Scenario::Cart | Scenario::Warehouses => self.multi_key(scenario)?,
             Scenario::BusyScript => Knobs::BusyScript,
+            Scenario::Failover => Knobs::Failover,
         };
         // A busy script needs buyers arriving while it holds Redis: its sale is spread out
         // unless the client says otherwise.
         let spread = match scenario {
             Scenario::BusyScript => Range {
                 default: crate::busy::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
+            // A failover needs buyers before the replica falls behind, while it lags, and
+            // after the promotion.
+            Scenario::Failover => Range {
+                default: crate::failover::DEFAULT_SPREAD_MS,
                 ..LIMITS.arrival_spread_ms
             },
             _ => LIMITS.arrival_spread_ms,

@@ -136,6 +136,9 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     if results.iter().any(|(_, s)| s.busy.is_some()) {
         return crate::busy::report::scoreboard(results);
     }
+    if results.iter().any(|(_, s)| s.failover.is_some()) {
+        return crate::failover::report::scoreboard(results);
+    }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
         let _ = writeln!(out, "{}", config.race.describe());
@@ -337,6 +340,9 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     }
     if let Some(b) = &s.busy {
         return crate::busy::report::table(config, s, b);
+    }
+    if let Some(f) = &s.failover {
+        return crate::failover::report::table(config, s, f);
     }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());

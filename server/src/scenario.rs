@@ -3,7 +3,8 @@
 //! names a registry.
 //!
 //! A scenario is a runner (`engine` for the race, `checkout`, `cart` for carts and
-//! warehouses, `busy` for a sale stalled by a long script) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
+//! warehouses, `busy` for a sale stalled by a long script, `failover` for a sale across a
+//! failover) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
 //! for its runner and strategies, one arm in [`AnyStrategy`] and one line in [`registry`];
 //! the compiler then points at every `match` that must learn it.
 
@@ -18,16 +19,18 @@ use crate::store::shelves::Tagging;
 use crate::strategy::busy::BusyStrategy;
 use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
+use crate::strategy::failover::FailoverStrategy;
 use crate::strategy::{self, Backend, Strategy};
-use crate::{busy, cart, checkout, engine};
+use crate::{busy, cart, checkout, engine, failover};
 
 /// Every scenario, in the order the page lists them.
-pub const SCENARIOS: [Scenario; 5] = [
+pub const SCENARIOS: [Scenario; 6] = [
     Scenario::Race,
     Scenario::Checkout,
     Scenario::Cart,
     Scenario::Warehouses,
     Scenario::BusyScript,
+    Scenario::Failover,
 ];
 
 /// A strategy of any scenario, as the front doors see it.
@@ -41,6 +44,8 @@ pub enum AnyStrategy {
     Cart(&'static CartStrategy),
     /// A `busy_script` strategy.
     Busy(&'static BusyStrategy),
+    /// A `failover` strategy.
+    Failover(&'static FailoverStrategy),
 }
 
 /// The strategies of `scenario`, in the order the page lists them: the registry line.
@@ -54,6 +59,9 @@ pub fn registry(scenario: Scenario) -> Vec<AnyStrategy> {
             .map(AnyStrategy::Cart)
             .collect(),
         Scenario::BusyScript => strategy::busy::REGISTRY.map(AnyStrategy::Busy).to_vec(),
+        Scenario::Failover => strategy::failover::REGISTRY
+            .map(AnyStrategy::Failover)
+            .to_vec(),
     }
 }
 
@@ -146,6 +154,7 @@ impl AnyStrategy {
             AnyStrategy::Checkout(s) => &s.about,
             AnyStrategy::Cart(s) => &s.about,
             AnyStrategy::Busy(s) => &s.about,
+            AnyStrategy::Failover(s) => &s.about,
         }
     }
 
@@ -156,6 +165,7 @@ impl AnyStrategy {
             AnyStrategy::Checkout(s) => s.info(),
             AnyStrategy::Cart(s) => s.info(),
             AnyStrategy::Busy(s) => s.info(),
+            AnyStrategy::Failover(s) => s.info(),
         }
     }
 
@@ -163,7 +173,10 @@ impl AnyStrategy {
     pub fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
         match self {
             AnyStrategy::Race(s) => s.unavailable_reason(backends),
-            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => None,
+            AnyStrategy::Checkout(_)
+            | AnyStrategy::Cart(_)
+            | AnyStrategy::Busy(_)
+            | AnyStrategy::Failover(_) => None,
         }
     }
 
@@ -171,7 +184,10 @@ impl AnyStrategy {
     pub fn uses_redis(&self) -> bool {
         match self {
             AnyStrategy::Race(s) => s.uses_redis(),
-            AnyStrategy::Checkout(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => true,
+            AnyStrategy::Checkout(_)
+            | AnyStrategy::Cart(_)
+            | AnyStrategy::Busy(_)
+            | AnyStrategy::Failover(_) => true,
         }
     }
 
@@ -196,18 +212,25 @@ impl AnyStrategy {
             AnyStrategy::Race(s) if matches!(s.backend, Backend::Postgres(_)) => {
                 app_servers as usize + 1
             }
-            AnyStrategy::Race(_) | AnyStrategy::Cart(_) | AnyStrategy::Busy(_) => 0,
+            AnyStrategy::Race(_)
+            | AnyStrategy::Cart(_)
+            | AnyStrategy::Busy(_)
+            | AnyStrategy::Failover(_) => 0,
             AnyStrategy::Checkout(_) => usize::from(backends.postgres.is_ok()),
         }
     }
 
     /// Connections (open files) a run opens besides its app servers' and its admin's: a
     /// checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
-    /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes.
-    pub fn extra_connections(&self, backends: &Backends) -> u32 {
+    /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes; a
+    /// failover's second fleet (on the promoted replica), its two admin connections, its
+    /// read-back and its two `redis-server`s.
+    pub fn extra_connections(&self, backends: &Backends, app_servers: u32) -> u32 {
         match self {
             AnyStrategy::Race(_) | AnyStrategy::Cart(_) => 0,
             AnyStrategy::Busy(_) => 4,
+            // The promoted replica's fleet is opened while the first one is still held.
+            AnyStrategy::Failover(_) => app_servers + 6,
             AnyStrategy::Checkout(_) => 1 + u32::from(backends.postgres.is_ok()),
         }
     }
@@ -241,6 +264,9 @@ impl AnyStrategy {
             AnyStrategy::Busy(s) => {
                 busy::run(backends, s, config, run_id, watchers.events, cancel).await
             }
+            AnyStrategy::Failover(s) => {
+                failover::run(backends, s, config, run_id, watchers.events, cancel).await
+            }
         }
     }
 }
@@ -257,7 +283,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 12 + 6 + 8 + 4);
+        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 3);
     }
 
     #[test]

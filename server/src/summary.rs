@@ -59,6 +59,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         checkout: None,
         cart: None,
         busy: None,
+        failover: None,
     }
 }
 

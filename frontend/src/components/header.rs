@@ -34,6 +34,7 @@ pub fn Header() -> impl IntoView {
             Scenario::BusyScript => {
                 "one long script mid-sale: who waits, and what a restart loses?"
             }
+            Scenario::Failover => "the primary dies before its replica caught up: what survives?",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

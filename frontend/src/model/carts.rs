@@ -89,7 +89,7 @@ pub fn shelves(config: &RunConfig) -> Vec<(&'static str, u32)> {
     match race.knobs {
         Knobs::Cart(c) => catalogue(c.skus, race.stock),
         Knobs::Warehouses(w) => warehouses(w.warehouses, race.stock),
-        Knobs::Race | Knobs::Checkout(_) | Knobs::BusyScript => Vec::new(),
+        Knobs::Race | Knobs::Checkout(_) | Knobs::BusyScript | Knobs::Failover => Vec::new(),
     }
 }
 

@@ -71,7 +71,7 @@ impl CartKnobs {
                 r.warehouses = Some(self.warehouses);
                 r.split = Some(self.split);
             }
-            Scenario::Race | Scenario::Checkout | Scenario::BusyScript => {}
+            Scenario::Race | Scenario::Checkout | Scenario::BusyScript | Scenario::Failover => {}
         }
     }
 }

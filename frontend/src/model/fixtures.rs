@@ -120,6 +120,7 @@ pub(crate) fn hello() -> Hello {
         checkout_strategies: crate::model::checkout::fixtures::checkout_strategies(),
         cart_strategies: Vec::new(),
         busy_strategies: Vec::new(),
+        failover_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
         chaos: Vec::new(),
@@ -193,5 +194,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         checkout: None,
         cart: None,
         busy: None,
+        failover: None,
     }
 }

@@ -159,6 +159,7 @@ impl PageState {
             .chain(&hello.checkout_strategies)
             .chain(&hello.cart_strategies)
             .chain(&hello.busy_strategies)
+            .chain(&hello.failover_strategies)
             .cloned()
             .collect();
         self.hello = Some(hello);
@@ -443,6 +444,7 @@ impl PageState {
             Scenario::Race => self.strategies(),
             Scenario::Checkout => self.hello.as_ref().map_or(&[], |h| &h.checkout_strategies),
             Scenario::BusyScript => self.hello.as_ref().map_or(&[], |h| &h.busy_strategies),
+            Scenario::Failover => self.hello.as_ref().map_or(&[], |h| &h.failover_strategies),
             Scenario::Cart | Scenario::Warehouses => {
                 let all = self.hello.as_ref().map_or(&[][..], |h| &h.cart_strategies);
                 // The server lists each scenario's strategies together (see `Hello`).

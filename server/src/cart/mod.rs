@@ -78,7 +78,7 @@ pub fn layout(config: &RunConfig, run_id: &str, tagging: Tagging) -> Result<Layo
             oversold_protocol::cart::warehouses(w.warehouses, race.stock),
             crowd::warehouse_orders(race, w),
         ),
-        Knobs::Race | Knobs::Checkout(_) | Knobs::BusyScript => {
+        Knobs::Race | Knobs::Checkout(_) | Knobs::BusyScript | Knobs::Failover => {
             return Err(RunError::WrongScenario {
                 strategy: config.strategy.clone(),
                 expected: Scenario::Cart,

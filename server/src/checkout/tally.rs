@@ -117,6 +117,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         checkout: Some(Box::new(tally)),
         cart: None,
         busy: None,
+        failover: None,
     }
 }
 

@@ -30,6 +30,8 @@
 //!   the chaos buttons' commands.
 //! - [`busy`]: the `busy_script` scenario: the slow client's long jobs, `SCRIPT KILL`,
 //!   `FUNCTION KILL`, `SHUTDOWN NOSAVE`, and the snapshot a restart comes back to.
+//! - [`failover`]: the `failover` scenario: `WAIT`, `min-replicas-to-write`, dropping a
+//!   replica's link, and promoting a replica.
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -52,6 +54,7 @@ use turnstile::Turnstile;
 pub mod busy;
 pub mod cluster;
 pub mod exercise;
+pub mod failover;
 pub mod fence;
 pub mod functions;
 pub mod holds;

@@ -28,6 +28,7 @@ pub mod busy;
 pub mod cart;
 pub mod checkout;
 mod decr_compensate;
+pub mod failover;
 mod fenced_lock;
 mod function;
 mod lock;
