@@ -35,6 +35,7 @@ impl RunRequest {
                 | Scenario::BusyScript
                 | Scenario::Durability
                 | Scenario::Eviction
+                | Scenario::Failover
         ) && let Some(field) = self.checkout_field_sent()
         {
             return Err(ConfigError::OtherScenario {
@@ -70,7 +71,8 @@ impl RunRequest {
             | Scenario::Checkout
             | Scenario::BusyScript
             | Scenario::Durability
-            | Scenario::Eviction => Knobs::Race,
+            | Scenario::Eviction
+            | Scenario::Failover => Knobs::Race,
         })
     }
 }

@@ -52,11 +52,14 @@ pub enum Scenario {
     /// A sale on a Redis of the run's own that runs out of memory mid-sale (see
     /// [`crate::eviction`]).
     Eviction,
+    /// A sale on a primary and its replica, the primary killed while the replica lags, the
+    /// replica promoted (see [`crate::failover`]).
+    Failover,
 }
 
 impl Scenario {
     /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script`,
-    /// `durability` or `eviction`.
+    /// `durability`, `eviction` or `failover`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scenario::Race => "race",
@@ -66,6 +69,7 @@ impl Scenario {
             Scenario::BusyScript => "busy_script",
             Scenario::Durability => "durability",
             Scenario::Eviction => "eviction",
+            Scenario::Failover => "failover",
         }
     }
 }
@@ -88,8 +92,9 @@ impl FromStr for Scenario {
             "busy_script" => Ok(Scenario::BusyScript),
             "durability" => Ok(Scenario::Durability),
             "eviction" => Ok(Scenario::Eviction),
+            "failover" => Ok(Scenario::Failover),
             other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script, durability or eviction"
+                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script, durability, eviction or failover"
             )),
         }
     }

@@ -240,6 +240,8 @@ pub enum Knobs {
     Durability,
     /// A sale on a Redis out of memory: the eviction policy.
     Eviction(EvictionConfig),
+    /// A sale across a failover: no knobs of its own.
+    Failover,
 }
 
 /// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
@@ -263,7 +265,7 @@ impl From<Knobs> for FlatKnobs {
         let scenario = knobs.scenario();
         let (mut checkout, mut cart, mut warehouses, mut eviction) = (None, None, None, None);
         match knobs {
-            Knobs::Race | Knobs::BusyScript | Knobs::Durability => {}
+            Knobs::Race | Knobs::BusyScript | Knobs::Durability | Knobs::Failover => {}
             Knobs::Checkout(c) => checkout = Some(c),
             Knobs::Cart(c) => cart = Some(c),
             Knobs::Warehouses(w) => warehouses = Some(w),
@@ -296,6 +298,7 @@ impl TryFrom<FlatKnobs> for Knobs {
             Scenario::BusyScript => Knobs::BusyScript,
             Scenario::Durability => Knobs::Durability,
             Scenario::Eviction => Knobs::Eviction(flat.eviction.ok_or_else(|| missing("policy"))?),
+            Scenario::Failover => Knobs::Failover,
         })
     }
 }
@@ -311,6 +314,7 @@ impl Knobs {
             Knobs::BusyScript => Scenario::BusyScript,
             Knobs::Durability => Scenario::Durability,
             Knobs::Eviction(_) => Scenario::Eviction,
+            Knobs::Failover => Scenario::Failover,
         }
     }
 }
@@ -403,6 +407,9 @@ impl RaceConfig {
         }
         if self.scenario() == Scenario::Durability {
             return format!("{race}; durability: Redis killed mid-sale, restarted from disk");
+        }
+        if self.scenario() == Scenario::Failover {
+            return format!("{race}; failover: the primary dies while its replica lags");
         }
         match self.checkout() {
             None => race,

@@ -95,6 +95,7 @@ pub mod checkout;
 mod config;
 pub mod durability;
 pub mod eviction;
+pub mod failover;
 pub mod limits;
 mod outcome;
 pub mod room;
@@ -114,6 +115,7 @@ pub use checkout::{
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use durability::{DurabilityTally, Persistence};
 pub use eviction::{EvictionConfig, EvictionPolicy, EvictionTally};
+pub use failover::{FailoverTally, ReplicaGuard};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
@@ -508,6 +510,9 @@ pub struct Hello {
     /// The strategies of the `eviction` scenario (send `"scenario":"eviction"`).
     #[serde(default)]
     pub eviction_strategies: Vec<StrategyInfo>,
+    /// The strategies of the `failover` scenario (send `"scenario":"failover"`).
+    #[serde(default)]
+    pub failover_strategies: Vec<StrategyInfo>,
     /// Where checkout runs settle their orders: PostgreSQL, or the Redis fallback.
     #[serde(default)]
     pub ledger: LedgerInfo,

@@ -7,6 +7,7 @@ use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
 use crate::durability::DurabilityTally;
 use crate::eviction::EvictionTally;
+use crate::failover::FailoverTally;
 
 /// How one buyer's order ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -196,6 +197,10 @@ pub struct RunSummary {
     /// keys evicted and units left unsold, flat in this object; absent otherwise.
     #[serde(flatten, default)]
     pub eviction: Option<Box<EvictionTally>>,
+    /// A `failover` run's reckoning: acknowledged units the promoted replica never had,
+    /// units sold twice, writes refused, flat in this object; absent otherwise.
+    #[serde(flatten, default)]
+    pub failover: Option<Box<FailoverTally>>,
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

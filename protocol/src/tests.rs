@@ -584,6 +584,7 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
         busy: None,
         durability: None,
         eviction: None,
+        failover: None,
     };
     let v = serde_json::to_value(&summary).unwrap();
     assert_eq!(v["confirmed_units"], 6);

@@ -211,6 +211,7 @@ impl RunRequest {
             Scenario::Eviction => Knobs::Eviction(crate::EvictionConfig {
                 policy: self.policy.unwrap_or_default(),
             }),
+            Scenario::Failover => Knobs::Failover,
         };
         // A busy script needs buyers arriving while it holds Redis: its sale is spread out
         // unless the client says otherwise.
@@ -226,6 +227,12 @@ impl RunRequest {
             // Two waves: the first tenth of the spread, then the rest after a quiet spell.
             Scenario::Eviction => Range {
                 default: crate::eviction::DEFAULT_SPREAD_MS,
+                ..LIMITS.arrival_spread_ms
+            },
+            // A failover needs buyers before the replica falls behind, while it lags, and
+            // after the promotion.
+            Scenario::Failover => Range {
+                default: crate::failover::DEFAULT_SPREAD_MS,
                 ..LIMITS.arrival_spread_ms
             },
             _ => LIMITS.arrival_spread_ms,

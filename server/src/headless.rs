@@ -142,6 +142,9 @@ pub fn scoreboard(results: &[(RunConfig, RunSummary)]) -> String {
     if results.iter().any(|(_, s)| s.eviction.is_some()) {
         return crate::eviction::report::scoreboard(results);
     }
+    if results.iter().any(|(_, s)| s.failover.is_some()) {
+        return crate::failover::report::scoreboard(results);
+    }
     let mut out = String::new();
     if let Some((config, _)) = results.first() {
         let _ = writeln!(out, "{}", config.race.describe());
@@ -349,6 +352,9 @@ pub fn table(config: &RunConfig, s: &RunSummary) -> String {
     }
     if let Some(e) = &s.eviction {
         return crate::eviction::report::table(config, s, e);
+    }
+    if let Some(f) = &s.failover {
+        return crate::failover::report::table(config, s, f);
     }
     let mut out = String::new();
     let _ = writeln!(out, "{}", config.describe());

@@ -17,6 +17,9 @@
 //!   reconciliation. Its strategies are in `strategy::checkout`.
 //! - [`cart`]: runs a `cart` or `warehouses` race: several counters, orders that touch
 //!   several of them, a ledger per counter. Its strategies are in `strategy::cart`.
+//! - [`busy`] and [`failover`]: sales on `redis-server`s of the run's own: one stalled by a
+//!   long script, one whose primary dies before its replica caught up (`strategy::busy`,
+//!   `strategy::failover`).
 //! - [`summary`]: outcomes to counts and latency percentiles.
 //! - [`app`]: the axum router (`/healthz`, `/ws`, static files); [`ws`]: the WebSocket session;
 //!   [`serve`]: the listener loop with its timeouts and graceful shutdown.
@@ -44,6 +47,7 @@ pub mod client;
 pub mod durability;
 pub mod engine;
 pub mod eviction;
+pub mod failover;
 pub mod gate;
 pub mod headers;
 pub mod headless;

@@ -281,6 +281,39 @@ impl PrivateRedis {
         }
     }
 
+    /// Stop the process where it stands (`SIGSTOP`): it keeps its port and connections but
+    /// runs nothing, answers nothing and reads nothing, as a frozen VM or a long pause
+    /// would. [`PrivateRedis::thaw`] resumes it; Drop kills it either way.
+    pub fn freeze(&self) -> std::io::Result<()> {
+        self.signal("STOP")
+    }
+
+    /// Resume a [`PrivateRedis::freeze`]d process (`SIGCONT`).
+    pub fn thaw(&self) -> std::io::Result<()> {
+        self.signal("CONT")
+    }
+
+    /// Send `SIG<name>` with util-linux's `kill` (the workspace forbids `unsafe`, so no
+    /// `libc::kill`).
+    fn signal(&self, name: &str) -> std::io::Result<()> {
+        let pid = self
+            .pid()
+            .ok_or_else(|| std::io::Error::other("the redis-server is not running"))?;
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!(
+                "kill -{name} {pid} exited with {status}"
+            )))
+        }
+    }
+
     fn wait_until_ready(&mut self) -> Result<(), PrivateRedisError> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {

@@ -4,8 +4,8 @@
 //!
 //! A scenario is a runner (`engine` for the race, `checkout`, `cart` for carts and
 //! warehouses, `busy` for a sale stalled by a long script, `durability` for a sale crashed
-//! and restarted from disk, `eviction` for a sale on a Redis out of memory) plus a registry of
-//! strategies in `strategy/`. Adding a scenario is one folder
+//! and restarted from disk, `eviction` for a sale on a Redis out of memory, `failover` for a
+//! sale across a failover) plus a registry of strategies in `strategy/`. Adding a scenario is one folder
 //! for its runner and strategies, one arm in [`AnyStrategy`] and one line in [`registry`];
 //! the compiler then points at every `match` that must learn it.
 
@@ -22,11 +22,12 @@ use crate::strategy::cart::CartStrategy;
 use crate::strategy::checkout::CheckoutStrategy;
 use crate::strategy::durability::DurabilityStrategy;
 use crate::strategy::eviction::EvictionStrategy;
+use crate::strategy::failover::FailoverStrategy;
 use crate::strategy::{self, Backend, Strategy};
-use crate::{busy, cart, checkout, durability, engine, eviction};
+use crate::{busy, cart, checkout, durability, engine, eviction, failover};
 
 /// Every scenario, in the order the page lists them.
-pub const SCENARIOS: [Scenario; 7] = [
+pub const SCENARIOS: [Scenario; 8] = [
     Scenario::Race,
     Scenario::Checkout,
     Scenario::Cart,
@@ -34,6 +35,7 @@ pub const SCENARIOS: [Scenario; 7] = [
     Scenario::BusyScript,
     Scenario::Durability,
     Scenario::Eviction,
+    Scenario::Failover,
 ];
 
 /// A strategy of any scenario, as the front doors see it.
@@ -51,6 +53,8 @@ pub enum AnyStrategy {
     Durability(&'static DurabilityStrategy),
     /// An `eviction` strategy.
     Eviction(&'static EvictionStrategy),
+    /// A `failover` strategy.
+    Failover(&'static FailoverStrategy),
 }
 
 /// The strategies of `scenario`, in the order the page lists them: the registry line.
@@ -69,6 +73,9 @@ pub fn registry(scenario: Scenario) -> Vec<AnyStrategy> {
             .to_vec(),
         Scenario::Eviction => strategy::eviction::REGISTRY
             .map(AnyStrategy::Eviction)
+            .to_vec(),
+        Scenario::Failover => strategy::failover::REGISTRY
+            .map(AnyStrategy::Failover)
             .to_vec(),
     }
 }
@@ -164,6 +171,7 @@ impl AnyStrategy {
             AnyStrategy::Busy(s) => &s.about,
             AnyStrategy::Durability(s) => &s.about,
             AnyStrategy::Eviction(s) => &s.about,
+            AnyStrategy::Failover(s) => &s.about,
         }
     }
 
@@ -176,6 +184,7 @@ impl AnyStrategy {
             AnyStrategy::Busy(s) => s.info(),
             AnyStrategy::Durability(s) => s.info(),
             AnyStrategy::Eviction(s) => s.info(),
+            AnyStrategy::Failover(s) => s.info(),
         }
     }
 
@@ -187,7 +196,8 @@ impl AnyStrategy {
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
             | AnyStrategy::Durability(_)
-            | AnyStrategy::Eviction(_) => None,
+            | AnyStrategy::Eviction(_)
+            | AnyStrategy::Failover(_) => None,
         }
     }
 
@@ -199,7 +209,8 @@ impl AnyStrategy {
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
             | AnyStrategy::Durability(_)
-            | AnyStrategy::Eviction(_) => true,
+            | AnyStrategy::Eviction(_)
+            | AnyStrategy::Failover(_) => true,
         }
     }
 
@@ -228,15 +239,18 @@ impl AnyStrategy {
             | AnyStrategy::Cart(_)
             | AnyStrategy::Busy(_)
             | AnyStrategy::Durability(_)
-            | AnyStrategy::Eviction(_) => 0,
+            | AnyStrategy::Eviction(_)
+            | AnyStrategy::Failover(_) => 0,
             AnyStrategy::Checkout(_) => usize::from(backends.postgres.is_ok()),
         }
     }
 
     /// Connections (open files) a run opens besides its app servers' and its admin's: a
     /// checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
-    /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes.
-    pub fn extra_connections(&self, backends: &Backends) -> u32 {
+    /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes; a
+    /// failover's second fleet (on the promoted replica), its two admin connections, its
+    /// read-back and its two `redis-server`s.
+    pub fn extra_connections(&self, backends: &Backends, app_servers: u32) -> u32 {
         match self {
             AnyStrategy::Race(_) | AnyStrategy::Cart(_) => 0,
             AnyStrategy::Busy(_) => 4,
@@ -244,6 +258,8 @@ impl AnyStrategy {
             AnyStrategy::Durability(_) => 4,
             // The page cache's connection, the read-back, and the run's `redis-server`'s pipes.
             AnyStrategy::Eviction(_) => 3,
+            // The promoted replica's fleet is opened while the first one is still held.
+            AnyStrategy::Failover(_) => app_servers + 6,
             AnyStrategy::Checkout(_) => 1 + u32::from(backends.postgres.is_ok()),
         }
     }
@@ -283,6 +299,9 @@ impl AnyStrategy {
             AnyStrategy::Eviction(s) => {
                 eviction::run(backends, s, config, run_id, watchers.events, cancel).await
             }
+            AnyStrategy::Failover(s) => {
+                failover::run(backends, s, config, run_id, watchers.events, cancel).await
+            }
         }
     }
 }
@@ -299,7 +318,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 4 + 2);
+        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 4 + 2 + 3);
     }
 
     #[test]

@@ -185,6 +185,10 @@ impl AppState {
                 .iter()
                 .map(|s| s.info())
                 .collect(),
+            failover_strategies: crate::strategy::failover::REGISTRY
+                .iter()
+                .map(|s| s.info())
+                .collect(),
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             chaos: crate::rooms::chaos::buttons(),

@@ -61,6 +61,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], final_stock: i64
         busy: None,
         durability: None,
         eviction: None,
+        failover: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub fn Header() -> impl IntoView {
             }
             Scenario::Durability => "Redis killed mid-sale: what does each persistence keep?",
             Scenario::Eviction => "a Redis out of memory mid-sale: what does its policy delete?",
+            Scenario::Failover => "the primary dies before its replica caught up: what survives?",
         };
         let mut text = format!(
             "{} buyers, {} in stock, {what}",

@@ -93,7 +93,8 @@ pub fn shelves(config: &RunConfig) -> Vec<(&'static str, u32)> {
         | Knobs::Checkout(_)
         | Knobs::BusyScript
         | Knobs::Durability
-        | Knobs::Eviction(_) => Vec::new(),
+        | Knobs::Eviction(_)
+        | Knobs::Failover => Vec::new(),
     }
 }
 

@@ -75,7 +75,8 @@ impl CartKnobs {
             | Scenario::Checkout
             | Scenario::BusyScript
             | Scenario::Durability
-            | Scenario::Eviction => {}
+            | Scenario::Eviction
+            | Scenario::Failover => {}
         }
     }
 }

@@ -122,6 +122,7 @@ pub(crate) fn hello() -> Hello {
         busy_strategies: Vec::new(),
         durability_strategies: Vec::new(),
         eviction_strategies: Vec::new(),
+        failover_strategies: Vec::new(),
         ledger: oversold_protocol::LedgerInfo::default(),
         outage_allowed: false,
         chaos: Vec::new(),
@@ -197,5 +198,6 @@ pub(crate) fn summary(stock: u32, units_sold: u64, final_stock: i64) -> RunSumma
         busy: None,
         durability: None,
         eviction: None,
+        failover: None,
     }
 }

@@ -161,6 +161,7 @@ impl PageState {
             .chain(&hello.busy_strategies)
             .chain(&hello.durability_strategies)
             .chain(&hello.eviction_strategies)
+            .chain(&hello.failover_strategies)
             .cloned()
             .collect();
         self.hello = Some(hello);
@@ -450,6 +451,7 @@ impl PageState {
                 .as_ref()
                 .map_or(&[], |h| &h.durability_strategies),
             Scenario::Eviction => self.hello.as_ref().map_or(&[], |h| &h.eviction_strategies),
+            Scenario::Failover => self.hello.as_ref().map_or(&[], |h| &h.failover_strategies),
             Scenario::Cart | Scenario::Warehouses => {
                 let all = self.hello.as_ref().map_or(&[][..], |h| &h.cart_strategies);
                 // The server lists each scenario's strategies together (see `Hello`).

@@ -82,7 +82,8 @@ pub fn layout(config: &RunConfig, run_id: &str, tagging: Tagging) -> Result<Layo
         | Knobs::Checkout(_)
         | Knobs::BusyScript
         | Knobs::Durability
-        | Knobs::Eviction(_) => {
+        | Knobs::Eviction(_)
+        | Knobs::Failover => {
             return Err(RunError::WrongScenario {
                 strategy: config.strategy.clone(),
                 expected: Scenario::Cart,

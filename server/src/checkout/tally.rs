@@ -119,6 +119,7 @@ pub fn summarize(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closin
         busy: None,
         durability: None,
         eviction: None,
+        failover: None,
     }
 }
 

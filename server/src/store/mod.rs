@@ -34,6 +34,8 @@
 //!   and waiting for it).
 //! - [`eviction`]: the `eviction` scenario: `reserve_strict.lua`, the page cache's writes,
 //!   `CONFIG SET maxmemory`, and `used_memory`/`evicted_keys` from `INFO`.
+//! - [`failover`]: the `failover` scenario: `WAIT`, `min-replicas-to-write`, dropping a
+//!   replica's link, and promoting a replica.
 //! - [`sandbox`]: the workshop sandbox's `EVAL` of a student's script and `SCRIPT KILL`.
 //!
 //! A few operations exist only for the integration tests (planting a raw value or a
@@ -58,6 +60,7 @@ pub mod cluster;
 pub mod durability;
 pub mod eviction;
 pub mod exercise;
+pub mod failover;
 pub mod fence;
 pub mod functions;
 pub mod holds;

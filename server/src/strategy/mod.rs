@@ -30,6 +30,7 @@ pub mod checkout;
 mod decr_compensate;
 pub mod durability;
 pub mod eviction;
+pub mod failover;
 mod fenced_lock;
 mod function;
 mod lock;

@@ -104,7 +104,7 @@ pub fn admit_run(
     let kind = Kind::Run {
         postgres: strategy.postgres_connections(&state.backends, config.race.app_servers),
     };
-    let extra = strategy.extra_connections(&state.backends);
+    let extra = strategy.extra_connections(&state.backends, config.race.app_servers);
     let permits = take_permits(state, caller, kind, config.race.app_servers, extra)?;
     Ok(Job {
         compare: None,
@@ -129,7 +129,7 @@ pub fn admit_compare(
     check_redis(state)?;
     let extra = races
         .iter()
-        .map(|(s, _)| s.extra_connections(&state.backends))
+        .map(|(s, _)| s.extra_connections(&state.backends, race.app_servers))
         .max()
         .unwrap_or(0);
     let permits = take_permits(state, caller, Kind::Compare, race.app_servers, extra)?;

@@ -149,6 +149,8 @@ impl HelloFor {
             hello.cart_strategies.clear();
             hello.busy_strategies.clear();
             hello.durability_strategies.clear();
+            hello.eviction_strategies.clear();
+            hello.failover_strategies.clear();
         }
         hello
     }

@@ -9,6 +9,8 @@
 //! - `checkout`: the checkout scenario: random races with their checkers per strategy,
 //!   confirm/release/reaper racing on the same holds, the reaper under load, fail modes,
 //!   reconciliation, the socket and the CLI.
+//! - `busy`, `failover`: sales on `redis-server`s each run starts for itself: a long
+//!   script mid-sale; a primary killed before its replica caught up, the replica promoted.
 //! - `strategies`: each strategy's contract; `invariants`, `all_strategies`: hundreds of
 //!   seeded random races with their checkers.
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
@@ -38,6 +40,7 @@ mod common;
 mod durability;
 mod eviction;
 mod exercises;
+mod failover;
 mod faults;
 mod hostile;
 mod http;
