@@ -469,3 +469,29 @@ test('what a click starts comes into view at 1280x720 and 1440x900: the counters
     await lab.page.keyboard.press('Escape');
   }
 });
+
+test('when Redis fails: the failover scenario on the page shows confirmed sales lost and sold twice, lua_wait none', async () => {
+  await fresh({ width: 1280, height: 720 });
+  await byTestId('scenario-failover').click();
+  // The scenario brings its spread: the failure happens at moments within it.
+  await lab.page.waitForFunction(() => [...document.querySelectorAll('input')].some((i) => i.value === '2000'));
+  const facts = async () =>
+    Object.fromEntries(
+      await lab.page.locator('[data-testid="failure-facts"] div').evaluateAll((els) =>
+        els.map((e) => [e.querySelector('dt').textContent, e.querySelector('dd').textContent])),
+    );
+  await run('run-lua', 60_000);
+  await lab.page.screenshot({ path: path.join(shots, 'failover-lua-1280x720.png') });
+  await byTestId('failure-facts').waitFor({ timeout: 5_000 });
+  const lua = await facts();
+  assert.match(lua['Confirmed, then lost'], /^[1-9]\d* units?$/, JSON.stringify(lua));
+  assert.equal(lua['Sold twice'], lua['Confirmed, then lost']);
+  // The run's words are the failover strategy's, not the race's `lua`.
+  const h = await hello();
+  const label = h.failover_strategies.find((s) => s.name === 'lua').label;
+  assert.ok((await byTestId('run-status').textContent()).length > 0);
+  assert.ok(await lab.page.getByText(label, { exact: false }).first().isVisible(), `shows ${label}`);
+  await run('run-lua_wait', 60_000);
+  const wait = await facts();
+  assert.equal(wait['Confirmed, then lost'], '0 units', JSON.stringify(wait));
+});

@@ -152,7 +152,11 @@ node -e '
 # Size budgets, gzipped wasm + js per page (what a browser without brotli downloads; brotli
 # is smaller). The lab's budget was 300 KB while it was a grid, an audit and a timeline; the
 # tape, step-through, replays, the stage view, the checkout, carts and warehouses and the
-# presenter's room panel brought it to about 490 KB. Issue 19 sets the targets: the lab 300 KB,
+# presenter's room panel brought it to about 490 KB, and the four scenarios where Redis fails (a
+# busy script, a crash, an eviction, a failover: their summaries' types in the protocol, the
+# switch and the facts under the counters) to about 511 KB, and reading each scenario's tally
+# from the whole summary (a JSON value: flatten had lost a failover's tally) to about 521 KB
+# (the workshop and phone pages to about 255 KB). Issue 19 sets the targets: the lab 300 KB,
 # a phone's bytes to a usable Buy 150 KB. The gate fails a page past its ceiling (something
 # grew by accident: look before raising it); the target, when missed, is printed with the
 # shortfall, which is work still to do.
@@ -180,7 +184,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 500 300
-check_page dist/workshop 260 300
-check_page dist/phone 260 150
+check_page dist 540 300
+check_page dist/workshop 280 300
+check_page dist/phone 280 150
 [ "$over" -eq 0 ] || exit 1

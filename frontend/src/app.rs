@@ -55,7 +55,11 @@ pub fn App() -> impl IntoView {
                     <ScenarioSwitch/>
                     <RunButtons/>
                     <Show when=checkout fallback=move || view! {
-                        <Show when=cart fallback=|| view! { <Counters/> <Inventory/> }>
+                        <Show when=cart fallback=|| view! {
+                            <Counters/>
+                            <crate::components::failures::FailureFacts/>
+                            <Inventory/>
+                        }>
                             <crate::components::carts::CartShelves/>
                         </Show>
                     }>

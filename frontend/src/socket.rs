@@ -129,8 +129,14 @@ impl Socket {
     /// Ask for a run of `strategy` with the form's knobs, in the strategy's own scenario (a
     /// race strategy started from the keyboard while the form shows the checkout still races).
     pub fn start_run(&self, strategy: &str) {
+        // The form's scenario when it has this strategy (names repeat: `lua` races, and fails
+        // over), else the scenario that does.
+        let current = self.session.knobs.with_untracked(|k| k.scenario);
         let scenario = self.session.page.with_untracked(|p| {
-            crate::model::strategies::find(p.known(), strategy).map(|s| s.about.scenario)
+            let find = |list| crate::model::strategies::find(list, strategy);
+            find(p.offered(current))
+                .or_else(|| find(p.known()))
+                .map(|s| s.about.scenario)
         });
         let mut knobs = self.session.knobs.get_untracked();
         if let Some(scenario) = scenario {

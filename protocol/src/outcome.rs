@@ -109,8 +109,10 @@ pub struct LatencySummary {
     pub max_us: u64,
 }
 
-/// The tally of one run.
+/// The tally of one run. A scenario's own tally sits flat in the same object (see
+/// [`RunSummary`'s `Deserialize`](#impl-Deserialize<'de>-for-RunSummary) for how it is read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RunSummary {
     /// Strategy name.
     pub strategy: String,
@@ -201,6 +203,36 @@ pub struct RunSummary {
     /// units sold twice, writes refused, flat in this object; absent otherwise.
     #[serde(flatten, default)]
     pub failover: Option<Box<FailoverTally>>,
+}
+
+impl Serialize for RunSummary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The derived shape (`remote = "Self"`): the core fields and each tally flat.
+        RunSummary::serialize(self, serializer)
+    }
+}
+
+/// Read like the derived shape, except the scenarios' tallies: several share field names
+/// (`acknowledged_lost`, `units_lost`), and serde's flatten hands each key to the first
+/// flattened field that reads it, so a tally declared earlier that fails to read swallowed
+/// the keys of one declared later (a failover's tally came back `None`). Here each tally is
+/// read from the whole object on its own.
+impl<'de> Deserialize<'de> for RunSummary {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{DeserializeOwned, Error};
+        fn tally<T: DeserializeOwned>(object: &serde_json::Value) -> Option<Box<T>> {
+            T::deserialize(object).ok().map(Box::new)
+        }
+        let object = serde_json::Value::deserialize(deserializer)?;
+        let mut summary = RunSummary::deserialize(&object).map_err(D::Error::custom)?;
+        summary.checkout = tally(&object);
+        summary.cart = tally(&object);
+        summary.busy = tally(&object);
+        summary.durability = tally(&object);
+        summary.eviction = tally(&object);
+        summary.failover = tally(&object);
+        Ok(summary)
+    }
 }
 
 /// A finished run saved to a file (`oversold run --outcomes FILE`, or the page's "save"), so

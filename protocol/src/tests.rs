@@ -1124,3 +1124,60 @@ fn an_eviction_config_carries_its_policy_flat_and_only_there() {
     );
     assert!("allkeys-lfu".parse::<crate::EvictionPolicy>().is_err());
 }
+
+/// Every scenario's tally sits flat in the summary, and several share field names
+/// (`acknowledged_lost`, `units_lost`): each must come back whole from the wire, not be
+/// swallowed by a tally declared before it that fails to read.
+#[test]
+fn each_failure_tally_comes_back_from_the_wire() {
+    use crate::failover::{FailoverTally, ReplicaGuard};
+    let failover = FailoverTally {
+        acknowledged_lost: 6,
+        acknowledged_lost_orders: 6,
+        sold_twice: 6,
+        refused_writes: 0,
+        wait_timed_out: 0,
+        primary_stock_at_kill: 0,
+        replica_stock_at_promotion: 6,
+        replica_stopped_at_ms: 100,
+        primary_killed_at_ms: 300,
+        failover_ms: 35,
+        guard: ReplicaGuard::None,
+        wait_timeout_ms: 0,
+        min_replicas_max_lag_s: 0,
+        confirm_p50_us: 700,
+        confirm_p99_us: 20_000,
+    };
+    let summary = RunSummary {
+        strategy: "lua".into(),
+        stock: 10,
+        buyers: 50,
+        orders_accepted: 16,
+        units_sold: 16,
+        final_stock: 0,
+        oversold_units: 6,
+        lost_updates: 6,
+        rejected: 34,
+        errors: 0,
+        unknown: 0,
+        gave_up: 0,
+        in_doubt_units: 0,
+        in_doubt_taken: 0,
+        false_sold_out: 0,
+        duration_ms: 10.0,
+        throughput_per_s: 1.0,
+        latency: LatencySummary::default(),
+        round_trips: 50,
+        retries: 0,
+        cancelled: false,
+        checkout: None,
+        cart: None,
+        busy: None,
+        durability: None,
+        eviction: None,
+        failover: Some(Box::new(failover)),
+    };
+    let v = serde_json::to_value(&summary).unwrap();
+    assert_eq!(v["acknowledged_lost"], 6);
+    assert_eq!(serde_json::from_value::<RunSummary>(v).unwrap(), summary);
+}

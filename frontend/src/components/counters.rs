@@ -92,8 +92,9 @@ fn should_be(session: Session) -> Option<String> {
 fn run_verdict(session: Session) -> Option<(String, verdict::Kind)> {
     session.page.with(|p| {
         let run = p.run.as_ref().filter(|_| p.step.is_none());
-        run.and_then(|r| r.summary()).map(|s| {
-            let who = strategies::short_label(p.known(), &s.strategy);
+        run.and_then(|r| Some((r, r.summary()?))).map(|(r, s)| {
+            let who =
+                strategies::short_label(p.known_for(Some(r.config.race.scenario())), &s.strategy);
             (verdict::sentence(s, &who), verdict::kind(s))
         })
     })

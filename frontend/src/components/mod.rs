@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod controls;
 pub mod counters;
 pub mod explainer;
+pub mod failures;
 pub mod files;
 pub mod frames;
 pub mod header;

@@ -26,14 +26,15 @@ pub fn bar(
         Some(r) => (r.config.clone(), false),
         None => (linked?, true),
     };
-    let info = strategies::find(p.known(), &config.strategy);
+    let known = p.known_for(Some(config.race.scenario()));
+    let info = strategies::find(known, &config.strategy);
     let disabled = !open || p.busy() || !info.is_some_and(|s| s.available);
     let r = &config.race;
     // The status line above already describes the run on screen; a link's run needs its words.
     let what = if from_link {
         format!(
             "From the link: {} · {} buyers · {} in stock · seed {}:",
-            strategies::short_label(p.known(), &config.strategy),
+            strategies::short_label(known, &config.strategy),
             r.buyers,
             r.stock,
             r.seed

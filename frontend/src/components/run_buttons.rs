@@ -292,7 +292,7 @@ fn RunStatus() -> impl IntoView {
                         thousands(r.finished_buyers() as i64),
                         thousands(r.config.race.buyers.into())
                     ),
-                    _ => describe(r, &strategies::label(p.known(), &r.config.strategy)),
+                    _ => describe(r, &strategies::label(p.known_for(Some(r.config.race.scenario())), &r.config.strategy)),
                 },
             };
             let comparing = p

@@ -5,7 +5,7 @@
 //! and the checkout's own knobs live here too ([`CheckoutKnobs`]); a race sends none of them.
 
 use oversold_protocol::limits::{LIMITS, Limits, Range};
-use oversold_protocol::{Hello, RunConfig, RunRequest, Scenario};
+use oversold_protocol::{Hello, Knobs as ScenarioKnobs, RunConfig, RunRequest, Scenario};
 
 use super::checkout::knobs::{self, CheckoutKnobs};
 
@@ -77,6 +77,28 @@ impl CartKnobs {
             | Scenario::Durability
             | Scenario::Eviction
             | Scenario::Failover => {}
+        }
+    }
+}
+
+impl Knobs {
+    /// Switch to `scenario`. Where Redis fails, the failure happens at moments within the
+    /// arrival spread (and a crash needs stock left when it comes), so those scenarios bring
+    /// the protocol's own defaults for the spread (and, for a crash, the stock) into the form:
+    /// what the form shows is what runs.
+    pub fn enter(&mut self, scenario: Scenario) {
+        use oversold_protocol::{busy, durability, eviction, failover};
+        self.scenario = scenario;
+        let spread = match scenario {
+            Scenario::BusyScript => busy::DEFAULT_SPREAD_MS,
+            Scenario::Durability => durability::DEFAULT_SPREAD_MS,
+            Scenario::Eviction => eviction::DEFAULT_SPREAD_MS,
+            Scenario::Failover => failover::DEFAULT_SPREAD_MS,
+            _ => return,
+        };
+        self.arrival_spread_ms = spread;
+        if scenario == Scenario::Durability {
+            self.stock = self.stock.max(durability::DEFAULT_STOCK);
         }
     }
 }
@@ -172,6 +194,14 @@ impl Knobs {
             r.scenario = Some(self.scenario);
             self.cart.fill(self.scenario, &mut r);
         }
+        // Where Redis fails: the scenario, and no knob of its own (eviction's policy is the
+        // server's default on the page).
+        if matches!(
+            self.scenario,
+            Scenario::BusyScript | Scenario::Durability | Scenario::Eviction | Scenario::Failover
+        ) {
+            r.scenario = Some(self.scenario);
+        }
         r
     }
 
@@ -209,6 +239,16 @@ pub fn replay_request(config: &RunConfig) -> RunRequest {
     if let Some(w) = r.warehouses() {
         request.scenario = Some(Scenario::Warehouses);
         (request.warehouses, request.split) = (Some(w.warehouses), Some(w.split));
+    }
+    let scenario = r.scenario();
+    if matches!(
+        scenario,
+        Scenario::BusyScript | Scenario::Durability | Scenario::Eviction | Scenario::Failover
+    ) {
+        request.scenario = Some(scenario);
+        if let ScenarioKnobs::Eviction(e) = r.knobs {
+            request.policy = Some(e.policy);
+        }
     }
     request
 }
@@ -269,6 +309,24 @@ mod tests {
     fn defaults_match_the_brief() {
         let k = Knobs::default();
         assert_eq!((k.stock, k.buyers, k.qty, k.random_qty), (10, 50, 1, false));
+    }
+
+    #[test]
+    fn a_failure_scenario_brings_its_spread_and_a_crash_its_stock() {
+        let mut k = Knobs {
+            arrival_spread_ms: 0,
+            ..Knobs::default()
+        };
+        k.enter(Scenario::Failover);
+        assert_eq!(
+            k.arrival_spread_ms,
+            oversold_protocol::failover::DEFAULT_SPREAD_MS
+        );
+        k.enter(Scenario::Durability);
+        assert_eq!(k.stock, oversold_protocol::durability::DEFAULT_STOCK);
+        let spread = k.arrival_spread_ms;
+        k.enter(Scenario::Race);
+        assert_eq!((k.scenario, k.arrival_spread_ms), (Scenario::Race, spread));
     }
 
     #[test]

@@ -27,15 +27,27 @@ fn fact(label: &'static str, value: String, bad: bool) -> Fact {
 pub fn facts(summary: &RunSummary) -> Vec<Fact> {
     let mut out = Vec::new();
     if let Some(b) = &summary.busy {
-        out.push(fact("BUSY replies", thousands(b.busy_replies.into()), b.busy_replies > 0));
-        out.push(fact("Redis stalled", millis(clamp(b.stalled_ms)), b.stalled_ms > 0));
+        out.push(fact(
+            "BUSY replies",
+            thousands(b.busy_replies.into()),
+            b.busy_replies > 0,
+        ));
+        out.push(fact(
+            "Redis stalled",
+            millis(clamp(b.stalled_ms)),
+            b.stalled_ms > 0,
+        ));
         let ended = match b.slow_job {
             SlowJobEnd::Finished => "finished by itself",
             SlowJobEnd::Killed => "stopped by SCRIPT KILL / FUNCTION KILL",
             SlowJobEnd::ShutDown => "unkillable: SHUTDOWN NOSAVE and a restart",
             SlowJobEnd::Failed => "failed",
         };
-        out.push(fact("The slow job", ended.to_string(), b.slow_job == SlowJobEnd::ShutDown));
+        out.push(fact(
+            "The slow job",
+            ended.to_string(),
+            b.slow_job == SlowJobEnd::ShutDown,
+        ));
         out.push(lost(b.acknowledged_lost, b.units_lost));
     }
     if let Some(d) = &summary.durability {
@@ -47,8 +59,12 @@ pub fn facts(summary: &RunSummary) -> Vec<Fact> {
         ));
         let restored = d
             .restored_stock
-            .map_or_else(|| "the stock key was gone".to_string(), |s| thousands(s));
-        out.push(fact("Stock after the restart", restored, d.restored_stock.is_none()));
+            .map_or_else(|| "the stock key was gone".to_string(), thousands);
+        out.push(fact(
+            "Stock after the restart",
+            restored,
+            d.restored_stock.is_none(),
+        ));
         out.push(lost(d.acknowledged_lost, d.units_lost));
         out.push(fact(
             "Reserves a second (this setting)",
@@ -56,7 +72,81 @@ pub fn facts(summary: &RunSummary) -> Vec<Fact> {
             false,
         ));
     }
+    if let Some(e) = &summary.eviction {
+        out.push(fact(
+            "maxmemory-policy",
+            e.policy.as_str().to_string(),
+            false,
+        ));
+        let counter = if e.stock_key_evicted {
+            "evicted"
+        } else {
+            "kept"
+        };
+        out.push(fact(
+            "The stock counter",
+            counter.to_string(),
+            e.stock_key_evicted,
+        ));
+        out.push(fact(
+            "Keys evicted",
+            thousands(clamp_i(e.evicted_keys)),
+            e.evicted_keys > 0,
+        ));
+        out.push(fact(
+            "Told \"sold out\" with units left",
+            thousands(summary.false_sold_out.into()),
+            summary.false_sold_out > 0,
+        ));
+        out.push(fact(
+            "Refused STOCK_MISSING",
+            thousands(e.stock_missing_refusals.into()),
+            false,
+        ));
+        out.push(fact(
+            "Refused OOM",
+            thousands(e.oom_refusals.into()),
+            e.oom_refusals > 0,
+        ));
+    }
+    if let Some(f) = &summary.failover {
+        out.push(fact(
+            "Replica fell behind at",
+            millis(f.replica_stopped_at_ms),
+            false,
+        ));
+        out.push(fact(
+            "Primary killed at",
+            millis(f.primary_killed_at_ms),
+            false,
+        ));
+        out.push(fact(
+            "Confirmed, then lost",
+            count(f.acknowledged_lost, "unit"),
+            f.acknowledged_lost > 0,
+        ));
+        out.push(fact(
+            "Sold twice",
+            count(f.sold_twice, "unit"),
+            f.sold_twice > 0,
+        ));
+        out.push(fact(
+            "Refused (NOREPLICAS)",
+            thousands(f.refused_writes.into()),
+            false,
+        ));
+        out.push(fact(
+            "WAIT ran out",
+            thousands(f.wait_timed_out.into()),
+            false,
+        ));
+        out.push(fact("Sale paused", millis(clamp(f.failover_ms)), false));
+    }
     out
+}
+
+fn clamp_i(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// Orders the buyers were told they got that the restarted Redis does not remember.
@@ -64,7 +154,11 @@ fn lost(orders: u32, units: u64) -> Fact {
     let value = if orders == 0 {
         "none".to_string()
     } else {
-        format!("{} ({})", count(orders.into(), "order"), count(units, "unit"))
+        format!(
+            "{} ({})",
+            count(orders.into(), "order"),
+            count(units, "unit")
+        )
     };
     fact("Acknowledged, then lost", value, orders > 0)
 }
@@ -90,17 +184,25 @@ mod tests {
         s.busy = Some(Box::new(BusyTally {
             busy_replies: 14,
             stalled_ms: 720,
+            killed: 0,
+            kill_refused: 1,
             restarted: 1,
             acknowledged_lost: 3,
             units_lost: 3,
             slow_job: SlowJobEnd::ShutDown,
-            ..BusyTally::default()
+            slow_job_ms: 2_500,
+            slow_job_at_ms: 200,
+            busy_threshold_ms: 100,
+            watchdog_ms: 500,
         }));
         let f = facts(&s);
         let get = |label: &str| f.iter().find(|x| x.label == label).unwrap().clone();
         assert_eq!(get("BUSY replies").value, "14");
         assert!(get("Redis stalled").bad);
-        assert_eq!(get("The slow job").value, "unkillable: SHUTDOWN NOSAVE and a restart");
+        assert_eq!(
+            get("The slow job").value,
+            "unkillable: SHUTDOWN NOSAVE and a restart"
+        );
         assert_eq!(get("Acknowledged, then lost").value, "3 orders (3 units)");
         assert!(get("Acknowledged, then lost").bad);
     }

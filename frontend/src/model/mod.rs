@@ -20,6 +20,8 @@
 //! - [`axis`] (1-2-5 steps), [`chart`] (percentages, log scale), [`text`] (numbers and
 //!   durations in words): the arithmetic the panels share, each in one place.
 //! - [`controls`] (the form's knobs), [`backoff`] (reconnect delays).
+//! - [`failures`]: the facts a "Redis fails" scenario adds to a run (busy replies, what a crash,
+//!   an eviction or a failover took back), in the page's words.
 //! - [`url`] (a run's knobs in the address, and back), [`saved`] (saved-run files),
 //!   [`shortcuts`] (which key does what), [`theme`] and [`view`] (dark or light; the normal
 //!   page or the stage view).
@@ -36,6 +38,7 @@ pub mod chart;
 pub mod checkout;
 pub mod compare;
 pub mod controls;
+pub mod failures;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod history;

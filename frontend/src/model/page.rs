@@ -272,7 +272,13 @@ impl PageState {
 
     /// A run ended with a summary: into the history, and into the comparison it belongs to.
     fn record(&mut self, run_id: String, summary: RunSummary) {
-        let short_label = strategies::short_label(self.known(), &summary.strategy);
+        // Names repeat across scenarios (`lua` races, and fails over): the run's own list.
+        let scenario = self
+            .run
+            .as_ref()
+            .filter(|r| r.run_id == run_id)
+            .map(|r| r.config.race.scenario());
+        let short_label = strategies::short_label(self.known_for(scenario), &summary.strategy);
         let mut compare = None;
         if let Some(c) = &mut self.compare {
             if c.is_running() && c.strategies.contains(&summary.strategy) {
@@ -466,6 +472,15 @@ impl PageState {
         }
     }
 
+    /// The strategies of `scenario` when it is known and offers any, else every one: where a
+    /// name from a run of that scenario is looked up (the same name may be in several).
+    pub fn known_for(&self, scenario: Option<Scenario>) -> &[StrategyInfo] {
+        match scenario.map(|s| self.offered(s)) {
+            Some(list) if !list.is_empty() => list,
+            _ => self.known(),
+        }
+    }
+
     /// Every strategy the server listed, race and checkout: where a strategy named by a run
     /// (of either scenario) is looked up.
     pub fn known(&self) -> &[StrategyInfo] {
@@ -490,9 +505,12 @@ impl PageState {
     /// Built once per batch (see [`TapeCache`]), whichever panel asks first.
     pub fn run_tape(&self) -> Option<Arc<RunTape>> {
         let run = self.run.as_ref()?;
-        let rule = strategies::find(self.known(), &run.config.strategy)?
-            .about
-            .tape;
+        let rule = strategies::find(
+            self.known_for(Some(run.config.race.scenario())),
+            &run.config.strategy,
+        )?
+        .about
+        .tape;
         let key = TapeKey {
             run_id: run.run_id.clone(),
             outcomes: run.rows.len(),

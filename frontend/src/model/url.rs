@@ -55,6 +55,15 @@ pub fn encode(config: &RunConfig) -> String {
             w.warehouses, w.split
         ));
     }
+    // The scenarios where Redis fails carry no knobs of the page's own.
+    let scenario = r.scenario();
+    if matches!(
+        scenario,
+        Scenario::BusyScript | Scenario::Durability | Scenario::Eviction | Scenario::Failover
+    ) {
+        q.push_str("&scenario=");
+        q.push_str(scenario.as_str());
+    }
     q
 }
 
@@ -187,6 +196,15 @@ fn race_config(
                 warehouses: cart.warehouses,
                 split: cart.split,
             }),
+            (Scenario::BusyScript, _, _) => ScenarioKnobs::BusyScript,
+            (Scenario::Durability, _, _) => ScenarioKnobs::Durability,
+            (Scenario::Failover, _, _) => ScenarioKnobs::Failover,
+            // The page runs eviction with the server's default policy (the CLI picks others).
+            (Scenario::Eviction, _, _) => {
+                ScenarioKnobs::Eviction(oversold_protocol::EvictionConfig {
+                    policy: Default::default(),
+                })
+            }
             // A valid link always brings its scenario's config; a race has none.
             _ => ScenarioKnobs::Race,
         },
@@ -216,9 +234,13 @@ impl Link {
             Some("checkout") => Scenario::Checkout,
             Some("cart") => Scenario::Cart,
             Some("warehouses") => Scenario::Warehouses,
+            Some("busy_script") => Scenario::BusyScript,
+            Some("durability") => Scenario::Durability,
+            Some("eviction") => Scenario::Eviction,
+            Some("failover") => Scenario::Failover,
             Some(other) => {
                 let why = format!(
-                    "The link's scenario = {other:?} is none of race, checkout, cart or warehouses; the form keeps the race."
+                    "The link's scenario = {other:?} is none of race, checkout, cart, warehouses, busy_script, durability, eviction or failover; the form keeps the race."
                 );
                 self.problems.push(why);
                 Scenario::Race
