@@ -3,9 +3,9 @@
 //! Pure and deterministic: the same config (and seed) always gives the same plan,
 //! so a run can be replayed and every strategy can face the exact same crowd.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use oversold_protocol::RaceConfig;
+use oversold_protocol::{BuyerOutcome, OutcomeResult, RaceConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -24,6 +24,54 @@ pub struct BuyerPlan {
     /// (which bucket to try first). Derived from the seed and the buyer number alone, so it
     /// does not shift anyone's quantity or arrival.
     pub ticket: u64,
+}
+
+/// What one buyer's single call came to: the fields of its outcome the call decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallAnswer {
+    /// How it ended.
+    pub result: OutcomeResult,
+    /// The stock the call saw before deciding.
+    pub observed: Option<i64>,
+    /// The stock after its write, when it wrote.
+    pub after: Option<i64>,
+    /// Why, when it failed or is in doubt.
+    pub error: Option<String>,
+    /// Requests sent.
+    pub round_trips: u32,
+}
+
+impl BuyerPlan {
+    /// This buyer's outcome for one call sent at `start` and answered at `end`, placed on the
+    /// run's clock (µs after `opened`): what the scenarios on a Redis of their own report.
+    pub fn outcome(
+        &self,
+        answer: CallAnswer,
+        opened: Instant,
+        start: Instant,
+        end: Instant,
+    ) -> BuyerOutcome {
+        let us = |t: Instant| t.saturating_duration_since(opened).as_micros() as u64;
+        BuyerOutcome {
+            buyer: self.buyer,
+            app_server: self.app_server,
+            qty: self.qty,
+            observed_stock: answer.observed,
+            result: answer.result,
+            error: answer.error,
+            stock_after: answer.after,
+            latency_us: end.duration_since(start).as_micros() as u64,
+            start_us: us(start),
+            end_us: us(end),
+            read_us: None,
+            round_trips: answer.round_trips,
+            retries: 0,
+            bucket: None,
+            node: None,
+            checkout: None,
+            cart: None,
+        }
+    }
 }
 
 /// Build the plan. Buyers are dealt to app servers round-robin, as a load balancer would.

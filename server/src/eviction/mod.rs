@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
 use crate::gate::StartGate;
-use crate::plan::{self, BuyerPlan};
+use crate::plan::{self, BuyerPlan, CallAnswer};
 use crate::private_redis::{ExtraConfig, PrivateRedis};
 use crate::run::{Event, EventSink, RunError, RunReport, tell};
 use crate::shelf::ShelfError;
@@ -341,27 +341,18 @@ async fn buy(
                 1,
             ),
         };
-    let end = Instant::now();
-    let us = |t: Instant| t.saturating_duration_since(opened).as_micros() as u64;
-    BuyerOutcome {
-        buyer: plan.buyer,
-        app_server: plan.app_server,
-        qty: plan.qty,
-        observed_stock: observed,
-        result,
-        error,
-        stock_after: after,
-        latency_us: end.duration_since(start).as_micros() as u64,
-        start_us: us(start),
-        end_us: us(end),
-        read_us: None,
-        round_trips,
-        retries: 0,
-        bucket: None,
-        node: None,
-        checkout: None,
-        cart: None,
-    }
+    plan.outcome(
+        CallAnswer {
+            result,
+            observed,
+            after,
+            error,
+            round_trips,
+        },
+        opened,
+        start,
+        Instant::now(),
+    )
 }
 
 /// A refusal in Redis's (or the script's) own words: `OOM command not allowed ...`,

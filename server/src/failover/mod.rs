@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
 use crate::gate::StartGate;
-use crate::plan::{self, BuyerPlan};
+use crate::plan::{self, BuyerPlan, CallAnswer};
 use crate::run::{Event, EventSink, RunError, RunReport, tell};
 use crate::shelf::ShelfError;
 use crate::store::{RedisConn, RunKeys, Store, failover, scripts, stock};
@@ -303,27 +303,18 @@ async fn buy(
             u32::MAX,
         ),
     };
-    let end = Instant::now();
-    let us = |t: Instant| t.saturating_duration_since(opened).as_micros() as u64;
-    let outcome = BuyerOutcome {
-        buyer: plan.buyer,
-        app_server: plan.app_server,
-        qty: plan.qty,
-        observed_stock: answer.observed,
-        result: answer.result,
-        error: answer.error,
-        stock_after: answer.after,
-        latency_us: end.duration_since(start).as_micros() as u64,
-        start_us: us(start),
-        end_us: us(end),
-        read_us: None,
-        round_trips: answer.round_trips,
-        retries: 0,
-        bucket: None,
-        node: None,
-        checkout: None,
-        cart: None,
-    };
+    let outcome = plan.outcome(
+        CallAnswer {
+            result: answer.result,
+            observed: answer.observed,
+            after: answer.after,
+            error: answer.error,
+            round_trips: answer.round_trips,
+        },
+        opened,
+        start,
+        Instant::now(),
+    );
     (outcome, generation)
 }
 
