@@ -151,16 +151,24 @@ pub enum ChaosAction {
     RestartRedis,
     /// A deliberately slow Lua script: everyone else waits behind it.
     SlowScript,
+    /// A read-only script past `busy-reply-threshold`: buyers get `BUSY` until the server's
+    /// `SCRIPT KILL` stops it; the sale goes on.
+    BusyScript,
+    /// A script that wrote before it spun: `SCRIPT KILL` is refused (`UNKILLABLE`), and only
+    /// `SHUTDOWN NOSAVE` stops it: the sale's Redis restarts empty, the sale fails closed.
+    UnkillableScript,
 }
 
 impl ChaosAction {
     /// Every chaos button, in the order the server lists them in `hello.chaos`.
-    pub const ALL: [ChaosAction; 5] = [
+    pub const ALL: [ChaosAction; 7] = [
         ChaosAction::ScriptFlush,
         ChaosAction::KillAppServer,
         ChaosAction::PauseRedis,
         ChaosAction::RestartRedis,
         ChaosAction::SlowScript,
+        ChaosAction::BusyScript,
+        ChaosAction::UnkillableScript,
     ];
 
     /// The wire spelling.
@@ -171,6 +179,8 @@ impl ChaosAction {
             ChaosAction::PauseRedis => "pause_redis",
             ChaosAction::RestartRedis => "restart_redis",
             ChaosAction::SlowScript => "slow_script",
+            ChaosAction::BusyScript => "busy_script",
+            ChaosAction::UnkillableScript => "unkillable_script",
         }
     }
 }
@@ -373,6 +383,8 @@ mod tests {
                 ChaosAction::PauseRedis => 2,
                 ChaosAction::RestartRedis => 3,
                 ChaosAction::SlowScript => 4,
+                ChaosAction::BusyScript => 5,
+                ChaosAction::UnkillableScript => 6,
             }
         }
         for (i, a) in ChaosAction::ALL.into_iter().enumerate() {

@@ -21,7 +21,9 @@ use super::hub::Hub;
 use super::sale::{SaleRecord, unix_us};
 use super::sale_redis::SaleRedis;
 use super::{Host, check_presenter, unavailable};
+use crate::store::busy::{self, BusyKeys, Job, KillWith};
 use crate::store::rooms as store;
+use crate::store::sandbox::Kill;
 use crate::store::{self as redis_store, RedisConn};
 
 /// `pause_redis` pauses every client this long.
@@ -30,6 +32,14 @@ pub const PAUSE_MS: u64 = 1_000;
 pub const SLOW_SCRIPT_MS: u64 = 500;
 /// How long after the slow script starts the health-style `PING` is sent.
 const PING_AFTER: Duration = Duration::from_millis(20);
+/// How long the busy buttons' scripts would hold Redis if nobody stopped them.
+pub const BUSY_SCRIPT_MS: u32 = 3_000;
+/// `busy-reply-threshold` on the sale's own Redis for the busy buttons: past it, every other
+/// command is answered `BUSY` (Redis's default, 5 s, would outlast the whole lesson).
+pub const BUSY_THRESHOLD_MS: u32 = 100;
+/// How long the server lets a busy script hold Redis before it steps in, like the
+/// `busy_script` scenario's watchdog.
+const KILL_AFTER: Duration = Duration::from_millis(500);
 /// A press the sale's process has not answered by then is answered by the pressing one.
 pub const ANSWER_WITHIN: Duration = Duration::from_secs(15);
 
@@ -74,6 +84,21 @@ pub fn about(action: ChaosAction) -> ChaosInfo {
                 "A Lua script that spins {SLOW_SCRIPT_MS} ms and writes nothing: every other \
                  command, PING included, waits behind it."
             ),
+        ),
+        ChaosAction::BusyScript => (
+            "Busy script".to_string(),
+            format!(
+                "A read-only Lua script that would run {} s: after {BUSY_THRESHOLD_MS} ms every \
+                 buyer is answered BUSY, until the server sends SCRIPT KILL and the sale goes on.",
+                BUSY_SCRIPT_MS / 1_000
+            ),
+        ),
+        ChaosAction::UnkillableScript => (
+            "Unkillable script".to_string(),
+            "A Lua script that writes, then spins: SCRIPT KILL is refused (UNKILLABLE), so the \
+             only way out is SHUTDOWN NOSAVE: the sale's Redis restarts empty and the sale \
+             fails closed."
+                .to_string(),
         ),
     };
     ChaosInfo {
@@ -230,6 +255,8 @@ pub async fn apply(
             ))
         }
         ChaosAction::SlowScript => slow_script(store, conn).await,
+        ChaosAction::BusyScript => busy_script(redis, conn, sale_id, Job::Read).await,
+        ChaosAction::UnkillableScript => busy_script(redis, conn, sale_id, Job::Write).await,
         ChaosAction::RestartRedis => {
             let down = redis.restart().await?;
             Ok(format!(
@@ -267,6 +294,67 @@ async fn slow_script(store: &redis_store::Store, mut conn: RedisConn) -> Result<
     ))
 }
 
+/// Run a long script on its own connection, let it hold Redis past the busy threshold, then
+/// do what the server's watchdog does: `SCRIPT KILL`, and for a script that has written (so
+/// Redis refuses to kill it), `SHUTDOWN NOSAVE` and a restart. `admin` was opened before the
+/// script starts: a new connection's handshake would itself be answered `BUSY`.
+async fn busy_script(
+    redis: &SaleRedis,
+    mut admin: RedisConn,
+    sale_id: &str,
+    job: Job,
+) -> Result<String, WireError> {
+    let store = redis.store();
+    busy::set_threshold(&mut admin, BUSY_THRESHOLD_MS)
+        .await
+        .map_err(unavailable)?;
+    let mut job_conn = store.connect().await.map_err(unavailable)?;
+    // Keys of the press's own, so the job never touches the sale's stock.
+    let keys = BusyKeys::new(&format!("chaos-{sale_id}"));
+    let started = Instant::now();
+    let spin =
+        tokio::spawn(async move { busy::run_job(&mut job_conn, &keys, job, BUSY_SCRIPT_MS).await });
+    tokio::time::sleep(KILL_AFTER).await;
+    // What every buyer is answered right now.
+    let busy_now = matches!(redis_store::ping(&mut admin).await, Err(ref e) if busy::is_busy(e));
+    let seen = if busy_now {
+        "answered BUSY"
+    } else {
+        "not yet answered BUSY"
+    };
+    let kill = busy::kill(&mut admin, KillWith::Script)
+        .await
+        .map_err(unavailable)?;
+    let at = started.elapsed().as_millis();
+    match kill {
+        Kill::Killed => {
+            let _ = spin.await;
+            Ok(format!(
+                "a read-only script held the sale's Redis; past {BUSY_THRESHOLD_MS} ms every \
+                 other command was {seen}; SCRIPT KILL at {at} ms stopped it, and the sale \
+                 goes on"
+            ))
+        }
+        Kill::NotBusy => Ok(format!(
+            "the script had ended on its own by {at} ms; nothing was killed"
+        )),
+        Kill::Unkillable => {
+            busy::shutdown_nosave(&mut admin)
+                .await
+                .map_err(unavailable)?;
+            spin.abort();
+            let down = redis.restart().await?;
+            Ok(format!(
+                "the script wrote before it spun, so SCRIPT KILL at {at} ms was refused \
+                 (UNKILLABLE) while every other command was {seen}; SHUTDOWN NOSAVE ended the \
+                 sale's Redis and it started again, empty, in {} ms: the sale's stock is gone, \
+                 so the sale fails closed",
+                down.as_millis()
+            ))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,7 +370,9 @@ mod tests {
                 "Kill app server 0",
                 "Pause Redis 1 s",
                 "Restart Redis",
-                "Slow script"
+                "Slow script",
+                "Busy script",
+                "Unkillable script"
             ]
         );
         assert_eq!(

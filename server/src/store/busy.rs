@@ -148,6 +148,17 @@ pub async fn shutdown_nosave(conn: &mut RedisConn) -> Result<(), StoreError> {
     }
 }
 
+/// `CONFIG SET busy-reply-threshold ms`: how long a script may run before every other
+/// command is answered `BUSY` (only ever on a Redis of a run's or a sale's own).
+pub async fn set_threshold(conn: &mut RedisConn, ms: u32) -> Result<(), StoreError> {
+    let cmd = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("busy-reply-threshold")
+        .arg(ms)
+        .to_owned();
+    conn.query("CONFIG SET busy-reply-threshold", &cmd).await
+}
+
 /// `SAVE`: write the snapshot a restart loads (the stock as set up, and the library).
 pub async fn snapshot(conn: &mut RedisConn) -> Result<(), StoreError> {
     conn.query("SAVE", &redis::cmd("SAVE")).await

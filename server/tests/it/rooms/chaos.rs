@@ -178,6 +178,68 @@ async fn chaos_buttons_do_what_they_say() {
     assert!(after.summary.is_some(), "the room recovered: {after:?}");
 }
 
+/// The two busy buttons (issue 18): a read-only script past the threshold is killed and the
+/// sale goes on, its buyers answered `BUSY` meanwhile; a script that wrote is refused the
+/// kill, and `SHUTDOWN NOSAVE` ends the sale's Redis, so the sale fails closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_busy_script_is_killed_and_an_unkillable_one_ends_the_sales_redis() {
+    let (server, _redis) = owning_server().await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+
+    let (c, closed, outcomes) =
+        press_during_sale(&mut presenter, &room, "lua", 300, ChaosAction::BusyScript).await;
+    assert!(c.detail.contains("SCRIPT KILL at"), "{}", c.detail);
+    assert!(c.detail.contains("answered BUSY"), "{}", c.detail);
+    let busy = outcomes
+        .iter()
+        .filter(|o| o.error.as_deref().is_some_and(|e| e.contains("BUSY")))
+        .count();
+    let errors: Vec<&str> = outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
+    assert!(
+        busy > 0,
+        "buyers in the stall are answered BUSY: {} outcomes, errors {errors:?}, {}",
+        outcomes.len(),
+        c.detail
+    );
+    // Placed on the sale's timeline: buyers who came after the kill are served again.
+    let killed_at = c.at_us.expect("placed on the sale's timeline") + c.took_us;
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| answered(o) && o.start_us > killed_at),
+        "the sale goes on after the kill at {killed_at} µs"
+    );
+    assert!(closed.summary.is_some(), "{closed:?}");
+
+    let (c, closed, _) = press_during_sale(
+        &mut presenter,
+        &room,
+        "lua",
+        300,
+        ChaosAction::UnkillableScript,
+    )
+    .await;
+    assert!(c.detail.contains("UNKILLABLE"), "{}", c.detail);
+    assert!(c.detail.contains("SHUTDOWN NOSAVE"), "{}", c.detail);
+    assert!(
+        closed.summary.is_none() && closed.error.is_some(),
+        "{closed:?}"
+    );
+    // The room sells again on a fresh Redis.
+    presenter
+        .send_json(open_sale(
+            &room,
+            json!({"strategy": "lua", "stock": 3, "duration_ms": 1000}),
+        ))
+        .await;
+    let seen = until_closed(&mut presenter, 20).await;
+    let Some(ServerMessage::SaleClosed(after)) = seen.last() else {
+        unreachable!()
+    };
+    assert!(after.summary.is_some(), "the room recovered: {after:?}");
+}
+
 /// The page draws its chaos buttons from `hello.chaos`: every button, in order, with the
 /// words the page used to hold itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,6 +260,8 @@ async fn hello_describes_every_chaos_button() {
             (ChaosAction::PauseRedis, "Pause Redis 1 s", true),
             (ChaosAction::RestartRedis, "Restart Redis", true),
             (ChaosAction::SlowScript, "Slow script", true),
+            (ChaosAction::BusyScript, "Busy script", true),
+            (ChaosAction::UnkillableScript, "Unkillable script", true),
         ]
     );
     assert!(hello.chaos.iter().all(|c| !c.description.is_empty()));
