@@ -53,6 +53,7 @@ pub fn App() -> impl IntoView {
             <div class="row row-stage">
                 <section class="stage panel" aria-label="Run and results">
                     <ScenarioSwitch/>
+                    <crate::components::presets::Presets/>
                     <RunButtons/>
                     <Show when=checkout fallback=move || view! {
                         <Show when=cart fallback=|| view! {

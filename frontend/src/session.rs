@@ -11,6 +11,7 @@ use oversold_protocol::{RunConfig, ServerMessage};
 
 use crate::model::controls::Knobs;
 use crate::model::page::{PageState, Pending};
+use crate::model::presets;
 use crate::model::room::RoomState;
 use crate::model::run::RunModel;
 use crate::model::theme::Theme;
@@ -55,6 +56,9 @@ pub struct Session {
     /// The address's query, read at start and checked against the first `hello` (which holds
     /// the limits and strategies it must be checked against).
     pub link_query: StoredValue<Option<String>>,
+    /// The preset the page's address named (`?preset=NAME`), its knobs already in the form;
+    /// its button is marked until a preset is pressed.
+    pub linked_preset: RwSignal<Option<String>>,
     /// What a room adds (code, role, head count, this phone's results, chaos); the sale's
     /// outcomes themselves go to [`PageState`] like any run's.
     pub room: RwSignal<RoomState>,
@@ -81,6 +85,7 @@ impl Session {
             help: RwSignal::new(false),
             from_link: RwSignal::new(None),
             link_query: StoredValue::new(None),
+            linked_preset: RwSignal::new(None),
             room: RwSignal::new(RoomState::default()),
             workshop: RwSignal::new(Workshop::default()),
             tap: None,
@@ -119,7 +124,15 @@ impl Session {
                 .chain(&hello.checkout_strategies)
                 .cloned()
                 .collect();
-            if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &known)) {
+            // A preset's link: its knobs into the form, its button marked.
+            if let Some(p) = query
+                .as_deref()
+                .and_then(|q| presets::named(q, &hello.presets))
+            {
+                self.knobs
+                    .update(|k| *k = presets::apply(*k, &p.request).for_server(hello));
+                self.linked_preset.set(Some(p.name.clone()));
+            } else if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &known)) {
                 // The form offers no outage this server would refuse; the link's replay still
                 // asks for it, and the server's answer says why not.
                 self.knobs.set(restored.knobs.for_server(hello));

@@ -54,6 +54,22 @@ impl EvictionPolicy {
             EvictionPolicy::Noeviction => "noeviction",
         }
     }
+
+    /// What Redis does under this policy when memory is full, in one sentence (the page's
+    /// words for the policy picker).
+    pub fn describe(self) -> &'static str {
+        match self {
+            EvictionPolicy::AllkeysLru => {
+                "Full memory deletes any key, least recently used first: the idle stock counter too."
+            }
+            EvictionPolicy::VolatileLru => {
+                "Full memory deletes only keys with a TTL; every run key carries one, so the counter still goes."
+            }
+            EvictionPolicy::Noeviction => {
+                "Full memory deletes nothing: Redis refuses every write that needs memory with OOM."
+            }
+        }
+    }
 }
 
 impl fmt::Display for EvictionPolicy {

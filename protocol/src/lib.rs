@@ -21,6 +21,7 @@
 //!   by frame there).
 //! - [`StepState`]: step-through mode, one command per click, each logged as the typed
 //!   [`RedisCall`] it sent and the [`RedisReply`] it got, with their text written once.
+//! - [`preset`]: named crowds that open a lesson in one click and one link.
 //! - [`limits`]: the accepted ranges, and [`RunRequest::validate`] which enforces them.
 //! - [`tape`]: not a message but a pure function of them: a run's outcomes put back in the
 //!   order Redis ran their commands, from Redis's replies alone ([`tape::Tape::build`]), with
@@ -98,6 +99,7 @@ pub mod eviction;
 pub mod failover;
 pub mod limits;
 mod outcome;
+pub mod preset;
 pub mod room;
 mod step;
 mod strategy;
@@ -117,6 +119,7 @@ pub use durability::{DurabilityTally, Persistence};
 pub use eviction::{EvictionConfig, EvictionPolicy, EvictionTally};
 pub use failover::{FailoverTally, ReplicaGuard};
 pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
+pub use preset::PresetInfo;
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
 };
@@ -353,8 +356,9 @@ impl ClientMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
-    /// Sent once, right after the socket opens.
-    Hello(Hello),
+    /// Sent once, right after the socket opens. Boxed: it is by far the largest frame, and
+    /// every other frame would otherwise be as big in memory.
+    Hello(Box<Hello>),
     /// Sent when Redis goes down or comes back, so a page can show it without polling.
     RedisStatus {
         /// The new state.
@@ -528,6 +532,10 @@ pub struct Hello {
     /// The workshop's exercises, in order (absent from an older server: none).
     #[serde(default)]
     pub exercises: Vec<workshop::ExerciseInfo>,
+    /// The lessons a click opens, in the order the page shows them (absent from an older
+    /// server: none).
+    #[serde(default)]
+    pub presets: Vec<PresetInfo>,
     /// The Lua sources the server runs, exactly as loaded.
     pub scripts: Vec<ScriptSource>,
     /// The accepted ranges for every config field.

@@ -237,6 +237,9 @@ impl ServeArgs {
 /// The knobs of a race, shared by `run` and `compare` (everything but the strategy).
 #[derive(Debug, Args, Clone, Default)]
 pub struct RaceArgs {
+    /// Start from a preset's knobs (`article`, `throughput`); any flag given beside it wins.
+    #[arg(long, value_name = "NAME", value_parser = preset_name)]
+    pub preset: Option<String>,
     /// Units in stock [default: 10].
     #[arg(long)]
     pub stock: Option<u32>,
@@ -359,16 +362,18 @@ pub struct CheckoutArgs {
 
 impl RaceArgs {
     /// The same request a page would send: with a strategy for `run`, without for `compare`.
+    /// A `--preset` fills in what the flags leave out (its strategy too, for `run`).
     pub fn request(&self, strategy: Option<&str>) -> RunRequest {
+        let preset = self.preset_request();
         RunRequest {
             strategy: strategy.map(str::to_string),
-            stock: self.stock,
-            buyers: self.buyers,
-            qty: self.qty,
-            max_qty: self.max_qty,
-            app_servers: self.app_servers,
-            arrival_spread_ms: self.arrival_spread_ms,
-            race_window_ms: self.race_window_ms,
+            stock: self.stock.or(preset.stock),
+            buyers: self.buyers.or(preset.buyers),
+            qty: self.qty.or(preset.qty),
+            max_qty: self.max_qty.or(preset.max_qty),
+            app_servers: self.app_servers.or(preset.app_servers),
+            arrival_spread_ms: self.arrival_spread_ms.or(preset.arrival_spread_ms),
+            race_window_ms: self.race_window_ms.or(preset.race_window_ms),
             seed: self.seed,
             scenario: self.checkout.scenario,
             hold_ttl_ms: self.checkout.hold_ttl_ms,
@@ -392,6 +397,31 @@ impl RaceArgs {
         }
     }
 
+    /// The preset's own request (empty without `--preset`).
+    fn preset_request(&self) -> RunRequest {
+        self.preset
+            .as_deref()
+            .and_then(crate::presets::find)
+            .map(|p| p.request)
+            .unwrap_or_default()
+    }
+
+    /// The strategy `run` races: `--strategy`, else the preset's. `None` when neither names
+    /// one (a comparison's preset), with the sentence that says what to do instead.
+    pub fn strategy_for_run(&self, flag: Option<&str>) -> Result<String, String> {
+        if let Some(name) = flag {
+            return Ok(name.to_string());
+        }
+        match (&self.preset, self.preset_request().strategy) {
+            (_, Some(name)) => Ok(name),
+            (Some(preset), None) => Err(format!(
+                "the preset {preset} races every strategy: run `oversold compare --preset \
+                 {preset}`, or name one with --strategy"
+            )),
+            (None, None) => Err("name a strategy with --strategy, or a --preset".to_string()),
+        }
+    }
+
     /// True for `--scenario checkout`.
     pub fn is_checkout(&self) -> bool {
         self.checkout.scenario == Some(Scenario::Checkout)
@@ -401,9 +431,9 @@ impl RaceArgs {
 /// `oversold run` flags.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
-    /// Strategy (see `oversold compare` for the list).
+    /// Strategy (see `oversold compare` for the list); a `--preset` may name it instead.
     #[arg(long)]
-    pub strategy: String,
+    pub strategy: Option<String>,
     /// The race's knobs.
     #[command(flatten)]
     pub race: RaceArgs,
@@ -449,6 +479,17 @@ pub struct BenchArgs {
     /// Print one JSON object instead of the progress bar and table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--preset`'s parser: a name from the presets' table, or an error that lists them.
+fn preset_name(name: &str) -> Result<String, String> {
+    match crate::presets::find(name) {
+        Some(p) => Ok(p.name),
+        None => Err(format!(
+            "no preset is called {name:?}; the presets are: {}",
+            crate::presets::names().join(", ")
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //!   [`pg`] is its PostgreSQL twin. [`shelf`] is a run's stock in one or the other.
 //! - [`strategy`]: one file per way of buying, each a `const` that describes itself and
 //!   names the kind of connection it needs.
-//! - [`plan`]: the seeded schedule (who buys how much, when, through which app server).
+//! - [`plan`]: the seeded schedule (who buys how much, when, through which app server);
+//!   [`presets`]: named crowds that open a lesson in one click and one link.
 //! - [`engine`]: runs a race: shelf, connections, start gate, buyer tasks, read-back, cleanup.
 //! - [`checkout`]: runs a checkout (the scenario past the click): reserve, pay, confirm or
 //!   release, crashes, resends, holds that expire and their reaper, the ledger, live
@@ -54,6 +55,7 @@ pub mod headless;
 pub mod health;
 pub mod pg;
 pub mod plan;
+pub mod presets;
 pub mod private_cluster;
 pub mod private_redis;
 pub mod redis_source;

@@ -56,7 +56,10 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
         |name: &str| strategy::find(name).is_some_and(strategy::Strategy::uses_postgres);
     let wants_postgres = match &cli.command {
         // A checkout settles its orders in PostgreSQL when there is one.
-        Some(Command::Run(a)) => runs_in_postgres(&a.strategy) || a.race.is_checkout(),
+        Some(Command::Run(a)) => {
+            let named = a.race.strategy_for_run(a.strategy.as_deref());
+            named.is_ok_and(|s| runs_in_postgres(&s)) || a.race.is_checkout()
+        }
         Some(Command::Bench(a)) => runs_in_postgres(&a.strategy),
         _ => true,
     };
@@ -83,7 +86,11 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
 
 /// `oversold run`: one race, as a table (with its tape) or as JSON; optionally saved.
 async fn run(backends: &Backends, args: RunArgs) -> anyhow::Result<()> {
-    let request = args.race.request(Some(&args.strategy));
+    let strategy = args
+        .race
+        .strategy_for_run(args.strategy.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    let request = args.race.request(Some(&strategy));
     if args.race.is_checkout() && !args.json {
         println!(
             "ledger: {}",

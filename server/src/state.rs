@@ -192,6 +192,7 @@ impl AppState {
             ledger: crate::checkout::ledger::info(&self.backends),
             outage_allowed: self.backends.owns_redis,
             chaos: crate::rooms::chaos::buttons(),
+            presets: crate::presets::all(),
             exercises: crate::workshop::exercises::all()
                 .iter()
                 .map(|e| e.info())

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use oversold_protocol::limits::{LIMITS, Limits, Range};
+use oversold_protocol::{EvictionPolicy, Scenario};
 
 use crate::components::checkout::knobs::CheckoutKnobs;
 use crate::model::checkout::clock::shop_span;
@@ -41,7 +42,37 @@ pub fn Controls() -> impl IntoView {
             <ServerKnobs form/>
             <CheckoutKnobs/>
             <crate::components::carts::CartKnobs/>
+            <EvictionPolicyKnob/>
         </section>
+    }
+}
+
+/// Eviction's one knob: the `maxmemory-policy` of the run's own Redis, and what Redis does
+/// under it when memory is full (the protocol's sentence). Shown only in that scenario.
+#[component]
+fn EvictionPolicyKnob() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let shown = move || session.knobs.with(|k| k.scenario == Scenario::Eviction);
+    let policy = move || session.knobs.with(|k| k.policy);
+    let picked = move |ev| {
+        if let Ok(p) = event_target_value(&ev).parse::<EvictionPolicy>() {
+            session.knobs.update(|k| k.policy = p);
+        }
+    };
+    view! {
+        <Show when=shown>
+            <div class="knob">
+                <div class="knob-head">
+                    <label for="knob-policy-input">"Redis's maxmemory-policy"</label>
+                </div>
+                <select id="knob-policy-input" data-testid="policy-input" on:change=picked>
+                    {EvictionPolicy::ALL
+                        .map(|p| view! { <option value=p.as_str() selected=move || policy() == p>{p.as_str()}</option> })
+                        .collect_view()}
+                </select>
+                <p class="hint">{move || policy().describe()}</p>
+            </div>
+        </Show>
     }
 }
 

@@ -14,6 +14,7 @@ pub mod header;
 pub mod history;
 pub mod inventory;
 pub mod notices;
+pub mod presets;
 pub mod replay;
 pub mod result;
 pub mod room;

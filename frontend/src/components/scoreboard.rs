@@ -1,5 +1,5 @@
-//! The comparison scoreboard: a headline, two bar charts (units sold against the stock line;
-//! latency on a log axis) and the full table, filling in race by race as a comparison runs.
+//! The comparison scoreboard: a headline, three bar charts (units sold against the stock line;
+//! latency and throughput on log axes) and the full table, filling in race by race as a comparison runs.
 //! A checkout comparison swaps the race's rarer columns for the checkout's: confirmed,
 //! leaked, reserved twice, customers past the limit, overbooked; a cart or warehouse
 //! comparison swaps them for partial carts, stranded units, undone lines and fallbacks.
@@ -70,6 +70,7 @@ pub fn Scoreboard() -> impl IntoView {
                 <div class="charts">
                     <UnitsChart board=board/>
                     <LatencyChart board=board/>
+                    <ThroughputChart board=board/>
                 </div>
                 <ScoreTable board=board/>
             </section>
@@ -179,6 +180,49 @@ fn LatencyChart(
                     ticks()
                         .into_iter()
                         .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{micros(v as u64)}</span> })
+                        .collect_view()
+                }}
+            </div>
+        </figure>
+    }
+}
+
+/// Orders answered per second per strategy, on a log axis: the same crowd through each store,
+/// so a row lock's figure and a Lua script's are measured in the same run.
+#[component]
+fn ThroughputChart(
+    /// The scoreboard to draw.
+    board: BoardMemo,
+) -> impl IntoView {
+    let ticks = move || {
+        board.with(|b| {
+            b.as_ref()
+                .map(|(_, b)| b.throughput.ticks())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <figure class="chart throughput" aria-label="Throughput, log scale">
+            <figcaption>"Throughput (log scale) · buyers answered per second"</figcaption>
+            <For each=move || keyed_rows(board) key=|(k, _)| k.clone() let:item>
+                {
+                    let r = item.1;
+                    view! {
+                        <div class="bar-row throughput" data-tone=bar_tone(&r)>
+                            <span class="bar-label" title=r.strategy.clone()>{r.label.clone()}</span>
+                            <span class="track">
+                                <i class="seg rate" style:width=format!("{:.2}%", r.throughput_pct)></i>
+                            </span>
+                            <span class="bar-value">{per_second(r.summary.throughput_per_s)}</span>
+                        </div>
+                    }
+                }
+            </For>
+            <div class="axis throughput">
+                {move || {
+                    ticks()
+                        .into_iter()
+                        .map(|(v, at)| view! { <span style:left=format!("{at:.2}%")>{thousands(v as i64)}</span> })
                         .collect_view()
                 }}
             </div>

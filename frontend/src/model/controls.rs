@@ -5,7 +5,9 @@
 //! and the checkout's own knobs live here too ([`CheckoutKnobs`]); a race sends none of them.
 
 use oversold_protocol::limits::{LIMITS, Limits, Range};
-use oversold_protocol::{Hello, Knobs as ScenarioKnobs, RunConfig, RunRequest, Scenario};
+use oversold_protocol::{
+    EvictionPolicy, Hello, Knobs as ScenarioKnobs, RunConfig, RunRequest, Scenario,
+};
 
 use super::checkout::knobs::{self, CheckoutKnobs};
 
@@ -35,6 +37,8 @@ pub struct Knobs {
     pub checkout: CheckoutKnobs,
     /// The cart and warehouse knobs (sent only in their scenarios).
     pub cart: CartKnobs,
+    /// The eviction scenario's `maxmemory-policy` (sent only in that scenario).
+    pub policy: EvictionPolicy,
 }
 
 /// The `cart` and `warehouses` knobs as the form holds them.
@@ -123,6 +127,7 @@ impl Knobs {
             scenario: Scenario::Race,
             checkout: CheckoutKnobs::defaults(&limits.checkout),
             cart: CartKnobs::defaults(&limits.cart),
+            policy: EvictionPolicy::default(),
         }
     }
 
@@ -157,6 +162,7 @@ impl Knobs {
                 warehouses: c(self.cart.warehouses, limits.cart.warehouses),
                 split: self.cart.split,
             },
+            policy: self.policy,
         }
     }
 
@@ -194,13 +200,15 @@ impl Knobs {
             r.scenario = Some(self.scenario);
             self.cart.fill(self.scenario, &mut r);
         }
-        // Where Redis fails: the scenario, and no knob of its own (eviction's policy is the
-        // server's default on the page).
+        // Where Redis fails: the scenario, and eviction's one knob, its policy.
         if matches!(
             self.scenario,
             Scenario::BusyScript | Scenario::Durability | Scenario::Eviction | Scenario::Failover
         ) {
             r.scenario = Some(self.scenario);
+        }
+        if self.scenario == Scenario::Eviction {
+            r.policy = Some(self.policy);
         }
         r
     }

@@ -127,6 +127,7 @@ pub(crate) fn hello() -> Hello {
         outage_allowed: false,
         chaos: Vec::new(),
         exercises: vec![],
+        presets: vec![],
     }
 }
 

@@ -314,7 +314,7 @@ mod tests {
         use oversold_protocol::ServerMessage;
 
         let mut p = PageState::default();
-        p.apply(ServerMessage::Hello(hello()));
+        p.apply(ServerMessage::Hello(Box::new(hello())));
         let mut race = |id: &str, strategy: &str, sold: u32| {
             let mut c = config(10, 50);
             c.strategy = strategy.into();

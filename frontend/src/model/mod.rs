@@ -22,7 +22,8 @@
 //! - [`controls`] (the form's knobs), [`backoff`] (reconnect delays).
 //! - [`failures`]: the facts a "Redis fails" scenario adds to a run (busy replies, what a crash,
 //!   an eviction or a failover took back), in the page's words.
-//! - [`url`] (a run's knobs in the address, and back), [`saved`] (saved-run files),
+//! - [`presets`] (a preset's knobs into the form; the preset a link names),
+//!   [`url`] (a run's knobs in the address, and back), [`saved`] (saved-run files),
 //!   [`shortcuts`] (which key does what), [`theme`] and [`view`] (dark or light; the normal
 //!   page or the stage view).
 //! - [`workshop`]: the Lua exercises the server judges: the exercise on screen, the student's
@@ -43,6 +44,7 @@ pub mod failures;
 pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
+pub mod presets;
 pub mod room;
 pub mod run;
 pub mod saved;

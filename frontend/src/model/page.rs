@@ -91,7 +91,7 @@ impl PageState {
     /// glance; an arm longer than a line hands its frame to a method named after it.
     pub fn apply(&mut self, msg: ServerMessage) {
         match msg {
-            ServerMessage::Hello(hello) => self.hello(hello),
+            ServerMessage::Hello(hello) => self.hello(*hello),
             ServerMessage::RedisStatus { redis } => self.redis = Some(redis),
             ServerMessage::StepState(state) => {
                 self.step_trail.observe(&state);

@@ -247,7 +247,7 @@ mod tests {
     fn a_loaded_run_draws_like_the_live_one_and_joins_the_history() {
         let s = saved();
         let mut p = PageState::default();
-        p.apply(ServerMessage::Hello(hello()));
+        p.apply(ServerMessage::Hello(Box::new(hello())));
         p.load_saved(s.clone());
         let run = p.run.as_ref().expect("on screen");
         assert_eq!(run.phase.as_str(), "finished");
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn a_saved_run_waits_for_the_live_one() {
         let mut p = PageState::default();
-        p.apply(ServerMessage::Hello(hello()));
+        p.apply(ServerMessage::Hello(Box::new(hello())));
         p.apply(ServerMessage::RunStarted {
             run_id: "r-1".into(),
             config: config(10, 50),

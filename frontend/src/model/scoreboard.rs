@@ -34,6 +34,8 @@ pub struct ScoreRow {
     pub p50_pct: f64,
     /// See `p50_pct`.
     pub p99_pct: f64,
+    /// Where its orders per second sit on the throughput axis, % of the track.
+    pub throughput_pct: f64,
 }
 
 /// Everything the scoreboard panel draws.
@@ -45,6 +47,9 @@ pub struct Scoreboard {
     pub units_max: f64,
     /// The latency axis: ticks at powers of ten, in µs.
     pub latency: LogScale,
+    /// The throughput axis: ticks at powers of ten, in orders a second. A log axis, because
+    /// a database's row lock and a Lua script differ by tens of times.
+    pub throughput: LogScale,
     /// The sentence above the table.
     pub headline: String,
     /// True for a checkout comparison (its summaries carry the checkout's tally).
@@ -66,6 +71,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
             .iter()
             .flat_map(|s| [s.latency.p50_us as f64, s.latency.p99_us as f64]),
     );
+    let throughput = LogScale::covering(summaries.iter().map(|s| s.throughput_per_s));
     let rows: Vec<ScoreRow> = summaries
         .iter()
         .map(|s| {
@@ -84,6 +90,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
                 units: units_bar(s.stock, s.units_sold, units_max),
                 p50_pct: latency.pct(s.latency.p50_us as f64),
                 p99_pct: latency.pct(s.latency.p99_us as f64),
+                throughput_pct: throughput.pct(s.throughput_per_s),
             }
         })
         .collect();
@@ -94,6 +101,7 @@ pub fn scoreboard(summaries: &[RunSummary], infos: &[StrategyInfo]) -> Scoreboar
         rows,
         units_max,
         latency,
+        throughput,
         headline,
     }
 }

@@ -15,8 +15,8 @@
 use oversold_protocol::Knobs as ScenarioKnobs;
 use oversold_protocol::limits::{CheckoutLimits, FractionRange, Limits, Range};
 use oversold_protocol::{
-    CartConfig, CheckoutConfig, ConfigError, FailMode, FieldKind, RaceConfig, RunConfig,
-    RunRequest, Scenario, StrategyInfo, WarehouseConfig,
+    CartConfig, CheckoutConfig, ConfigError, EvictionPolicy, FailMode, FieldKind, RaceConfig,
+    RunConfig, RunRequest, Scenario, StrategyInfo, WarehouseConfig,
 };
 
 use super::checkout::knobs::{CheckoutKnobs, customers_range};
@@ -55,7 +55,7 @@ pub fn encode(config: &RunConfig) -> String {
             w.warehouses, w.split
         ));
     }
-    // The scenarios where Redis fails carry no knobs of the page's own.
+    // The scenarios where Redis fails carry no knobs of the page's own but eviction's policy.
     let scenario = r.scenario();
     if matches!(
         scenario,
@@ -63,6 +63,10 @@ pub fn encode(config: &RunConfig) -> String {
     ) {
         q.push_str("&scenario=");
         q.push_str(scenario.as_str());
+    }
+    if let ScenarioKnobs::Eviction(e) = r.knobs {
+        q.push_str("&policy=");
+        q.push_str(e.policy.as_str());
     }
     q
 }
@@ -128,7 +132,9 @@ pub fn restore(query: &str, limits: &Limits, infos: &[StrategyInfo]) -> Option<R
         (scenario == Scenario::Checkout).then(|| link.checkout(&limits.checkout, race.buyers));
     let seed = link.seed();
     let strategy = link.strategy(infos, scenario);
+    let policy = link.policy(scenario);
     let knobs = Knobs {
+        policy,
         cart,
         stock: race.stock,
         buyers: race.buyers,
@@ -199,10 +205,9 @@ fn race_config(
             (Scenario::BusyScript, _, _) => ScenarioKnobs::BusyScript,
             (Scenario::Durability, _, _) => ScenarioKnobs::Durability,
             (Scenario::Failover, _, _) => ScenarioKnobs::Failover,
-            // The page runs eviction with the server's default policy (the CLI picks others).
             (Scenario::Eviction, _, _) => {
                 ScenarioKnobs::Eviction(oversold_protocol::EvictionConfig {
-                    policy: Default::default(),
+                    policy: knobs.policy,
                 })
             }
             // A valid link always brings its scenario's config; a race has none.
@@ -244,6 +249,26 @@ impl Link {
                 );
                 self.problems.push(why);
                 Scenario::Race
+            }
+        }
+    }
+
+    /// Eviction's `policy`, read only in that scenario; the default when missing or wrong.
+    fn policy(&mut self, scenario: Scenario) -> EvictionPolicy {
+        if scenario != Scenario::Eviction {
+            return EvictionPolicy::default();
+        }
+        match self
+            .get("policy")
+            .map(|p| p.trim().parse::<EvictionPolicy>())
+        {
+            None => EvictionPolicy::default(),
+            Some(Ok(policy)) => policy,
+            Some(Err(why)) => {
+                let default = EvictionPolicy::default();
+                self.problems
+                    .push(format!("The link's {why}; the form keeps {default}."));
+                default
             }
         }
     }
@@ -561,6 +586,33 @@ mod tests {
             (4, true, 0)
         );
         assert_eq!(r.knobs.race_window_ms, 5_000);
+    }
+
+    #[test]
+    fn an_evictions_policy_rides_in_its_link_and_only_there() {
+        let mut c = config(10, 50);
+        c.race.knobs = ScenarioKnobs::Eviction(oversold_protocol::EvictionConfig {
+            policy: EvictionPolicy::Noeviction,
+        });
+        let q = encode(&c);
+        assert!(q.ends_with("&scenario=eviction&policy=noeviction"), "{q}");
+        // (The fixtures' strategies are the race's: leave the strategy out.)
+        let q = q.replace("strategy=naive&", "");
+        let r = restore(&q, &LIMITS, &strategies()).unwrap();
+        assert_eq!(r.knobs.policy, EvictionPolicy::Noeviction);
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        // A wrong policy is said in words and the form keeps the default.
+        let r = restore("scenario=eviction&policy=lfu", &LIMITS, &strategies()).unwrap();
+        assert_eq!(r.knobs.policy, EvictionPolicy::AllkeysLru);
+        assert_eq!(
+            r.problems,
+            [
+                "The link's unknown policy \"lfu\": allkeys-lru, volatile-lru or noeviction; the form keeps allkeys-lru."
+            ]
+        );
+        // Outside the eviction scenario, a policy means nothing and is not read.
+        let r = restore("stock=5&policy=lfu", &LIMITS, &strategies()).unwrap();
+        assert!(r.problems.is_empty());
     }
 
     #[test]

@@ -141,6 +141,7 @@ impl HelloFor {
     pub fn trim(self, mut hello: oversold_protocol::Hello) -> oversold_protocol::Hello {
         if self != HelloFor::Lab {
             hello.scripts.clear();
+            hello.presets.clear();
         }
         if self == HelloFor::Phone {
             // A room's sale is a race: a phone never shows another scenario's strategies.
@@ -200,7 +201,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller, page: 
     let mut writer = tokio::spawn(send_task(sink, queue, close_requested));
 
     let _ = frames
-        .send(ServerMessage::Hello(page.trim(state.hello())))
+        .send(ServerMessage::Hello(Box::new(page.trim(state.hello()))))
         .await;
     let mut health = state.health.clone();
     health.mark_unchanged();

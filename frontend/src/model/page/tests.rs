@@ -9,7 +9,7 @@ use crate::model::run::Phase;
 /// A page that has had its `hello`.
 fn page() -> PageState {
     let mut p = PageState::default();
-    p.apply(ServerMessage::Hello(hello()));
+    p.apply(ServerMessage::Hello(Box::new(hello())));
     p
 }
 
@@ -61,7 +61,7 @@ fn phase(p: &PageState) -> &'static str {
 fn hello_brings_strategies_and_redis_and_picks_what_to_explain() {
     let mut p = PageState::default();
     assert_eq!((p.strategies().len(), p.explained()), (0, None));
-    p.apply(ServerMessage::Hello(hello()));
+    p.apply(ServerMessage::Hello(Box::new(hello())));
     assert_eq!(p.redis, Some(RedisState::Up));
     assert_eq!(p.strategies().len(), hello().strategies.len());
     // Nothing run, nothing picked: the first strategy the server features.
@@ -322,7 +322,7 @@ fn a_dropped_socket_interrupts_what_was_in_flight() {
     assert_eq!(p.compare.as_ref().unwrap().phase.as_str(), "interrupted");
     assert!(!p.busy());
     // A new hello after reconnecting changes nothing about the interrupted run.
-    p.apply(ServerMessage::Hello(hello()));
+    p.apply(ServerMessage::Hello(Box::new(hello())));
     assert_eq!(phase(&p), "interrupted");
 }
 

@@ -91,7 +91,7 @@ mod tests {
             &[],
         );
         h.strategies.push(pg);
-        page.apply(ServerMessage::Hello(h));
+        page.apply(ServerMessage::Hello(Box::new(h)));
         assert_eq!(StepView::first(&page).as_deref(), Some("naive"));
         assert_eq!(StepView::of(&page), None, "closed");
         let (_, _) = naive_oversell();

@@ -316,7 +316,7 @@ impl Client {
 
     pub async fn hello(&mut self) -> oversold_protocol::Hello {
         match self.next().await {
-            ServerMessage::Hello(h) => h,
+            ServerMessage::Hello(h) => *h,
             other => panic!("expected hello, got {other:?}"),
         }
     }
