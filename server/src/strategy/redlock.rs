@@ -37,11 +37,11 @@
 //! lesson is a lock master lost while the stock stays up.
 
 use std::borrow::Cow;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, join_all};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use oversold_protocol::{
     Category, Explanation, Guard, OutcomeResult, Scenario, StrategyAbout, TapeRule, Tone, step,
     text,
@@ -257,6 +257,10 @@ pub fn validity(lease: Duration, took: Duration) -> Duration {
 /// Ask every master at once; stop listening as soon as the try is decided. A master still
 /// silent then stays [`Vote::Unsure`]: its request is on its connection (counted, and
 /// sent), ahead of the release that will follow it there.
+///
+/// Each pass polls every master still to answer, so every SET goes out on the first pass.
+/// (A `FuturesUnordered` can hand back two answers before it first polls the third: that
+/// master would never be asked, and the request count of a try would depend on timing.)
 async fn ask_masters(
     masters: &mut [RedisConn],
     keys: &RunKeys,
@@ -264,25 +268,37 @@ async fn ask_masters(
     lease: Duration,
 ) -> Round {
     let started = Instant::now();
-    let mut votes = [Vote::Unsure; LOCK_MASTERS];
-    let mut asked: FuturesUnordered<_> = masters
+    let mut asked: Vec<_> = masters
         .iter_mut()
-        .enumerate()
-        .map(|(m, conn)| async move { (m, lock::try_lock(conn, keys, token, lease).await) })
+        .map(|conn| Box::pin(lock::try_lock(conn, keys, token, lease)))
         .collect();
-    let (mut granted, mut not_granted) = (0, 0);
-    while let Some((m, answer)) = asked.next().await {
-        votes[m] = Vote::of(answer);
-        match votes[m] {
-            Vote::Granted => granted += 1,
-            Vote::Refused | Vote::Unsure => not_granted += 1,
+    let mut votes: [Option<Vote>; LOCK_MASTERS] = [None; LOCK_MASTERS];
+    std::future::poll_fn(|cx| {
+        for (m, request) in asked.iter_mut().enumerate() {
+            if votes[m].is_none()
+                && let Poll::Ready(answer) = request.as_mut().poll(cx)
+            {
+                votes[m] = Some(Vote::of(answer));
+            }
         }
+        let count = |wanted: &[Vote]| {
+            votes
+                .iter()
+                .flatten()
+                .filter(|v| wanted.contains(v))
+                .count()
+        };
+        let granted = count(&[Vote::Granted]);
+        let not_granted = count(&[Vote::Refused, Vote::Unsure]);
         if granted >= QUORUM || not_granted > LOCK_MASTERS - QUORUM {
-            break;
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
-    }
+    })
+    .await;
     Round {
-        votes,
+        votes: votes.map(|v| v.unwrap_or(Vote::Unsure)),
         took: started.elapsed(),
     }
 }
