@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
 use crate::gate::{StartGate, Turn};
+use crate::lock_service::LockService;
 use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
 use crate::run::{Event, EventSink, RunError, RunReport, tell};
@@ -30,7 +31,8 @@ use crate::store::stock::{self, Reading};
 use crate::store::turnstile::Turnstile;
 use crate::store::{RedisConn, RunKeys, StockLayout, Store, scripts};
 use crate::strategy::{
-    Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, RedisBuyer, Strategy,
+    Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, QUORUM_VOTE_TIMEOUT,
+    QuorumRedisBuyer, QuorumSeat, RedisBuyer, Strategy,
 };
 use crate::summary::summarize;
 
@@ -65,6 +67,9 @@ pub struct Arena {
     buy: BuyFn,
     probe: ProbeFn,
     redis_fleet: Vec<RedisConn>,
+    /// `redlock`'s lock masters, and every app server's connections to them (counted with
+    /// the fleet's); `None` for every other strategy.
+    lock_service: Option<(LockService, Vec<RedisConn>)>,
     app_servers: u32,
     /// On a Redis Cluster, the node serving each stock counter (the counter, or each
     /// bucket), from the slot map read as the run started; empty otherwise.
@@ -88,7 +93,8 @@ impl Arena {
     }
 
     /// [`Arena::set_up`], with a turnstile on each app server's connection (step-through
-    /// mode: app server `k` gets `turnstiles[k]`). PostgreSQL strategies cannot be stepped.
+    /// mode: app server `k` gets `turnstiles[k]`). A strategy whose
+    /// [`Strategy::step_refusal`] says why cannot be stepped.
     pub async fn set_up_gated(
         backends: &Backends,
         strategy: &'static Strategy,
@@ -98,6 +104,9 @@ impl Arena {
         turnstiles: &[Arc<Turnstile>],
     ) -> Result<Arena, RunError> {
         let setup = RunError::Setup;
+        if let Some(why) = strategy.step_refusal().filter(|_| !turnstiles.is_empty()) {
+            return Err(setup(ShelfError::NotSteppable(why)));
+        }
         let (shelf, wired) = match strategy.backend {
             Backend::SharedRedis(s) => {
                 let mut shelf = RedisShelf::stock(backends, run_id, s.layout(), stock)
@@ -121,10 +130,15 @@ impl Arena {
                 };
                 (Shelf::Redis(shelf), wired)
             }
-            Backend::Postgres(_) if !turnstiles.is_empty() => {
-                return Err(setup(ShelfError::NoPostgres(
-                    "step-through mode steps Redis commands; PostgreSQL runs race only".into(),
-                )));
+            Backend::QuorumRedis(s) => {
+                let mut shelf = RedisShelf::stock(backends, run_id, StockLayout::Counter, stock)
+                    .await
+                    .map_err(setup)?;
+                let wired = match preload(strategy, &mut shelf).await {
+                    Ok(()) => quorum_redis(backends, s, &shelf, app_servers).await,
+                    Err(e) => Err(e),
+                };
+                (Shelf::Redis(shelf), wired)
             }
             Backend::Postgres(s) => {
                 let shelf = PgShelf::stock(backends, run_id, stock)
@@ -135,7 +149,11 @@ impl Arena {
             }
         };
         match wired {
-            Ok((buy, redis_fleet)) => Ok(Arena {
+            Ok(Wiring {
+                buy,
+                fleet: redis_fleet,
+                lock_service,
+            }) => Ok(Arena {
                 probe: probe_for(backends, &shelf),
                 nodes: match &shelf {
                     Shelf::Redis(s) => stock::serving_nodes(&s.admin, &s.keys),
@@ -144,6 +162,7 @@ impl Arena {
                 shelf,
                 buy,
                 redis_fleet,
+                lock_service,
                 app_servers,
             }),
             Err(e) => {
@@ -191,15 +210,25 @@ impl Arena {
         }
     }
 
-    /// Requests the buyers' Redis connections have sent so far (0 for PostgreSQL runs).
+    /// Requests the buyers' Redis connections have sent so far (0 for PostgreSQL runs),
+    /// `redlock`'s to its lock masters included.
     pub fn redis_requests_sent(&self) -> u64 {
-        self.redis_fleet.iter().map(RedisConn::requests_sent).sum()
+        let lock_fleet = self.lock_service.iter().flat_map(|(_, conns)| conns);
+        self.redis_fleet
+            .iter()
+            .chain(lock_fleet)
+            .map(RedisConn::requests_sent)
+            .sum()
     }
 
     /// Read the stock back and clear the shelf (even when the read failed; Redis keys' TTL
     /// covers the case where clearing fails too).
     pub async fn finish(mut self, backends: &Backends, run_id: &str) -> Result<i64, ShelfError> {
         drop(self.buy);
+        if let Some((service, conns)) = self.lock_service.take() {
+            drop(conns);
+            service.stop().await;
+        }
         let final_stock = self.shelf.read_back(backends).await;
         if let Err(e) = self.shelf.clear().await {
             tracing::warn!(run_id, error = %e, "could not delete the run's stock; Redis keys expire on their own");
@@ -208,7 +237,26 @@ impl Arena {
     }
 }
 
-type Wired = Result<(BuyFn, Vec<RedisConn>), ShelfError>;
+/// A strategy's buy function and the connections it was given.
+struct Wiring {
+    buy: BuyFn,
+    /// The app servers' connections to the stock's Redis (empty for PostgreSQL).
+    fleet: Vec<RedisConn>,
+    /// `redlock`'s lock service and the connections to it.
+    lock_service: Option<(LockService, Vec<RedisConn>)>,
+}
+
+impl Wiring {
+    fn new(buy: BuyFn, fleet: Vec<RedisConn>) -> Self {
+        Wiring {
+            buy,
+            fleet,
+            lock_service: None,
+        }
+    }
+}
+
+type Wired = Result<Wiring, ShelfError>;
 
 fn probe_for(backends: &Backends, shelf: &Shelf) -> ProbeFn {
     match shelf {
@@ -307,7 +355,7 @@ async fn shared_redis(
         let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
         Box::pin(async move { strategy.buy(conn, order(&keys, line)).await })
     });
-    Ok((buy, fleet))
+    Ok(Wiring::new(buy, fleet))
 }
 
 /// A connection per app server that one buyer at a time locks.
@@ -330,7 +378,44 @@ async fn exclusive_redis(
         let (link, keys) = (links[app_server as usize].clone(), keys.clone());
         Box::pin(async move { strategy.buy(&link, order(&keys, line)).await })
     });
-    Ok((buy, fleet))
+    Ok(Wiring::new(buy, fleet))
+}
+
+/// `redlock`: the run's lock masters, and a seat per app server (its stock connection and
+/// one connection to each master) that one buyer at a time locks.
+async fn quorum_redis(
+    backends: &Backends,
+    strategy: &'static dyn QuorumRedisBuyer,
+    shelf: &RedisShelf,
+    app_servers: u32,
+) -> Wired {
+    let service = LockService::for_run(&backends.lock_masters).await?;
+    service.preload(&scripts::RELEASE_LOCK).await?;
+    let fleet = fleet(backends, shelf, app_servers, &[]).await?;
+    let seats =
+        (0..app_servers).map(|k| service.connect_seat(shelf.run_id(), k, QUORUM_VOTE_TIMEOUT));
+    let to_masters = futures_util::future::try_join_all(seats).await?;
+    let lock_fleet: Vec<RedisConn> = to_masters.iter().flatten().cloned().collect();
+    let seats: Arc<Vec<Arc<Mutex<QuorumSeat>>>> = Arc::new(
+        fleet
+            .iter()
+            .zip(to_masters)
+            .map(|(stock, masters)| {
+                let stock = stock.clone();
+                Arc::new(Mutex::new(QuorumSeat { stock, masters }))
+            })
+            .collect(),
+    );
+    let keys = Arc::new(shelf.keys.clone());
+    let buy: BuyFn = Arc::new(move |app_server, line| {
+        let (seat, keys) = (seats[app_server as usize].clone(), keys.clone());
+        Box::pin(async move { strategy.buy(&seat, order(&keys, line)).await })
+    });
+    Ok(Wiring {
+        buy,
+        fleet,
+        lock_service: Some((service, lock_fleet)),
+    })
 }
 
 /// A PostgreSQL connection per app server that one buyer at a time locks.
@@ -352,7 +437,7 @@ async fn postgres(
         let (link, row) = (links[app_server as usize].clone(), row.clone());
         Box::pin(async move { strategy.buy(&link, order(&row, line)).await })
     });
-    Ok((buy, Vec::new()))
+    Ok(Wiring::new(buy, Vec::new()))
 }
 
 fn order<S>(shelf: &S, line: OrderTerms) -> Order<'_, S> {

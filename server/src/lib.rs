@@ -4,7 +4,7 @@
 //! - [`cli`]: the command-line flags. `main.rs` only wires things together.
 //! - [`redis_source`] picks the Redis (a URL or a cluster's nodes, local, or a
 //!   [`private_redis`] or [`private_cluster`] we start); [`backends`] holds it and the
-//!   optional PostgreSQL.
+//!   optional PostgreSQL; [`lock_service`] the three lock masters a `redlock` run starts.
 //! - [`store`]: the only module that knows Redis key names, commands and the Lua scripts,
 //!   and whether Redis is one server or a cluster;
 //!   [`pg`] is its PostgreSQL twin. [`shelf`] is a run's stock in one or the other.
@@ -53,6 +53,7 @@ pub mod gate;
 pub mod headers;
 pub mod headless;
 pub mod health;
+pub mod lock_service;
 pub mod pg;
 pub mod plan;
 pub mod presets;

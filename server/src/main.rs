@@ -77,6 +77,7 @@ async fn stores(cli: &Cli) -> anyhow::Result<(redis_source::RedisSource, Backend
             redis: source.store.clone(),
             postgres: postgres(cli.database_url.as_deref()).await,
             owns_redis: false,
+            lock_masters: Default::default(),
         }
     };
     // Only a Redis this process started may be paused for a checkout's outage.

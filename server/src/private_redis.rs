@@ -95,6 +95,11 @@ enum Mode {
 /// 2-core machine is not declared dead.
 pub const CLUSTER_NODE_TIMEOUT_MS: u64 = 5000;
 
+/// True when `redis-server` is on `PATH`, so a private one can be started.
+pub fn installed() -> bool {
+    keeper::find_on_path("redis-server").is_some()
+}
+
 impl PrivateRedis {
     /// Start one on a free port (tries a few ports in case another process grabs one first).
     pub fn start() -> Result<Self, PrivateRedisError> {

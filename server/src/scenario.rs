@@ -245,14 +245,16 @@ impl AnyStrategy {
         }
     }
 
-    /// Connections (open files) a run opens besides its app servers' and its admin's: a
-    /// checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
+    /// Connections (open files) a run opens besides its app servers' and its admin's:
+    /// `redlock`'s to its lock masters; a checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
     /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes; a
     /// failover's second fleet (on the promoted replica), its two admin connections, its
     /// read-back and its two `redis-server`s.
     pub fn extra_connections(&self, backends: &Backends, app_servers: u32) -> u32 {
         match self {
-            AnyStrategy::Race(_) | AnyStrategy::Cart(_) => 0,
+            // redlock's connections to its lock masters, and the masters themselves.
+            AnyStrategy::Race(s) => s.extra_connections(app_servers),
+            AnyStrategy::Cart(_) => 0,
             AnyStrategy::Busy(_) => 4,
             // The admin's, the restored read, the read-back, and the own redis-server's pipes.
             AnyStrategy::Durability(_) => 4,
@@ -318,7 +320,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 12 + 6 + 8 + 4 + 4 + 2 + 3);
+        assert_eq!(all().count(), 13 + 6 + 8 + 4 + 4 + 2 + 3);
     }
 
     #[test]

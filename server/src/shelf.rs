@@ -30,6 +30,10 @@ pub enum ShelfError {
     /// A run that needs a `redis-server` of its own (`busy_script`) could not start one.
     #[error("the run's own redis-server did not start: {0}")]
     OwnRedis(String),
+    /// Step-through mode was asked for a strategy it cannot step (the reason is the
+    /// strategy's [`crate::strategy::Strategy::step_refusal`]).
+    #[error("{0}")]
+    NotSteppable(String),
     /// A checkout asked for an outage on a Redis this process did not start.
     #[error(
         "outage_ms pauses Redis with CLIENT PAUSE, which stalls every client of that Redis: the \

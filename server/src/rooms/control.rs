@@ -45,7 +45,8 @@ pub async fn open_sale(
     if let Some(why) = strategy.unavailable_reason(state.backends()) {
         return Err(WireError::new(ErrorCode::StrategyUnavailable, why));
     }
-    let admitted = state.admit_sale(caller, config.app_servers)?;
+    let extra = strategy.extra_connections(config.app_servers);
+    let admitted = state.admit_sale(caller, config.app_servers, extra)?;
     take_sale_budgets(&mut conn, caller, &config).await?;
     let hub = match seat.as_ref().filter(|s| s.hub.code == code) {
         Some(s) => s.hub.clone(),

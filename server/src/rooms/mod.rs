@@ -59,8 +59,14 @@ pub trait Host: Send + Sync + 'static {
     /// Cancelled on shutdown.
     fn shutdown(&self) -> &CancellationToken;
     /// Admit a sale as a run of `app_servers` app servers for `caller`'s address: its share
-    /// of runs, a run slot, its connections; refused with the same words a run gets.
-    fn admit_sale(&self, caller: &Caller, app_servers: u32) -> Result<sale::Admitted, WireError>;
+    /// of runs, a run slot, its connections (and `extra` more: `redlock`'s to its lock
+    /// masters); refused with the same words a run gets.
+    fn admit_sale(
+        &self,
+        caller: &Caller,
+        app_servers: u32,
+        extra: u32,
+    ) -> Result<sale::Admitted, WireError>;
     /// The process's workshop judge (a room's challenge is judged like `check_solution`).
     fn workshop(&self) -> &Arc<crate::workshop::service::Workshop>;
 }

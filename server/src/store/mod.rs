@@ -362,11 +362,17 @@ impl Store {
     /// Open one connection (one "app server"). On a cluster, that is a cluster connection
     /// of its own (its own connection to every node), with the slot map as it is now.
     pub async fn connect(&self) -> Result<RedisConn, StoreError> {
+        self.connect_within(RESPONSE_TIMEOUT).await
+    }
+
+    /// [`Store::connect`], waiting at most `response_timeout` for each answer on a single
+    /// Redis (a cluster connection keeps its own settings).
+    async fn connect_within(&self, response_timeout: Duration) -> Result<RedisConn, StoreError> {
         let link = match &self.deployment {
             Deployment::Single(client) => {
                 let config = AsyncConnectionConfig::new()
                     .set_connection_timeout(Some(CONNECT_TIMEOUT))
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
+                    .set_response_timeout(Some(response_timeout));
                 let conn = client
                     .get_multiplexed_async_connection_with_config(&config)
                     .await
@@ -404,7 +410,18 @@ impl Store {
     /// naming request is setup, not a buyer's, so it is not counted in
     /// [`RedisConn::requests_sent`].
     pub async fn connect_named(&self, name: &str) -> Result<RedisConn, StoreError> {
-        let mut conn = self.connect().await?;
+        self.connect_named_within(name, RESPONSE_TIMEOUT).await
+    }
+
+    /// [`Store::connect_named`], waiting at most `response_timeout` for each answer. A
+    /// `redlock` buyer's connection to a lock master: a vote that comes later than that is
+    /// no vote (the request ends with a timeout, and the connection stays usable).
+    pub async fn connect_named_within(
+        &self,
+        name: &str,
+        response_timeout: Duration,
+    ) -> Result<RedisConn, StoreError> {
+        let mut conn = self.connect_within(response_timeout).await?;
         redis::cmd("CLIENT")
             .arg("SETNAME")
             .arg(name)

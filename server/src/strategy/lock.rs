@@ -197,8 +197,8 @@ impl ExclusiveRedisBuyer for Lock {
     }
 }
 
-/// The naive GET, check, DECRBY, done while holding the lock.
-async fn read_check_write(conn: &mut RedisConn, order: &Order<'_, RunKeys>) -> Attempt {
+/// The naive GET, check, DECRBY, done while holding the lock (`redlock`'s too).
+pub(super) async fn read_check_write(conn: &mut RedisConn, order: &Order<'_, RunKeys>) -> Attempt {
     let (keys, qty) = (order.shelf, order.qty);
     let observed = match stock::get(conn, keys).await {
         Ok(v) => v.unwrap_or(0),
@@ -219,13 +219,14 @@ async fn read_check_write(conn: &mut RedisConn, order: &Order<'_, RunKeys>) -> A
     .with_read_at(read_at)
 }
 
-/// Wait for this buyer's turn at its app server's connection, until `deadline`. Tokio's
-/// mutex serves waiters in arrival order, so this is the app server's FIFO queue for the
-/// lock. A buyer whose time runs out here (or whose turn comes too late) has sent nothing.
-pub(super) async fn queue_turn(
-    link: &Mutex<RedisConn>,
+/// Wait for this buyer's turn at its app server's connection (or `redlock`'s seat of
+/// connections), until `deadline`. Tokio's mutex serves waiters in arrival order, so this is
+/// the app server's FIFO queue for the lock. A buyer whose time runs out here (or whose turn
+/// comes too late) has sent nothing.
+pub(super) async fn queue_turn<T>(
+    link: &Mutex<T>,
     deadline: Instant,
-) -> Result<MutexGuard<'_, RedisConn>, Attempt> {
+) -> Result<MutexGuard<'_, T>, Attempt> {
     match tokio::time::timeout_at(deadline.into(), link.lock()).await {
         Ok(conn) if Instant::now() < deadline => Ok(conn),
         _ => Err(Attempt::gave_up(

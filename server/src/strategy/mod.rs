@@ -20,7 +20,7 @@ use futures_util::future::BoxFuture;
 use oversold_protocol::{OutcomeResult, StrategyAbout, StrategyInfo};
 use tokio::sync::Mutex;
 
-use crate::backends::Backends;
+use crate::backends::{Backends, LOCK_MASTERS};
 use crate::pg::{PgConn, PgError, StockRow};
 use crate::store::{RedisConn, RunKeys, StockLayout, StoreError};
 
@@ -39,18 +39,20 @@ mod naive;
 mod naive_set;
 mod postgres;
 mod postgres_naive;
+mod redlock;
 mod sharded;
 mod sharded_sum;
 mod watch;
 
 /// Every strategy this server offers, in the order the page lists them.
-pub static REGISTRY: [&Strategy; 12] = [
+pub static REGISTRY: [&Strategy; 13] = [
     &naive::STRATEGY,
     &naive_set::STRATEGY,
     &lua::STRATEGY,
     &decr_compensate::STRATEGY,
     &watch::STRATEGY,
     &lock::STRATEGY,
+    &redlock::STRATEGY,
     &fenced_lock::STRATEGY,
     &function::STRATEGY,
     &sharded::STRATEGY,
@@ -83,6 +85,9 @@ pub enum Backend {
     ExclusiveRedis(&'static dyn ExclusiveRedisBuyer),
     /// A PostgreSQL connection per app server, one buyer at a time (a transaction owns it).
     Postgres(&'static dyn PostgresBuyer),
+    /// [`Backend::ExclusiveRedis`], plus the app server's connections to each master of the
+    /// run's lock service (`redlock`): a [`QuorumSeat`] that one buyer holds at a time.
+    QuorumRedis(&'static dyn QuorumRedisBuyer),
 }
 
 impl Strategy {
@@ -105,7 +110,35 @@ impl Strategy {
     pub fn unavailable_reason(&self, backends: &Backends) -> Option<String> {
         match self.backend {
             Backend::Postgres(_) => backends.postgres.as_ref().err().cloned(),
+            Backend::QuorumRedis(_) => backends.lock_masters.unavailable_reason(),
             Backend::SharedRedis(_) | Backend::ExclusiveRedis(_) => None,
+        }
+    }
+
+    /// Why step-through mode (one command per click, on one Redis) cannot step it, if it
+    /// cannot.
+    pub fn step_refusal(&self) -> Option<String> {
+        let label = &self.about.short_label;
+        match self.backend {
+            Backend::Postgres(_) => Some(format!(
+                "{label} runs in PostgreSQL; step-through steps Redis commands"
+            )),
+            Backend::QuorumRedis(_) => Some(format!(
+                "{label} asks {LOCK_MASTERS} lock masters at once and counts a vote only if it \
+                 comes within {} ms, so a click cannot hold one command back; race it instead",
+                QUORUM_VOTE_TIMEOUT.as_millis()
+            )),
+            Backend::SharedRedis(_) | Backend::ExclusiveRedis(_) => None,
+        }
+    }
+
+    /// Connections (open files) a run of it opens besides its app servers' and its admin's:
+    /// for `redlock`, each app server's connection to each lock master, and the lock
+    /// masters' own `redis-server`s.
+    pub fn extra_connections(&self, app_servers: u32) -> u32 {
+        match self.backend {
+            Backend::QuorumRedis(_) => (app_servers + 1) * LOCK_MASTERS as u32,
+            Backend::SharedRedis(_) | Backend::ExclusiveRedis(_) | Backend::Postgres(_) => 0,
         }
     }
 
@@ -158,6 +191,31 @@ pub trait ExclusiveRedisBuyer: Sync {
         order: Order<'a, RunKeys>,
     ) -> BoxFuture<'a, Attempt>;
 }
+
+/// A strategy whose buyers take a lock on a majority of the run's lock masters, then buy
+/// on the stock's Redis (`redlock`).
+pub trait QuorumRedisBuyer: Sync {
+    /// Place one order; lock `seat` for as long as its connections are yours.
+    fn buy<'a>(
+        &'a self,
+        seat: &'a Mutex<QuorumSeat>,
+        order: Order<'a, RunKeys>,
+    ) -> BoxFuture<'a, Attempt>;
+}
+
+/// One app server's connections for a quorum lock: to the stock's Redis, and to each lock
+/// master (in master order), each of those waiting at most [`QUORUM_VOTE_TIMEOUT`] for an
+/// answer.
+pub struct QuorumSeat {
+    /// The app server's connection to the stock.
+    pub stock: RedisConn,
+    /// Its connection to each lock master.
+    pub masters: Vec<RedisConn>,
+}
+
+/// How long a lock master's answer may take before it counts as no vote: far below the
+/// lock's lease, far above a loopback round trip on a busy machine.
+pub const QUORUM_VOTE_TIMEOUT: Duration = redlock::VOTE_TIMEOUT;
 
 /// A strategy whose buyers run PostgreSQL transactions on their app server's connection.
 pub trait PostgresBuyer: Sync {

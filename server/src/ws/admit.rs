@@ -152,15 +152,23 @@ pub fn permits_for_step(
 }
 
 /// What a room's sale holds: the same as a single Redis run of `app_servers` app servers
-/// (its address's share, a run slot, its connections), plus one for the sale's lease and
-/// events. A sale is a run to every cap, `--public`'s included.
+/// (its address's share, a run slot, its connections, and the `extra` its strategy opens),
+/// plus one for the sale's lease and events. A sale is a run to every cap, `--public`'s
+/// included.
 pub fn permits_for_sale(
     state: &AppState,
     caller: &Caller,
     app_servers: u32,
+    extra: u32,
 ) -> Result<Permits, WireError> {
     check_redis(state)?;
-    take_permits(state, caller, Kind::Run { postgres: 0 }, app_servers, 1)
+    take_permits(
+        state,
+        caller,
+        Kind::Run { postgres: 0 },
+        app_servers,
+        1 + extra,
+    )
 }
 
 fn check_redis(state: &AppState) -> Result<(), WireError> {

@@ -26,7 +26,13 @@ impl Host for AppState {
     fn workshop(&self) -> &Arc<crate::workshop::service::Workshop> {
         &self.workshop
     }
-    fn admit_sale(&self, caller: &Caller, app_servers: u32) -> Result<Admitted, WireError> {
-        admit::permits_for_sale(self, caller, app_servers).map(|p| Admitted::new(Arc::new(p)))
+    fn admit_sale(
+        &self,
+        caller: &Caller,
+        app_servers: u32,
+        extra: u32,
+    ) -> Result<Admitted, WireError> {
+        admit::permits_for_sale(self, caller, app_servers, extra)
+            .map(|p| Admitted::new(Arc::new(p)))
     }
 }

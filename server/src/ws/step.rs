@@ -67,14 +67,8 @@ fn admit(
             format!("unknown strategy {:?}", config.strategy),
         ));
     };
-    if !strategy.uses_redis() {
-        return Err(WireError::new(
-            ErrorCode::StrategyUnavailable,
-            format!(
-                "{} runs in PostgreSQL; step-through steps Redis commands",
-                strategy.about.short_label
-            ),
-        ));
+    if let Some(why) = strategy.step_refusal() {
+        return Err(WireError::new(ErrorCode::StrategyUnavailable, why));
     }
     Ok((strategy, config))
 }

@@ -15,6 +15,9 @@
 //!   seeded random races with their checkers.
 //! - `stalls`: Redis frozen past the lock's lease: `lock` loses exclusion, `fenced_lock`
 //!   does not oversell.
+//! - `redlock`: the quorum lock with a lock master killed or frozen (the other two still
+//!   grant it), two gone (no majority, no oversell), and a holder stalled past its lease
+//!   (sold twice, as with `lock`); its round trips beside `lock`'s.
 //! - `cluster`: the same invariants, round trips and a killed master on a three-master
 //!   Redis Cluster each test starts for itself.
 //! - `tape`: real runs rebuilt into Redis's order from their replies, and replayed.
@@ -49,6 +52,7 @@ mod leftovers;
 mod lua_contract;
 mod modules;
 mod no_postgres;
+mod redlock;
 mod rooms;
 mod stalls;
 mod step;

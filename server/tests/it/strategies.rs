@@ -59,6 +59,7 @@ async fn buy_once(
     match strategy(name).backend {
         Backend::SharedRedis(s) => s.buy(conn.clone(), order).await,
         Backend::ExclusiveRedis(s) => s.buy(&Mutex::new(conn.clone()), order).await,
+        Backend::QuorumRedis(_) => panic!("{name} needs lock masters: see redlock.rs"),
         Backend::Postgres(_) => panic!("{name} is not a Redis strategy"),
     }
 }

@@ -49,6 +49,7 @@ impl TestRedis {
             redis: self.store.clone(),
             postgres: Ok(postgres().await?),
             owns_redis: false,
+            lock_masters: Default::default(),
         })
     }
 

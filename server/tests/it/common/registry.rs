@@ -97,7 +97,9 @@ pub fn may_give_up(s: &Strategy) -> bool {
 pub fn layout(s: &Strategy) -> StockLayout {
     match s.backend {
         Backend::SharedRedis(buyer) => buyer.layout(),
-        Backend::ExclusiveRedis(_) | Backend::Postgres(_) => StockLayout::Counter,
+        Backend::ExclusiveRedis(_) | Backend::QuorumRedis(_) | Backend::Postgres(_) => {
+            StockLayout::Counter
+        }
     }
 }
 

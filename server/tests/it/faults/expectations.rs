@@ -145,6 +145,12 @@ use Expect::{Clean, Fails, Leaky, MayBreak, Safe, Unsafe};
 /// - Plain `lock` is as safe while every holder finishes within its 2 s lease. `DEBUG SLEEP`
 ///   2.6 s stalls the holder past it: a waiter can take the expired lock while the old
 ///   holder still acts on its read. Documented, so `MayBreak`.
+/// - `redlock` keeps `lock`'s lock on three masters of its own, which these faults never
+///   touch: they hit the stock's Redis only. A pause of that Redis past the 2 s lease is then
+///   a stalled holder whose lease runs out on every master while its GET or DECRBY waits, and
+///   a waiter gathers a fresh majority: `MayBreak` under `DEBUG SLEEP` and under `CLIENT
+///   PAUSE 4s ALL`, where `lock` is `Safe` because its lock sits on the paused Redis and its
+///   lease waits with it. A lock master killed or frozen is `redlock.rs`'s own test.
 /// - `decr_compensate` never oversells, but an in-doubt DECRBY is never given back: `Leaky`.
 /// - `naive`, `naive_set` and `sharded_sum` oversell without any fault: `Unsafe`.
 /// - SIGKILL takes the stock with it, whatever the strategy: `Fails`, whether a buyer
@@ -161,6 +167,7 @@ pub const TABLE: &[(&str, [Expect; 8])] = &[
     ("watch",           [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("fenced_lock",     [Clean,     Safe,        Safe,       Clean,       Clean,         Safe,           Fails,       Fails]),
     ("lock",            [Clean,     Safe,        MayBreak,   Clean,       Clean,         Safe,           Fails,       Fails]),
+    ("redlock",         [Clean,     MayBreak,    MayBreak,   Clean,       Clean,         Safe,           Fails,       Fails]),
     ("decr_compensate", [Clean,     Leaky,       Leaky,      Clean,       Clean,         Leaky,          Fails,       Fails]),
 ];
 
