@@ -21,7 +21,7 @@
 //! - [`Scenario`], [`FailMode`], [`CheckoutConfig`]: the knobs, filled in.
 //! - [`CheckoutStory`], [`CheckoutStep`], [`Stage`], [`StepOutcome`], [`CheckoutEnd`],
 //!   [`Fate`]: one buyer's whole story, on its `BuyerOutcome`.
-//! - [`CheckoutTally`], [`ReaperStats`], [`LedgerKind`]: the end of a run.
+//! - [`CheckoutTally`], [`ReaperStats`], [`NotifyStats`], [`LedgerKind`]: the end of a run.
 //! - [`Reconciliation`], [`ReconcileReport`]: live numbers, and the answer to `reconcile`.
 
 use std::fmt;
@@ -400,6 +400,28 @@ pub struct ReaperStats {
     pub max_call_us: u64,
 }
 
+/// What the `expired`-event listener did in one run (`holds_notify`; all zero otherwise).
+///
+/// Every number is measured, none is inferred: `releases` counts events the listener heard and
+/// acted on; `releases_lost` counts holds whose key Redis removed while nobody was subscribed,
+/// found at the end as shadows with no key (their units are in `leaked_units`); lateness is
+/// each heard event's arrival minus its hold's deadline, both on the app's clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotifyStats {
+    /// Holds given back on an `expired` event the listener heard.
+    pub releases: u64,
+    /// Holds that expired while the listener was down: never given back.
+    pub releases_lost: u64,
+    /// Units in those holds: stranded, counted in `leaked_units`.
+    pub units_lost: u64,
+    /// How long the listener's connection was down, real ms (0: it never dropped).
+    pub listener_down_ms: u64,
+    /// Median lateness of a heard release: event arrival minus the hold's deadline, real ms.
+    pub release_late_ms_p50: f64,
+    /// The latest release, real ms after its deadline.
+    pub release_late_ms_max: f64,
+}
+
 /// The end of a checkout run: on the wire these fields sit flat in the run's summary.
 ///
 /// Conservation: `stock == final_stock + confirmed_units + held_units + leaked_units`, for
@@ -453,6 +475,9 @@ pub struct CheckoutTally {
     pub real_ms: u64,
     /// The reaper's work.
     pub reaper: ReaperStats,
+    /// The `expired`-event listener's work (`holds_notify`); absent from older summaries.
+    #[serde(default)]
+    pub notify: NotifyStats,
 }
 
 /// The shelf, reconciled, at one instant of a checkout run: sent as `reconciliation`
