@@ -398,6 +398,14 @@ pub struct ReaperStats {
     pub p99_call_us: u64,
     /// Slowest call, µs.
     pub max_call_us: u64,
+    /// How late the reaper set about returning a hold only it could return (a crashed app
+    /// server's): the start of the call that returned it minus its deadline, both on the
+    /// app's clock, µs; median. The same measure as [`NotifyStats::release_late_p50_us`].
+    #[serde(default)]
+    pub late_p50_us: u64,
+    /// The latest of those, µs.
+    #[serde(default)]
+    pub late_max_us: u64,
 }
 
 /// What the `expired`-event listener did in one run (`holds_notify`; all zero otherwise).
@@ -406,7 +414,7 @@ pub struct ReaperStats {
 /// acted on; `releases_lost` counts holds whose key Redis removed while nobody was subscribed,
 /// found at the end as shadows with no key (their units are in `leaked_units`); lateness is
 /// each heard event's arrival minus its hold's deadline, both on the app's clock.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotifyStats {
     /// Holds given back on an `expired` event the listener heard.
     pub releases: u64,
@@ -416,10 +424,11 @@ pub struct NotifyStats {
     pub units_lost: u64,
     /// How long the listener's connection was down, real ms (0: it never dropped).
     pub listener_down_ms: u64,
-    /// Median lateness of a heard release: event arrival minus the hold's deadline, real ms.
-    pub release_late_ms_p50: f64,
-    /// The latest release, real ms after its deadline.
-    pub release_late_ms_max: f64,
+    /// Median lateness of a heard release: the event's arrival minus the hold's deadline,
+    /// both on the app's clock, µs.
+    pub release_late_p50_us: u64,
+    /// The latest heard release, µs after its deadline.
+    pub release_late_max_us: u64,
 }
 
 /// The end of a checkout run: on the wire these fields sit flat in the run's summary.

@@ -220,7 +220,9 @@ impl Listener {
                     report.holds += 1;
                     report.units += u64::from(qty);
                     let due = self.clock.instant_at(expires_at);
-                    report.late_us.push(micros(at.saturating_duration_since(due)));
+                    report
+                        .late_us
+                        .push(micros(at.saturating_duration_since(due)));
                 }
             }
             Err(f) => self.failed(&f.error, report),

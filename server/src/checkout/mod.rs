@@ -460,9 +460,11 @@ impl<'w> Race<'_, 'w> {
         }
         let redis = &backends.redis;
         Ok(match buyer.expiry() {
-            Expiry::Reaper => {
-                ExpiryConn::Reaper(redis.connect_named(&format!("oversold:{run_id}:reaper")).await?)
-            }
+            Expiry::Reaper => ExpiryConn::Reaper(
+                redis
+                    .connect_named(&format!("oversold:{run_id}:reaper"))
+                    .await?,
+            ),
             Expiry::Notifications => {
                 let conn = redis
                     .connect_named(&format!("oversold:{run_id}:listener"))
@@ -732,7 +734,8 @@ async fn close<'w>(
         ledger,
         ledger_kind: shop.ledger.kind(),
         expired_units: ran.reaper.units(),
-        reaper: ran.reaper.reaper.stats(),
+        reaper: (ran.reaper.reaper)
+            .stats_with_lateness(&ran.clock, &tally::crashed_due(&ran.outcomes)),
         notify: tally::notify_stats(ran.reaper.listener.as_ref(), &shadows),
         reconciled_units: ran.reconciled,
         shop_ms: ran.clock.shop_ms(now),

@@ -166,6 +166,15 @@ fn tally(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> Ch
     }
 }
 
+/// When the holds of crashed app servers were due (shop ms): the holds only an expiry can
+/// return, so how late they came back is the reaper's (or the listener's) own lateness.
+pub fn crashed_due(outcomes: &[BuyerOutcome]) -> Vec<u64> {
+    stories(outcomes)
+        .filter(|(_, s)| s.end == CheckoutEnd::Crashed)
+        .filter_map(|(_, s)| s.expires_at_shop_ms)
+        .collect()
+}
+
 /// The listener's numbers (all zero without one): what it gave back and how late, and the
 /// holds it never heard of, which are the shadows left with no key.
 pub fn notify_stats(listener: Option<&ListenerReport>, shadows: &Shadows) -> NotifyStats {
@@ -173,13 +182,12 @@ pub fn notify_stats(listener: Option<&ListenerReport>, shadows: &Shadows) -> Not
         return NotifyStats::default();
     };
     let late = latency(l.late_us.clone());
-    let ms = |us: u64| us as f64 / 1_000.0;
     NotifyStats {
         releases: l.holds,
         releases_lost: shadows.stranded_holds,
         units_lost: shadows.stranded_units,
         listener_down_ms: l.down_us / 1_000,
-        release_late_ms_p50: ms(late.p50_us),
-        release_late_ms_max: ms(late.max_us),
+        release_late_p50_us: late.p50_us,
+        release_late_max_us: late.max_us,
     }
 }

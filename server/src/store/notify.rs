@@ -159,7 +159,9 @@ pub async fn shadows(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<Shadow
         let mut pipe = redis::pipe();
         let mut holds = Vec::with_capacity(page.len());
         for key in page {
-            let hold = keys.hold_at(key).ok_or_else(|| unexpected("shadows", key))?;
+            let hold = keys
+                .hold_at(key)
+                .ok_or_else(|| unexpected("shadows", key))?;
             pipe.cmd("EXISTS").arg(&hold.key);
             pipe.cmd("HGET").arg(keys.shadow_of(&hold)).arg("qty");
             holds.push(hold);

@@ -3,8 +3,8 @@
 
 use oversold_protocol::{
     BuyerOutcome, Category, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, Fate,
-    LedgerKind, NotifyStats, OutcomeResult, ReaperStats, Reconciliation, RunConfig, RunRequest, RunSummary,
-    Scenario, Stage, StepOutcome, StrategyInfo, TapeRule,
+    LedgerKind, NotifyStats, OutcomeResult, ReaperStats, Reconciliation, RunConfig, RunRequest,
+    RunSummary, Scenario, Stage, StepOutcome, StrategyInfo, TapeRule,
 };
 
 use crate::model::fixtures::{info, outcome, summary};
