@@ -126,6 +126,48 @@ pub struct Listener {
     pub losses: Option<LossReports>,
 }
 
+/// The subscriber: up (its events), or down until `back_at`.
+struct Subscription {
+    /// The subscription while it is up.
+    events: Option<ExpiredEvents>,
+    /// When the seeded restart drops it (once).
+    drop_at: Option<Instant>,
+    /// When it subscribes again, while it is down.
+    back_at: Option<Instant>,
+    /// Since when it has been down.
+    down_since: Option<Instant>,
+}
+
+impl Subscription {
+    /// Drop the connection (Redis forgets the subscriber) and subscribe again `after`.
+    fn go_down(&mut self, after: Duration) {
+        self.events = None;
+        let now = Instant::now();
+        self.down_since.get_or_insert(now);
+        self.back_at = Some(now + after);
+    }
+
+    /// Subscribe again; on failure, try again a little later.
+    async fn come_back(
+        &mut self,
+        store: &Store,
+        report: &mut ListenerReport,
+    ) -> Result<(), StoreError> {
+        match ExpiredEvents::subscribe(store).await {
+            Ok(events) => {
+                self.events = Some(events);
+                self.back_at = None;
+                report.down_us += self.down_since.take().map_or(0, |t| micros(t.elapsed()));
+                Ok(())
+            }
+            Err(e) => {
+                self.back_at = Some(Instant::now() + RESUBSCRIBE_AFTER);
+                Err(e)
+            }
+        }
+    }
+}
+
 /// Wait for the next event on `events`, or forever while unsubscribed.
 async fn next_event(events: &mut Option<ExpiredEvents>) -> Option<String> {
     match events.as_mut() {
@@ -144,65 +186,75 @@ async fn until(at: Option<Instant>) {
 
 impl Listener {
     /// Listen on `events` (subscribed before the gate) until stopped, or until drained (see
-    /// the module doc).
+    /// the module doc). One `select!` shows everything the listener waits for.
     pub async fn run(mut self, events: ExpiredEvents) -> ListenerReport {
         let mut report = ListenerReport::default();
-        let mut events = Some(events);
-        let (mut drop_at, mut back_at) = (Some(self.restart.at), None::<Instant>);
-        let mut down_since = None::<Instant>;
+        let mut sub = Subscription {
+            events: Some(events),
+            drop_at: Some(self.restart.at),
+            back_at: None,
+            down_since: None,
+        };
         let mut drain_by = None::<Instant>;
         let mut check = tokio::time::interval(DRAIN_CHECK);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 biased;
                 _ = self.stop.cancelled() => break,
-                key = next_event(&mut events) => match key {
+                key = next_event(&mut sub.events) => match key {
                     Some(key) => self.heard(&key, Instant::now(), &mut report).await,
                     None => {
                         // Not our restart: the connection broke by itself.
                         self.lost("the expired-event subscription closed", &mut report);
-                        events = None;
-                        down_since = Some(Instant::now());
-                        back_at = Some(Instant::now() + RESUBSCRIBE_AFTER);
+                        sub.go_down(RESUBSCRIBE_AFTER);
                     }
                 },
-                _ = until(drop_at) => {
+                _ = until(sub.drop_at) => {
                     tracing::info!("listener: the app server restarts its subscriber");
-                    (drop_at, events) = (None, None); // dropping it closes the connection
-                    down_since = Some(Instant::now());
-                    back_at = Some(Instant::now() + self.restart.down_for);
+                    sub.drop_at = None;
+                    sub.go_down(self.restart.down_for);
                 }
-                _ = until(back_at) => {
-                    match ExpiredEvents::subscribe(&self.store).await {
-                        Ok(e) => {
-                            events = Some(e);
-                            back_at = None;
-                            report.down_us += down_since.take().map_or(0, |t| micros(t.elapsed()));
-                        }
-                        Err(e) => {
-                            self.failed(&e, &mut report);
-                            back_at = Some(Instant::now() + RESUBSCRIBE_AFTER);
-                        }
+                _ = until(sub.back_at) => {
+                    if let Err(e) = sub.come_back(&self.store, &mut report).await {
+                        self.failed(&e, &mut report);
                     }
                 }
                 _ = check.tick(), if *self.draining.borrow() => {
                     let by = *drain_by.get_or_insert_with(|| Instant::now() + self.drain_for);
-                    match notify::unsettled(&mut self.conn, &self.keys).await {
-                        Ok(0) => break,
-                        Ok(_) if Instant::now() >= by && events.is_some() => {
-                            if let Some(e) = events.as_mut() {
-                                self.sweep(e, &mut report).await;
-                            }
-                            break;
-                        }
-                        Ok(_) => {}
-                        Err(e) => self.failed(&e, &mut report),
+                    if self.drained(&mut sub, by, &mut report).await {
+                        break;
                     }
                 }
             }
         }
-        report.down_us += down_since.map_or(0, |t| micros(t.elapsed()));
+        report.down_us += sub.down_since.map_or(0, |t| micros(t.elapsed()));
         report
+    }
+
+    /// A draining listener's check: true once no hold is unsettled, or once `by` has passed
+    /// and, subscribed, it has swept up every event Redis published (see [`Listener::sweep`]).
+    async fn drained(
+        &mut self,
+        sub: &mut Subscription,
+        by: Instant,
+        report: &mut ListenerReport,
+    ) -> bool {
+        match notify::unsettled(&mut self.conn, &self.keys).await {
+            Ok(0) => true,
+            Ok(_) if Instant::now() < by => false,
+            Ok(_) => match sub.events.as_mut() {
+                Some(events) => {
+                    self.sweep(events, report).await;
+                    true
+                }
+                None => false, // still down: wait until it is back, then sweep
+            },
+            Err(e) => {
+                self.failed(&e, report);
+                false
+            }
+        }
     }
 
     /// An event named `key` arrived at `at`: if it is one of this run's holds, give its units

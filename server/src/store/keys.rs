@@ -287,7 +287,7 @@ mod tests {
         );
         let hold = keys.hold("h7.1");
         assert_eq!(hold.key, "oversold:{r-2}:hold:h7.1");
-        assert_eq!(keys.hold_at(&hold.key), Some(hold));
+        assert_eq!(keys.hold_at(&hold.key), Some(hold.clone()));
         assert_eq!(keys.hold_at("oversold:{r-3}:hold:h7.1"), None);
         assert_eq!(keys.shadow_of(&hold), "oversold:{r-2}:shadow:h7.1");
     }

@@ -152,3 +152,42 @@ async fn holds_notify_releases_come_late_by_as_much_as_redis_takes_to_remove_the
         assert!(r.late_max_us > 0 && r.late_max_us < 250_000, "{r:?}");
     }
 }
+
+#[tokio::test]
+async fn holds_notify_runs_from_the_command_line_and_its_json_has_the_listener() {
+    // The binary settles in PostgreSQL: without one, it is skipped (as `wire`'s CLI test is).
+    if crate::common::postgres().await.is_none() {
+        return;
+    }
+    let redis = TestRedis::start();
+    let args = [
+        "run",
+        "--scenario",
+        "checkout",
+        "--strategy",
+        "holds_notify",
+    ];
+    let s = super::wire::oversold(&redis, &[&args[..], &["--seed", "3", "--json"]].concat());
+    let n = |v: &serde_json::Value| v.as_i64().unwrap_or_else(|| panic!("not a number in {s}"));
+    let notify = &s["notify"];
+    assert!(n(&notify["listener_down_ms"]) >= 1_900, "{s}");
+    for field in [
+        "releases",
+        "releases_lost",
+        "release_late_p50_us",
+        "release_late_max_us",
+    ] {
+        n(&notify[field]);
+    }
+    // The stranded units are the leak, and the books add up.
+    assert_eq!(n(&s["leaked_units"]), n(&notify["units_lost"]), "{s}");
+    assert_eq!(
+        n(&s["stock"]),
+        n(&s["final_stock"])
+            + n(&s["confirmed_units"])
+            + n(&s["held_units"])
+            + n(&s["leaked_units"]),
+        "{s}"
+    );
+    assert_eq!(n(&s["oversold_units"]), 0, "{s}");
+}

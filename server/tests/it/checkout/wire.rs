@@ -263,7 +263,7 @@ async fn checkout_requests_the_socket_refuses() {
     );
 }
 
-fn oversold(redis: &TestRedis, args: &[&str]) -> Value {
+pub(super) fn oversold(redis: &TestRedis, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_oversold"))
         .args(args)
         .env("REDIS_URL", redis.server.url())
