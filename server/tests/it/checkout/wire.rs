@@ -95,7 +95,8 @@ async fn checkout_over_the_socket_streams_stories_live_numbers_and_answers_recon
             "holds",
             "idempotent_holds",
             "customer_limit",
-            "naive_customer_limit"
+            "naive_customer_limit",
+            "holds_notify"
         ]
     );
     assert!(
