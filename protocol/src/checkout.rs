@@ -21,7 +21,7 @@
 //! - [`Scenario`], [`FailMode`], [`CheckoutConfig`]: the knobs, filled in.
 //! - [`CheckoutStory`], [`CheckoutStep`], [`Stage`], [`StepOutcome`], [`CheckoutEnd`],
 //!   [`Fate`]: one buyer's whole story, on its `BuyerOutcome`.
-//! - [`CheckoutTally`], [`ReaperStats`], [`LedgerKind`]: the end of a run.
+//! - [`CheckoutTally`], [`ReaperStats`], [`NotifyStats`], [`LedgerKind`]: the end of a run.
 //! - [`Reconciliation`], [`ReconcileReport`]: live numbers, and the answer to `reconcile`.
 
 use std::fmt;
@@ -398,6 +398,37 @@ pub struct ReaperStats {
     pub p99_call_us: u64,
     /// Slowest call, µs.
     pub max_call_us: u64,
+    /// How late the reaper set about returning a hold only it could return (a crashed app
+    /// server's): the start of the call that returned it minus its deadline, both on the
+    /// app's clock, µs; median. The same measure as [`NotifyStats::release_late_p50_us`].
+    #[serde(default)]
+    pub late_p50_us: u64,
+    /// The latest of those, µs.
+    #[serde(default)]
+    pub late_max_us: u64,
+}
+
+/// What the `expired`-event listener did in one run (`holds_notify`; all zero otherwise).
+///
+/// Every number is measured, none is inferred: `releases` counts events the listener heard and
+/// acted on; `releases_lost` counts holds whose key Redis removed while nobody was subscribed,
+/// found at the end as shadows with no key (their units are in `leaked_units`); lateness is
+/// each heard event's arrival minus its hold's deadline, both on the app's clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifyStats {
+    /// Holds given back on an `expired` event the listener heard.
+    pub releases: u64,
+    /// Holds that expired while the listener was down: never given back.
+    pub releases_lost: u64,
+    /// Units in those holds: stranded, counted in `leaked_units`.
+    pub units_lost: u64,
+    /// How long the listener's connection was down, real ms (0: it never dropped).
+    pub listener_down_ms: u64,
+    /// Median lateness of a heard release: the event's arrival minus the hold's deadline,
+    /// both on the app's clock, µs.
+    pub release_late_p50_us: u64,
+    /// The latest heard release, µs after its deadline.
+    pub release_late_max_us: u64,
 }
 
 /// The end of a checkout run: on the wire these fields sit flat in the run's summary.
@@ -453,6 +484,9 @@ pub struct CheckoutTally {
     pub real_ms: u64,
     /// The reaper's work.
     pub reaper: ReaperStats,
+    /// The `expired`-event listener's work (`holds_notify`); absent from older summaries.
+    #[serde(default)]
+    pub notify: NotifyStats,
 }
 
 /// The shelf, reconciled, at one instant of a checkout run: sent as `reconciliation`

@@ -111,8 +111,8 @@ pub use busy::{BusyTally, SlowJobEnd};
 pub use cart::{CartConfig, CartLine, CartStory, CartTally, LineEnd, ShelfLedger, WarehouseConfig};
 pub use checkout::{
     CheckoutConfig, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, FailMode, Fate,
-    LedgerInfo, LedgerKind, ReaperStats, ReconcileReport, Reconciliation, Scenario, Stage,
-    StepOutcome,
+    LedgerInfo, LedgerKind, NotifyStats, ReaperStats, ReconcileReport, Reconciliation, Scenario,
+    Stage, StepOutcome,
 };
 pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use durability::{DurabilityTally, Persistence};

@@ -556,6 +556,7 @@ fn a_checkout_tally_sits_flat_in_the_summary_and_a_race_has_none() {
         shop_ms: 300_000,
         real_ms: 3_000,
         reaper: ReaperStats::default(),
+        notify: NotifyStats::default(),
     };
     let summary = RunSummary {
         strategy: "holds".into(),

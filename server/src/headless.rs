@@ -277,7 +277,7 @@ fn checkout_verdict(s: &RunSummary, c: &CheckoutTally) -> String {
 }
 
 /// The checkout table's rows, name and value, in the order they print.
-fn checkout_rows(s: &RunSummary, c: &CheckoutTally) -> [(&'static str, String); 19] {
+fn checkout_rows(s: &RunSummary, c: &CheckoutTally) -> [(&'static str, String); 20] {
     [
         ("stock", s.stock.to_string()),
         ("buyers", s.buyers.to_string()),
@@ -325,8 +325,25 @@ fn checkout_rows(s: &RunSummary, c: &CheckoutTally) -> [(&'static str, String); 
         (
             "reaper",
             format!(
-                "{} calls, {} holds, batch <= {}, p99 {} µs",
-                c.reaper.calls, c.reaper.holds_returned, c.reaper.batch_size, c.reaper.p99_call_us
+                "{} calls, {} holds, batch <= {}, p99 {} µs; late p50 {} / max {} ms",
+                c.reaper.calls,
+                c.reaper.holds_returned,
+                c.reaper.batch_size,
+                c.reaper.p99_call_us,
+                c.reaper.late_p50_us / 1_000,
+                c.reaper.late_max_us / 1_000
+            ),
+        ),
+        (
+            "expired events",
+            format!(
+                "{} heard (late p50 {} / max {} ms), {} lost ({} units) in {} ms down",
+                c.notify.releases,
+                c.notify.release_late_p50_us / 1_000,
+                c.notify.release_late_max_us / 1_000,
+                c.notify.releases_lost,
+                c.notify.units_lost,
+                c.notify.listener_down_ms
             ),
         ),
         (

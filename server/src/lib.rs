@@ -14,7 +14,8 @@
 //!   [`presets`]: named crowds that open a lesson in one click and one link.
 //! - [`engine`]: runs a race: shelf, connections, start gate, buyer tasks, read-back, cleanup.
 //! - [`checkout`]: runs a checkout (the scenario past the click): reserve, pay, confirm or
-//!   release, crashes, resends, holds that expire and their reaper, the ledger, live
+//!   release, crashes, resends, holds that expire and their reaper (or, for `holds_notify`,
+//!   a listener on Redis's `expired` events, on a Redis of the run's own), the ledger, live
 //!   reconciliation. Its strategies are in `strategy::checkout`.
 //! - [`cart`]: runs a `cart` or `warehouses` race: several counters, orders that touch
 //!   several of them, a ledger per counter. Its strategies are in `strategy::cart`.

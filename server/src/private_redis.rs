@@ -331,6 +331,15 @@ impl PrivateRedis {
                 });
             }
             if ping_blocking(self.port) {
+                // A port handed out free may be taken by another server before ours binds it
+                // (ours then exits); its PONG must not pass for ours.
+                if self.pid().and_then(|pid| answered_by(self.port, pid)) == Some(false) {
+                    self.stop();
+                    return Err(PrivateRedisError::DidNotStart {
+                        port: self.port,
+                        reason: "another server answers on this port".into(),
+                    });
+                }
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -389,6 +398,36 @@ pub fn free_port() -> u16 {
         .unwrap_or(0)
 }
 
+/// Whether the server answering on `port` is process `pid` (`INFO server`'s `process_id`);
+/// `None` when it cannot tell (a server that asks for a password first, a garbled answer).
+fn answered_by(port: u16, pid: u32) -> Option<bool> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_millis(500))).ok()?;
+    s.write_all(b"INFO server\r\n").ok()?;
+    // The reply is one bulk string of a few KB; `process_id` is in its first lines.
+    let mut buf = vec![0u8; 8192];
+    let mut got = 0;
+    while got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+        if buf[0] == b'-' {
+            return None; // an error first (`-NOAUTH`): it will not say
+        }
+        // Only a whole line counts: `process_id:12` may be the start of `process_id:1234`.
+        let text = String::from_utf8_lossy(&buf[..got]);
+        let Some((_, rest)) = text.split_once("\r\nprocess_id:") else {
+            continue;
+        };
+        if let Some((id, _)) = rest.split_once("\r\n") {
+            return id.trim().parse::<u32>().ok().map(|p| p == pid);
+        }
+    }
+    None
+}
+
 /// A plain-socket PING, so readiness checks need no async runtime. A server that asks for a
 /// password first (`-NOAUTH`) is up too.
 fn ping_blocking(port: u16) -> bool {
@@ -402,4 +441,24 @@ fn ping_blocking(port: u16) -> bool {
     }
     let mut buf = [0u8; 7];
     s.read_exact(&mut buf).is_ok() && (&buf == b"+PONG\r\n" || &buf == b"-NOAUTH")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_answers_for_the_server_that_holds_it_and_no_other() {
+        let redis = PrivateRedis::start().expect("redis-server on PATH");
+        let pid = redis.pid().expect("running");
+        assert_eq!(answered_by(redis.port(), pid), Some(true));
+        assert_eq!(answered_by(redis.port(), pid + 1), Some(false));
+        // A second server asked for the same port fails, whether it exits before the first
+        // PONG or the PONG comes from the first server.
+        let second = PrivateRedis::start_on(redis.port());
+        assert!(
+            matches!(second, Err(PrivateRedisError::DidNotStart { .. })),
+            "{second:?}"
+        );
+    }
 }

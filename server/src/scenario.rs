@@ -19,7 +19,7 @@ use crate::run::{RunError, RunReport, Watchers};
 use crate::store::shelves::Tagging;
 use crate::strategy::busy::BusyStrategy;
 use crate::strategy::cart::CartStrategy;
-use crate::strategy::checkout::CheckoutStrategy;
+use crate::strategy::checkout::{CheckoutStrategy, Expiry};
 use crate::strategy::durability::DurabilityStrategy;
 use crate::strategy::eviction::EvictionStrategy;
 use crate::strategy::failover::FailoverStrategy;
@@ -246,7 +246,8 @@ impl AnyStrategy {
     }
 
     /// Connections (open files) a run opens besides its app servers' and its admin's:
-    /// `redlock`'s to its lock masters; a checkout's reaper, and its ledger's PostgreSQL connection when it has one; a busy
+    /// `redlock`'s to its lock masters; a checkout's reaper (or listener, with its subscriber
+    /// and its own `redis-server`), and its ledger's PostgreSQL connection when it has one; a busy
     /// script's watchdog, slow client and read-back, and its own `redis-server`'s pipes; a
     /// failover's second fleet (on the promoted replica), its two admin connections, its
     /// read-back and its two `redis-server`s.
@@ -262,7 +263,12 @@ impl AnyStrategy {
             AnyStrategy::Eviction(_) => 3,
             // The promoted replica's fleet is opened while the first one is still held.
             AnyStrategy::Failover(_) => app_servers + 6,
-            AnyStrategy::Checkout(_) => 1 + u32::from(backends.postgres.is_ok()),
+            // `holds_notify`'s listener has a subscriber besides its connection, and its own
+            // `redis-server`'s pipes.
+            AnyStrategy::Checkout(s) => {
+                let listens = s.buyer.expiry() == Expiry::Notifications && s.buyer.keeps_holds();
+                1 + u32::from(backends.postgres.is_ok()) + if listens { 2 } else { 0 }
+            }
         }
     }
 
@@ -320,7 +326,7 @@ mod tests {
                 assert_eq!(s.about().scenario, scenario, "{}", s.name());
             }
         }
-        assert_eq!(all().count(), 13 + 6 + 8 + 4 + 4 + 2 + 3);
+        assert_eq!(all().count(), 13 + 7 + 8 + 4 + 4 + 2 + 3);
     }
 
     #[test]

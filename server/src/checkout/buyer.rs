@@ -346,6 +346,7 @@ impl Buyer {
             hold: &hold,
             now: clock.shop_ms(start),
             hold_ttl: u64::from(shop.knobs.hold_ttl_ms),
+            hold_real: clock.real(u64::from(shop.knobs.hold_ttl_ms)),
             limit: shop.knobs.per_customer_limit,
             race_window: shop.race_window,
         };

@@ -11,6 +11,9 @@
 //! - [`clock`]: the shop clock.
 //! - [`buyer`]: one buyer's story.
 //! - [`reaper`]: returns expired holds in small batches.
+//! - [`listener`]: `holds_notify`'s instead: returns each hold Redis says it expired, on
+//!   a Redis of the run's own (keyspace events are a server-wide setting); loses the holds
+//!   that expire while its subscriber restarts, and is late by however long Redis takes.
 //! - [`probe`]: is Redis gone (the run fails within seconds) or only slow (a reservation
 //!   timed out, in doubt)?
 //! - [`ledger`]: PostgreSQL, or the Redis fallback.
@@ -20,8 +23,9 @@
 //! For every strategy, at every instant: `stock = available + held + sold + leaked`.
 //! A hold is settled once: confirmed, released, or expired and reaped, whichever comes
 //! first; the others find it gone. A run ends when every story has ended and (unless
-//! `no_wait_expiry`) every hold has been settled, so the holds strategies end with
-//! `leaked = 0` however many app servers crashed.
+//! `no_wait_expiry`) every hold has been settled, so the holds strategies that keep a reaper
+//! end with `leaked = 0` however many app servers crashed. `holds_notify` ends with exactly
+//! the units of the holds whose `expired` event nobody heard leaked (`notify.units_lost`).
 //!
 //! A run whose Redis is gone (killed, restarted empty) ends with
 //! [`RunError::StoreLost`] as soon as a buyer's broken connection and a failed probe show
@@ -39,16 +43,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
 use crate::gate::StartGate;
+use crate::private_redis::{ExtraConfig, PrivateRedis};
 use crate::run::{Control, Event, RunError, RunReport, Watchers, tell};
 use crate::shelf::ShelfError;
 use crate::store::holds::Counters;
-use crate::store::{CheckoutKeys, RedisConn, holds, scripts, stock};
-use crate::strategy::checkout::CheckoutStrategy;
+use crate::store::notify::{self, ExpiredEvents};
+use crate::store::{CheckoutKeys, RedisConn, Store, holds, scripts, stock};
+use crate::strategy::checkout::{CheckoutStrategy, Expiry};
 
 pub mod buyer;
 pub mod clock;
 pub mod crowd;
 pub mod ledger;
+pub mod listener;
 pub mod probe;
 pub mod reaper;
 pub mod tally;
@@ -56,8 +63,9 @@ pub mod tally;
 use buyer::{Buyer, Shop};
 use clock::{ShopClock, micros};
 use ledger::{Ledger, LedgerTotals};
+use listener::{ExpiryReport, Listener, Restart};
 use probe::{LossReports, LossWatch, Probe};
-use reaper::{Reaper, ReaperReport};
+use reaper::Reaper;
 use tally::Closing;
 
 /// How often live numbers go out while a run has someone watching.
@@ -93,6 +101,9 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
     let knobs = knobs(strategy, config)?.clone();
+    // `holds_notify` runs on a Redis of its own; it lives until this function returns.
+    let own = own_redis(strategy, backends).await?;
+    let backends = own.as_ref().map_or(backends, |(_, b)| b);
     if knobs.outage_ms > 0 && !backends.owns_redis {
         return Err(RunError::Setup(ShelfError::OutageNotAllowed));
     }
@@ -131,6 +142,36 @@ pub async fn run(
         outcomes,
         redis_requests,
     })
+}
+
+/// A `redis-server` of the run's own, and the stores to use with it, when the strategy's
+/// expired holds come back by keyspace notification: `notify-keyspace-events` is a
+/// server-wide setting, so it is set on a server nobody else uses (at start, never with
+/// `CONFIG SET`), and the run (which owns it) may pause it for an outage.
+async fn own_redis(
+    strategy: &CheckoutStrategy,
+    backends: &Backends,
+) -> Result<Option<(PrivateRedis, Backends)>, RunError> {
+    if !(strategy.buyer.keeps_holds() && strategy.buyer.expiry() == Expiry::Notifications) {
+        return Ok(None);
+    }
+    let own_redis = |e: String| RunError::Setup(ShelfError::OwnRedis(e));
+    let extra = ExtraConfig {
+        // `E`: keyevent channels; `x`: expired events. Nothing else is published.
+        args: vec!["--notify-keyspace-events".into(), "Ex".into()],
+        ..ExtraConfig::default()
+    };
+    let redis = tokio::task::spawn_blocking(move || PrivateRedis::start_with(extra))
+        .await
+        .map_err(|e| own_redis(e.to_string()))?
+        .map_err(|e| own_redis(e.to_string()))?;
+    let store = Store::open(&redis.url()).map_err(|e| RunError::Setup(e.into()))?;
+    let own = Backends {
+        redis: store,
+        postgres: backends.postgres.clone(),
+        owns_redis: true,
+    };
+    Ok(Some((redis, own)))
 }
 
 /// Put the stock on the shelf, load the scripts, open the app servers and the ledger.
@@ -195,7 +236,7 @@ struct Ran<'w> {
     outcomes: Vec<BuyerOutcome>,
     /// Requests the end-of-crowd barrier sent on the app servers' connections.
     barrier_requests: u64,
-    reaper: ReaperReport,
+    reaper: ExpiryReport,
     reconciled: i64,
     clock: ShopClock,
     watchers: Watchers<'w>,
@@ -249,10 +290,22 @@ fn reconciliation(
     }
 }
 
-/// The run's reaper task, when its strategy keeps holds, and how the race loop steers it.
+/// What returns a run's expired holds, opened before the gate.
+enum ExpiryConn {
+    /// The strategy keeps no holds.
+    Nothing,
+    /// The reaper's connection.
+    Reaper(RedisConn),
+    /// The listener's: the run's Redis (to subscribe again), its connection, and the
+    /// subscription.
+    Listener(Store, RedisConn, ExpiredEvents),
+}
+
+/// The run's reaper (or listener) task, when its strategy keeps holds, and how the race loop
+/// steers it.
 struct ReaperTask {
-    /// The reaper; empty when the strategy keeps no holds.
-    task: JoinSet<ReaperReport>,
+    /// The reaper or the listener; empty when the strategy keeps no holds.
+    task: JoinSet<ExpiryReport>,
     /// No reaper at all: the loop never waits for one.
     absent: bool,
     /// Set once every buyer is done: return what is still held, then stop.
@@ -260,7 +313,7 @@ struct ReaperTask {
     /// Stops the reaper at once.
     stop: CancellationToken,
     /// Its report, once it has ended.
-    report: Option<ReaperReport>,
+    report: Option<ExpiryReport>,
 }
 
 impl ReaperTask {
@@ -280,10 +333,10 @@ impl ReaperTask {
     }
 
     /// The reaper ended: keep its report (an empty one if its task failed).
-    fn ended(&mut self, done: Option<Result<ReaperReport, JoinError>>) {
+    fn ended(&mut self, done: Option<Result<ExpiryReport, JoinError>>) {
         self.report = Some(match done {
             Some(Ok(report)) => report,
-            _ => ReaperReport::default(),
+            _ => ExpiryReport::default(),
         });
     }
 }
@@ -327,7 +380,7 @@ impl<'w> Race<'_, 'w> {
     ) -> Result<Ran<'w>, ShelfError> {
         let knobs = self.shop.knobs.clone();
         // Everything is opened before the first buyer is released.
-        let reaper_conn = self.open_reaper_conn(backends, run_id).await?;
+        let reaper_conn = self.open_expiry(backends, run_id).await?;
         let stop = cancel.child_token();
         let (losses, mut loss) = LossWatch::new(stop.clone());
         let (mut buyers, clock) = self.release_crowd(&stop, losses.clone()).await;
@@ -394,28 +447,39 @@ impl<'w> Race<'_, 'w> {
         barrier
     }
 
-    /// The reaper's own connection, when the strategy keeps holds.
-    async fn open_reaper_conn(
+    /// The reaper's own connection, or the listener's and its subscription, when the
+    /// strategy keeps holds.
+    async fn open_expiry(
         &self,
         backends: &Backends,
         run_id: &str,
-    ) -> Result<Option<RedisConn>, ShelfError> {
-        Ok(match self.shop.strategy.buyer.keeps_holds() {
-            true => Some(
-                backends
-                    .redis
+    ) -> Result<ExpiryConn, ShelfError> {
+        let buyer = self.shop.strategy.buyer;
+        if !buyer.keeps_holds() {
+            return Ok(ExpiryConn::Nothing);
+        }
+        let redis = &backends.redis;
+        Ok(match buyer.expiry() {
+            Expiry::Reaper => ExpiryConn::Reaper(
+                redis
                     .connect_named(&format!("oversold:{run_id}:reaper"))
                     .await?,
             ),
-            false => None,
+            Expiry::Notifications => {
+                let conn = redis
+                    .connect_named(&format!("oversold:{run_id}:listener"))
+                    .await?;
+                let events = ExpiredEvents::subscribe(redis).await?;
+                ExpiryConn::Listener(redis.clone(), conn, events)
+            }
         })
     }
 
-    /// Start the reaper beside the buyers on `conn`, if there is one (the strategy keeps
-    /// holds); it reports a broken connection on `losses`.
+    /// Start the reaper (or the listener) beside the buyers on `conn`, if there is one (the
+    /// strategy keeps holds); it reports a broken connection on `losses`.
     fn start_reaper(
         &self,
-        conn: Option<RedisConn>,
+        conn: ExpiryConn,
         clock: ShopClock,
         stop: &CancellationToken,
         losses: LossReports,
@@ -423,9 +487,26 @@ impl<'w> Race<'_, 'w> {
         let (drain, draining) = watch::channel(false);
         let stop_reaper = stop.child_token();
         let mut task = JoinSet::new();
-        if let Some(conn) = conn {
-            let reaper = self.reaper(conn, clock, draining, stop_reaper.clone(), losses);
-            task.spawn(reaper.run());
+        match conn {
+            ExpiryConn::Nothing => {}
+            ExpiryConn::Reaper(conn) => {
+                let reaper = self.reaper(conn, clock, draining, stop_reaper.clone(), losses);
+                task.spawn(async move {
+                    ExpiryReport {
+                        reaper: reaper.run().await,
+                        listener: None,
+                    }
+                });
+            }
+            ExpiryConn::Listener(store, conn, events) => {
+                let listener = self.listener(store, conn, clock, draining, &stop_reaper, losses);
+                task.spawn(async move {
+                    ExpiryReport {
+                        listener: Some(listener.run(events).await),
+                        ..ExpiryReport::default()
+                    }
+                });
+            }
         }
         ReaperTask {
             absent: task.is_empty(),
@@ -506,6 +587,32 @@ impl<'w> Race<'_, 'w> {
             draining,
             drain_for: drain_time(&clock, knobs),
             stop,
+            losses: Some(losses),
+        }
+    }
+
+    /// The listener for this run: it restarts its subscriber at the seeded moment, and once
+    /// told to drain it waits at most a hold's life (plus an outage) and [`listener::GRACE`].
+    fn listener(
+        &self,
+        store: Store,
+        conn: RedisConn,
+        clock: ShopClock,
+        draining: watch::Receiver<bool>,
+        stop: &CancellationToken,
+        losses: LossReports,
+    ) -> Listener {
+        let knobs = &self.shop.knobs;
+        let hold_real = clock.real(u64::from(knobs.hold_ttl_ms));
+        Listener {
+            store,
+            conn,
+            keys: self.shop.keys.clone(),
+            clock,
+            restart: Restart::seeded(self.config.race.seed, &clock, hold_real),
+            draining,
+            drain_for: hold_real + clock.real(u64::from(knobs.outage_ms)) + listener::GRACE,
+            stop: stop.clone(),
             losses: Some(losses),
         }
     }
@@ -609,19 +716,27 @@ async fn close<'w>(
     ran: Ran<'w>,
 ) -> Result<(Closed, Vec<BuyerOutcome>, Watchers<'w>), ShelfError> {
     let now = Instant::now();
-    let counters = holds::counters(admin, &shop.keys).await?;
+    let mut counters = holds::counters(admin, &shop.keys).await?;
     let available = counters
         .available
         .ok_or_else(|| ShelfError::Vanished(shop.keys.run().stock_key().to_string()))?;
-    let held_units = holds::units_in_holds(admin, &shop.keys).await?;
+    // A shadow whose hold key is gone is a release nobody heard: not held, stranded.
+    let shadows = notify::shadows(admin, &shop.keys).await?;
+    let held_units = holds::units_in_holds(admin, &shop.keys).await? + shadows.live_units;
+    // The last frame counts the holds themselves, as the summary does: the held counter
+    // still counts a stranded hold's units, which are leaked.
+    counters.held = held_units as i64;
+    counters.holds = counters.holds.saturating_sub(shadows.stranded_holds);
     let ledger = shop.ledger.read_all().await?;
     let closing = Closing {
         final_stock: available,
         held_units,
         ledger,
         ledger_kind: shop.ledger.kind(),
-        expired_units: ran.reaper.units,
-        reaper: ran.reaper.stats(),
+        expired_units: ran.reaper.units(),
+        reaper: (ran.reaper.reaper)
+            .stats_with_lateness(&ran.clock, &tally::crashed_due(&ran.outcomes)),
+        notify: tally::notify_stats(ran.reaper.listener.as_ref(), &shadows),
         reconciled_units: ran.reconciled,
         shop_ms: ran.clock.shop_ms(now),
         real_ms: ran.clock.real_us(now) / 1_000,

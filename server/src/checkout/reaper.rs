@@ -41,6 +41,8 @@ pub struct ReaperReport {
     pub largest_batch: u32,
     /// Each call's time as the server saw it, µs.
     pub call_us: Vec<u64>,
+    /// Each call's shop clock (what it asked to reap up to) and when it started.
+    pub calls_at: Vec<(u64, Instant)>,
     /// Holds still listed when it stopped.
     pub holds_left: u64,
     /// The last error, if a call failed (the reaper keeps trying until it is stopped).
@@ -59,6 +61,31 @@ impl ReaperReport {
             p50_call_us: l.p50_us,
             p99_call_us: l.p99_us,
             max_call_us: l.max_us,
+            late_p50_us: 0,
+            late_max_us: 0,
+        }
+    }
+
+    /// [`ReaperReport::stats`], with how late the reaper set about returning the holds due at
+    /// `due` (shop ms) that nobody else could settle (a crashed app server's): each was
+    /// returned by the first call that asked to reap up to its deadline or later, since the
+    /// script returns every due hold, oldest first, before a sweep ends.
+    pub fn stats_with_lateness(&self, clock: &ShopClock, due: &[u64]) -> ReaperStats {
+        let late: Vec<u64> = due
+            .iter()
+            .filter_map(|&at| {
+                let first = self.calls_at.partition_point(|&(now, _)| now < at);
+                let (_, started) = self.calls_at.get(first)?;
+                Some(micros(
+                    started.saturating_duration_since(clock.instant_at(at)),
+                ))
+            })
+            .collect();
+        let late = latency(late);
+        ReaperStats {
+            late_p50_us: late.p50_us,
+            late_max_us: late.max_us,
+            ..self.stats()
         }
     }
 }
@@ -124,9 +151,10 @@ impl Reaper {
     /// call was answered (so `report.holds_left` is current).
     async fn sweep(&mut self, report: &mut ReaperReport) -> bool {
         loop {
-            let started = Instant::now();
-            let reaped = holds::reap(&mut self.conn, &self.keys, self.clock.now(), BATCH).await;
+            let (started, now) = (Instant::now(), self.clock.now());
+            let reaped = holds::reap(&mut self.conn, &self.keys, now, BATCH).await;
             report.calls += 1;
+            report.calls_at.push((now, started));
             report.call_us.push(micros(started.elapsed()));
             match reaped {
                 Ok(c) => {

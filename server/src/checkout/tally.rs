@@ -6,11 +6,13 @@
 //! the rest (releases, resends, refusals).
 
 use oversold_protocol::{
-    BuyerOutcome, CheckoutEnd, CheckoutStory, CheckoutTally, LedgerKind, OutcomeResult,
-    ReaperStats, RunConfig, RunSummary, Stage, StepOutcome,
+    BuyerOutcome, CheckoutEnd, CheckoutStory, CheckoutTally, LedgerKind, NotifyStats,
+    OutcomeResult, ReaperStats, RunConfig, RunSummary, Stage, StepOutcome,
 };
 
 use super::ledger::LedgerTotals;
+use super::listener::ListenerReport;
+use crate::store::notify::Shadows;
 use crate::summary::latency;
 
 /// What the stores said at the end of a run.
@@ -28,6 +30,8 @@ pub struct Closing {
     pub expired_units: u64,
     /// The reaper's work.
     pub reaper: ReaperStats,
+    /// The listener's work, and the releases it never heard.
+    pub notify: NotifyStats,
     /// What `reconcile` messages changed, summed.
     pub reconciled_units: i64,
     /// The shop clock at the end, ms.
@@ -158,5 +162,32 @@ fn tally(config: &RunConfig, outcomes: &[BuyerOutcome], closing: &Closing) -> Ch
         shop_ms: closing.shop_ms,
         real_ms: closing.real_ms,
         reaper: closing.reaper,
+        notify: closing.notify,
+    }
+}
+
+/// When the holds of crashed app servers were due (shop ms): the holds only an expiry can
+/// return, so how late they came back is the reaper's (or the listener's) own lateness.
+pub fn crashed_due(outcomes: &[BuyerOutcome]) -> Vec<u64> {
+    stories(outcomes)
+        .filter(|(_, s)| s.end == CheckoutEnd::Crashed)
+        .filter_map(|(_, s)| s.expires_at_shop_ms)
+        .collect()
+}
+
+/// The listener's numbers (all zero without one): what it gave back and how late, and the
+/// holds it never heard of, which are the shadows left with no key.
+pub fn notify_stats(listener: Option<&ListenerReport>, shadows: &Shadows) -> NotifyStats {
+    let Some(l) = listener else {
+        return NotifyStats::default();
+    };
+    let late = latency(l.late_us.clone());
+    NotifyStats {
+        releases: l.holds,
+        releases_lost: shadows.stranded_holds,
+        units_lost: shadows.stranded_units,
+        listener_down_ms: l.down_us / 1_000,
+        release_late_p50_us: late.p50_us,
+        release_late_max_us: late.max_us,
     }
 }

@@ -138,14 +138,14 @@ pub struct Counters {
 /// The most holds one reaper call may return (the script refuses more).
 pub const MAX_REAP_BATCH: u32 = 1_000;
 
-fn unexpected(op: &'static str, detail: impl std::fmt::Debug) -> StoreError {
+pub(super) fn unexpected(op: &'static str, detail: impl std::fmt::Debug) -> StoreError {
     StoreError::Unexpected {
         op,
         detail: format!("{detail:?}"),
     }
 }
 
-fn int(v: &Value) -> Option<i64> {
+pub(super) fn int(v: &Value) -> Option<i64> {
     match v {
         Value::Int(n) => Some(*n),
         _ => None,
@@ -161,7 +161,7 @@ fn text(v: &Value) -> Option<String> {
 }
 
 /// Decode a call's reply with `decode`, keeping its round trips either way.
-fn decoded<T>(
+pub(super) fn decoded<T>(
     called: Result<Called<Vec<Value>>, CallFailed>,
     decode: impl FnOnce(&[Value]) -> Result<T, StoreError>,
 ) -> Result<Called<T>, CallFailed> {
@@ -208,7 +208,7 @@ async fn reserve_with(
 }
 
 /// Decode `{flag, available, expires_at, customer_units[, hold, from_record]}`.
-fn hold_reply(
+pub(super) fn hold_reply(
     op: &'static str,
     keys: &CheckoutKeys,
     asked: &HoldKey,
@@ -288,7 +288,7 @@ pub async fn reserve_hold_limited(
     reserve_with(conn, keys, script, None, r, Some(limit)).await
 }
 
-fn qty(op: &'static str, n: i64, v: &[Value]) -> Result<u32, StoreError> {
+pub(super) fn qty(op: &'static str, n: i64, v: &[Value]) -> Result<u32, StoreError> {
     u32::try_from(n).map_err(|_| unexpected(op, v))
 }
 
@@ -303,19 +303,21 @@ pub async fn confirm_hold(
     let k = [keys.holds.as_str(), &hold.key, &keys.held, &keys.sold];
     let args = (now, RUN_KEY_TTL_SECS);
     let called = scripts::call(conn, OP, &scripts::CONFIRM_HOLD, &k, args).await;
-    decoded(
-        called,
-        |v| match v.iter().map(int).collect::<Vec<_>>()[..] {
-            [Some(1), Some(n)] => Ok(ConfirmReply::Confirmed {
-                qty: qty(OP, n, v)?,
-            }),
-            [Some(-1), Some(n)] => Ok(ConfirmReply::Expired {
-                qty: qty(OP, n, v)?,
-            }),
-            [Some(0), Some(0)] => Ok(ConfirmReply::Gone),
-            _ => Err(unexpected(OP, v)),
-        },
-    )
+    decoded(called, |v| confirm_reply(OP, v))
+}
+
+/// Decode a confirm script's `{1, qty}`, `{-1, qty}` or `{0, 0}`.
+pub(super) fn confirm_reply(op: &'static str, v: &[Value]) -> Result<ConfirmReply, StoreError> {
+    match v.iter().map(int).collect::<Vec<_>>()[..] {
+        [Some(1), Some(n)] => Ok(ConfirmReply::Confirmed {
+            qty: qty(op, n, v)?,
+        }),
+        [Some(-1), Some(n)] => Ok(ConfirmReply::Expired {
+            qty: qty(op, n, v)?,
+        }),
+        [Some(0), Some(0)] => Ok(ConfirmReply::Gone),
+        _ => Err(unexpected(op, v)),
+    }
 }
 
 /// `release_hold.lua`: give `hold`'s units back, if it is still held.
@@ -427,14 +429,18 @@ pub async fn counters(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<Count
         .cmd("GET")
         .arg(&keys.sold)
         .cmd("ZCARD")
-        .arg(&keys.holds);
-    let (available, held, sold, holds): (Option<i64>, Option<i64>, Option<i64>, u64) =
+        .arg(&keys.holds)
+        .cmd("SCARD")
+        .arg(&keys.shadows);
+    type Read = (Option<i64>, Option<i64>, Option<i64>, u64, u64);
+    let (available, held, sold, listed, shadowed): Read =
         conn.pipeline("read the counters", &pipe).await?;
     Ok(Counters {
         available,
         held: held.unwrap_or(0),
         sold: sold.unwrap_or(0),
-        holds,
+        // Holds the reaper lists, or holds Redis expires (one of the two is always empty).
+        holds: listed + shadowed,
     })
 }
 
@@ -462,12 +468,14 @@ async fn hold_keys(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<Vec<Stri
     conn.query("ZRANGE holds", &cmd).await
 }
 
-/// Delete every key of a checkout run: the fixed ones and every hold still listed.
+/// Delete every key of a checkout run: the fixed ones, every hold still listed, and every
+/// hold that Redis expires with its shadow.
 pub async fn remove_run(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<(), StoreError> {
     for page in hold_keys(conn, keys).await?.chunks(500) {
         conn.query::<()>("DEL holds", redis::cmd("DEL").arg(page))
             .await?;
     }
+    super::notify::remove_shadowed(conn, keys).await?;
     conn.query("DEL run keys", redis::cmd("DEL").arg(keys.fixed()))
         .await
 }

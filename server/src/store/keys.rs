@@ -148,7 +148,11 @@ pub struct CheckoutKeys {
     pub(super) ledger: String,
     /// Hash: state -> units, `orders:<state>` -> rows.
     pub(super) ledger_totals: String,
+    /// Set: the keys of holds that Redis expires (`holds_notify`) whose units are not
+    /// settled yet; each has a shadow (see [`CheckoutKeys::shadow_of`]).
+    pub(super) shadows: String,
     hold_prefix: String,
+    shadow_prefix: String,
 }
 
 /// One hold: the id the page shows and the key Redis keeps it under.
@@ -178,7 +182,9 @@ impl CheckoutKeys {
             requests: format!("{tag}:requests"),
             ledger: format!("{tag}:ledger"),
             ledger_totals: format!("{tag}:ledger_totals"),
+            shadows: format!("{tag}:shadows"),
             hold_prefix: format!("{tag}:hold:"),
+            shadow_prefix: format!("{tag}:shadow:"),
             run,
         }
     }
@@ -202,6 +208,12 @@ impl CheckoutKeys {
         Some(self.hold(id))
     }
 
+    /// The shadow of a hold that Redis expires: a hash with the hold's units, customer and
+    /// expiry that outlives the hold's own key (`oversold:{run-ID}:shadow:h7.1`).
+    pub(super) fn shadow_of(&self, hold: &HoldKey) -> String {
+        format!("{}{}", self.shadow_prefix, hold.id)
+    }
+
     /// Every key of the run whose name is fixed (the holds' own keys are listed in the
     /// holds set), for clean-up.
     pub fn fixed(&self) -> Vec<String> {
@@ -214,6 +226,7 @@ impl CheckoutKeys {
             self.requests.clone(),
             self.ledger.clone(),
             self.ledger_totals.clone(),
+            self.shadows.clone(),
         ]);
         keys
     }
@@ -274,7 +287,8 @@ mod tests {
         );
         let hold = keys.hold("h7.1");
         assert_eq!(hold.key, "oversold:{r-2}:hold:h7.1");
-        assert_eq!(keys.hold_at(&hold.key), Some(hold));
+        assert_eq!(keys.hold_at(&hold.key), Some(hold.clone()));
         assert_eq!(keys.hold_at("oversold:{r-3}:hold:h7.1"), None);
+        assert_eq!(keys.shadow_of(&hold), "oversold:{r-2}:shadow:h7.1");
     }
 }

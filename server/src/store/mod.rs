@@ -23,6 +23,8 @@
 //! - [`functions`]: the `oversold_v2` Redis Function library (`FUNCTION LOAD`, `FCALL`).
 //! - [`holds`]: the checkout scenario: holds (reserve, confirm, release), the reaper,
 //!   reconciliation, the run's counters, and `CLIENT PAUSE` on a Redis we own.
+//! - [`notify`]: `holds_notify`'s holds that Redis expires (a key with PX and its shadow),
+//!   and the subscription to `expired` keyspace events that returns them.
 //! - [`ledger`]: the Redis-side settlement ledger, when PostgreSQL is not available.
 //! - [`shelves`]: the `cart` and `warehouses` scenarios: one counter per SKU or warehouse,
 //!   the cart and warehouse scripts, and the saga's once-only compensation.
@@ -67,6 +69,7 @@ pub mod holds;
 pub mod keys;
 pub mod ledger;
 pub mod lock;
+pub mod notify;
 pub mod rooms;
 pub mod sandbox;
 pub mod scripts;

@@ -154,6 +154,24 @@ pub static RESERVE_STRICT: LuaFile = LuaFile::new(
     include_str!("../../../lua/reserve_strict.lua"),
 );
 
+/// `lua/reserve_hold_ttl.lua`: take units into a hold that Redis expires (a key with PX),
+/// its units remembered in a shadow that does not expire with it (`holds_notify`).
+pub static RESERVE_HOLD_TTL: LuaFile = LuaFile::new(
+    "reserve_hold_ttl.lua",
+    include_str!("../../../lua/reserve_hold_ttl.lua"),
+);
+/// `lua/confirm_hold_ttl.lua`: make such a hold a sale, if its key and shadow are still there.
+pub static CONFIRM_HOLD_TTL: LuaFile = LuaFile::new(
+    "confirm_hold_ttl.lua",
+    include_str!("../../../lua/confirm_hold_ttl.lua"),
+);
+/// `lua/release_hold_ttl.lua`: give such a hold's units back, once, from its shadow (the
+/// app's release, and the listener's on an `expired` event).
+pub static RELEASE_HOLD_TTL: LuaFile = LuaFile::new(
+    "release_hold_ttl.lua",
+    include_str!("../../../lua/release_hold_ttl.lua"),
+);
+
 /// `lua/slow_script.lua`: the rooms' "slow script" chaos button. Not in [`all`]: no
 /// strategy runs it, and only a presenter on a server that owns its Redis can.
 pub static SLOW_SCRIPT: LuaFile = LuaFile::new(
@@ -180,7 +198,7 @@ pub fn room_scripts() -> [&'static LuaFile; 3] {
 }
 
 /// Every Lua file the server runs, for the `hello` frame and the contract tests.
-pub fn all() -> [&'static LuaFile; 22] {
+pub fn all() -> [&'static LuaFile; 25] {
     [
         &RESERVE,
         &RELEASE_LOCK,
@@ -204,6 +222,9 @@ pub fn all() -> [&'static LuaFile; 22] {
         &BUSY_WRITE,
         &BUSY_FUNCTION,
         &RESERVE_STRICT,
+        &RESERVE_HOLD_TTL,
+        &CONFIRM_HOLD_TTL,
+        &RELEASE_HOLD_TTL,
     ]
 }
 

@@ -791,6 +791,9 @@ async fn every_script_the_server_runs_has_its_contract_pinned() {
             "busy_write.lua",
             "busy_function.lua",
             "reserve_strict.lua",
+            "reserve_hold_ttl.lua",
+            "confirm_hold_ttl.lua",
+            "release_hold_ttl.lua",
         ],
         "a new script needs its own *_header_is_its_contract test here"
     );

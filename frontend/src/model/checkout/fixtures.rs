@@ -3,8 +3,8 @@
 
 use oversold_protocol::{
     BuyerOutcome, Category, CheckoutEnd, CheckoutStep, CheckoutStory, CheckoutTally, Fate,
-    LedgerKind, OutcomeResult, ReaperStats, Reconciliation, RunConfig, RunRequest, RunSummary,
-    Scenario, Stage, StepOutcome, StrategyInfo, TapeRule,
+    LedgerKind, NotifyStats, OutcomeResult, ReaperStats, Reconciliation, RunConfig, RunRequest,
+    RunSummary, Scenario, Stage, StepOutcome, StrategyInfo, TapeRule,
 };
 
 use crate::model::fixtures::{info, outcome, summary};
@@ -128,6 +128,7 @@ pub(crate) fn tally() -> CheckoutTally {
         shop_ms: 400_000,
         real_ms: 4_000,
         reaper: ReaperStats::default(),
+        notify: NotifyStats::default(),
     }
 }
 

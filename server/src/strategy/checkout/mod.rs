@@ -16,6 +16,7 @@
 //! | `idempotent_holds` | `reserve_hold_once.lua` | no | no | no | no |
 //! | `customer_limit` | `reserve_hold_limited.lua` | no | no | yes (it expires) | yes |
 //! | `naive_customer_limit` | HGET, check, `reserve_hold.lua` | no | no | yes | a bot exceeds it |
+//! | `holds_notify` | `reserve_hold_ttl.lua` | no | while its listener is down | yes (it expires) | no |
 //!
 //! Adding one is one new file in this folder plus one line in [`REGISTRY`].
 
@@ -31,18 +32,20 @@ use crate::store::{self, CheckoutKeys, HoldKey, RedisConn, StoreError, stock};
 mod atomic_no_holds;
 mod customer_limit;
 mod holds;
+mod holds_notify;
 mod idempotent_holds;
 mod naive_checkout;
 mod naive_customer_limit;
 
 /// Every checkout strategy, in the order the page lists them.
-pub static REGISTRY: [&CheckoutStrategy; 6] = [
+pub static REGISTRY: [&CheckoutStrategy; 7] = [
     &naive_checkout::STRATEGY,
     &atomic_no_holds::STRATEGY,
     &holds::STRATEGY,
     &idempotent_holds::STRATEGY,
     &customer_limit::STRATEGY,
     &naive_customer_limit::STRATEGY,
+    &holds_notify::STRATEGY,
 ];
 
 /// Find a checkout strategy by its wire name.
@@ -88,6 +91,8 @@ pub struct Order<'a> {
     pub now: u64,
     /// How long a hold lasts, shop ms.
     pub hold_ttl: u64,
+    /// The same in real time: what a TTL set in Redis counts down.
+    pub hold_real: Duration,
     /// Most units one customer may hold or have bought.
     pub limit: u32,
     /// Simulated app work between a read and the write that depends on it.
@@ -188,12 +193,26 @@ impl<T> Step<T> {
     }
 }
 
+/// Who gives back the units of a hold nobody confirmed or released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// The reaper: `reap_holds.lua` on the holds listed by expiry, on a tick.
+    Reaper,
+    /// A listener on Redis's `expired` keyspace events, on a Redis of the run's own (the
+    /// events are a server-wide setting): `release_hold_ttl.lua` per event heard.
+    Notifications,
+}
+
 /// The Redis side of a checkout. Each method gets its app server's connection (shared,
 /// pipelined) and must not panic on store errors: report them in the [`Step`].
 pub trait CheckoutBuyer: Sync {
     /// True when a reservation is a hold that expires: the engine runs the reaper, and the
     /// run waits for the last hold.
     fn keeps_holds(&self) -> bool;
+    /// Who returns its expired holds, when it keeps holds: the reaper, unless it says so.
+    fn expiry(&self) -> Expiry {
+        Expiry::Reaper
+    }
     /// Take the order's units.
     fn reserve<'a>(&'a self, conn: RedisConn, order: Order<'a>)
     -> BoxFuture<'a, Step<Reservation>>;

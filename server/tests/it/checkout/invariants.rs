@@ -44,6 +44,11 @@ const LESSONS: &[Lesson] = &[
     ("naive_customer_limit", "let a bot past the limit", |s| {
         s.checkout.as_ref().unwrap().limit_violations > 0
     }),
+    (
+        "holds_notify",
+        "lost releases while its listener restarted",
+        |s| s.checkout.as_ref().unwrap().notify.releases_lost > 0,
+    ),
 ];
 
 /// A strategy whose default runs must show a failure: unsafe by design, or without holds.

@@ -9,11 +9,14 @@
 //!   do not own; the Redis ledger when PostgreSQL is missing; reconciliation.
 //! - `lost_or_slow`: Redis SIGKILLed mid-run ends the run within seconds; a paused Redis is
 //!   slow, not lost: reservations time out in doubt and the run goes on.
+//! - `notify`: `holds_notify`'s listener on `expired` events against the reaper: releases
+//!   lost while its subscriber restarts, and late by however long Redis takes.
 //! - `wire`: the WebSocket (live numbers, `reconcile`, a comparison) and the CLI's JSON.
 
 mod fail_modes;
 mod invariants;
 mod lost_or_slow;
+mod notify;
 mod reaper_load;
 mod settle_once;
 mod wire;

@@ -95,7 +95,8 @@ async fn checkout_over_the_socket_streams_stories_live_numbers_and_answers_recon
             "holds",
             "idempotent_holds",
             "customer_limit",
-            "naive_customer_limit"
+            "naive_customer_limit",
+            "holds_notify"
         ]
     );
     assert!(
@@ -263,7 +264,7 @@ async fn checkout_requests_the_socket_refuses() {
     );
 }
 
-fn oversold(redis: &TestRedis, args: &[&str]) -> Value {
+pub(super) fn oversold(redis: &TestRedis, args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_oversold"))
         .args(args)
         .env("REDIS_URL", redis.server.url())

@@ -1,11 +1,14 @@
 //! The checkout scenario's scripts, each header line proved against a real Redis: the three
-//! reserve scripts, confirm, release, the reaper, reconciliation and the Redis ledger.
+//! reserve scripts, confirm, release, the reaper, reconciliation and the Redis ledger;
+//! `holds_notify`'s three (a hold that is a key with a TTL, and its shadow) in [`notify`].
 //!
 //! "Nothing changed" is checked by reading every key the call could touch before and after
 //! ([`state`]), so a script that wrote half its changes before failing would be caught.
 
 use redis::Value;
 use redis::aio::MultiplexedConnection;
+
+mod notify;
 
 use super::{BAD_QTY, BAD_STOCK, assert_pinned, del, get, pttl, set};
 use crate::common::TestRedis;
@@ -68,6 +71,15 @@ async fn state(c: &mut MultiplexedConnection, keys: &[&str]) -> Vec<String> {
                     redis::cmd("HGETALL").arg(key).query_async(c).await.unwrap();
                 h.sort();
                 format!("{h:?}")
+            }
+            "set" => {
+                let mut m: Vec<String> = redis::cmd("SMEMBERS")
+                    .arg(key)
+                    .query_async(c)
+                    .await
+                    .unwrap();
+                m.sort();
+                format!("{m:?}")
             }
             "zset" => {
                 let z: Vec<(String, String)> = redis::cmd("ZRANGE")
