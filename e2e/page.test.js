@@ -495,3 +495,40 @@ test('when Redis fails: the failover scenario on the page shows confirmed sales 
   const wait = await facts();
   assert.equal(wait['Confirmed, then lost'], '0 units', JSON.stringify(wait));
 });
+
+test('presets: the article opening runs in one click and opens from one link, its words the server’s', async () => {
+  await fresh({ width: 1280, height: 720 });
+  const h = await hello();
+  const article = h.presets.find((p) => p.name === 'article');
+  assert.ok(article, 'hello lists the article preset');
+  const button = byTestId('preset-article');
+  assert.equal((await button.textContent()).trim(), article.label);
+  assert.equal(await button.getAttribute('title'), article.description);
+  await run('preset-article', 60_000);
+  await lab.page.screenshot({ path: path.join(shots, 'preset-article-1280x720.png') });
+  // The form holds the preset's knobs, and the run used them.
+  assert.equal(await byTestId('stock-input').inputValue(), String(article.request.stock));
+  assert.equal(await byTestId('buyers-input').inputValue(), String(article.request.buyers));
+  const detail = await lab.page.locator('.run-detail').textContent();
+  assert.match(detail, /300 buyers · 100 in stock · 1 to 2 units each/);
+  assert.ok((await num('units-sold')) >= 100, 'naive sells at least the 100');
+
+  // The link: the same knobs in the form, the preset's button marked, nothing run yet.
+  await lab.page.goto(`${lab.server.url}/?preset=article`);
+  await lab.page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 20_000 });
+  await lab.page.locator('[data-testid="preset-article"].linked').waitFor({ timeout: 10_000 });
+  assert.equal(await byTestId('stock-input').inputValue(), '100');
+  assert.equal(await byTestId('run-status').textContent(), 'idle');
+});
+
+test('eviction: the policy is a knob of the scenario, said in the protocol’s words, and rides in the link', async () => {
+  await fresh({ width: 1280, height: 720 });
+  assert.equal(await byTestId('policy-input').count(), 0, 'no policy outside the eviction scenario');
+  await byTestId('scenario-eviction').click();
+  const select = byTestId('policy-input');
+  await select.waitFor();
+  await select.selectOption('noeviction');
+  await lab.page.getByText('Full memory deletes nothing').first().waitFor({ timeout: 5_000 });
+  await run('run-lua', 60_000);
+  assert.match(lab.page.url(), /policy=noeviction/);
+});

@@ -170,6 +170,7 @@ async fn own_redis(
         redis: store,
         postgres: backends.postgres.clone(),
         owns_redis: true,
+        lock_masters: backends.lock_masters.clone(),
     };
     Ok(Some((redis, own)))
 }
