@@ -173,4 +173,22 @@ test('on a server that owns its Redis, a chaos button lands on the timeline and 
   assert.equal(await page.getByTestId('errors').count(), 0, 'no errors counter: nobody failed');
   await page.getByTestId('timeline').scrollIntoViewIfNeeded();
   await page.getByTestId('timeline').screenshot({ path: path.join(shots, 'room-chaos-timeline.png') });
+
+  // On stage the presenter still drives the sale: Open/Close and every chaos button, on
+  // screen at projector sizes, and the busy-script button answered.
+  await page.getByTestId('view-stage').click();
+  for (const size of [FULL_HD, { width: 1280, height: 720 }]) {
+    await page.setViewportSize(size);
+    for (const id of ['open-sale', 'close-sale', 'chaos-pause_redis', 'chaos-busy_script', 'chaos-unkillable_script']) {
+      const box = await page.getByTestId(id).boundingBox();
+      assert.ok(box && box.y >= 0 && box.y + box.height <= size.height && box.x + box.width <= size.width, `${id} on screen at ${size.width}x${size.height}: ${JSON.stringify(box)}`);
+    }
+    await page.screenshot({ path: path.join(shots, `room-stage-controls-${size.width}x${size.height}.png`) });
+  }
+  await page.getByTestId('open-sale').click();
+  await page.getByTestId('close-sale').and(page.locator(':not([disabled])')).waitFor();
+  await page.getByTestId('chaos-busy_script').click();
+  // The log is the normal view's (the stage keeps to the sale itself).
+  await page.getByTestId('view-stage').click();
+  await log.filter({ hasText: 'SCRIPT KILL at' }).waitFor({ timeout: 15_000 });
 });
