@@ -131,6 +131,7 @@ fn outcome_round_trips() {
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");

@@ -706,6 +706,7 @@ impl Buyer {
                 steps: tale.steps,
             }),
             cart: None,
+            epoch: None,
         }
     }
 }

@@ -96,6 +96,7 @@ fn outcome(
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     }
 }
 

@@ -536,6 +536,7 @@ mod tests {
             node: None,
             checkout: None,
             cart: None,
+            epoch: None,
         }
     }
 
