@@ -463,6 +463,21 @@ impl Tape {
             slots.push(reads_slot(after));
             counter = after;
         }
+        // Reads below where the last answered write left the counter: unanswered writes
+        // landed after it (a WAIT that ran out leaves a sale with no reply), down to at least
+        // the lowest value read.
+        let lowest = reads.iter().filter_map(|r| r.before).min();
+        if let Some(low) = lowest.filter(|&v| v < counter && in_doubt > 0) {
+            gaps.push(slots.len());
+            slots.push(Slot {
+                kind: SlotKind::Gap,
+                before: Some(counter),
+                after: Some(low),
+                cells: Vec::new(),
+            });
+            reads_at.insert(low, slots.len());
+            slots.push(reads_slot(low));
+        }
         for r in reads {
             let v = r.before.expect("reads carry their value");
             let at = reads_at.get(&v).copied().or_else(|| {

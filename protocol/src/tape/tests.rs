@@ -1009,3 +1009,32 @@ fn lives_that_do_not_fit_are_rejected() {
     let e = bad(5, LUA, &outcomes);
     assert!(matches!(e, Contradiction::Mismatch { buyer: 5, .. }), "{e}");
 }
+
+#[test]
+fn reads_after_the_last_answered_write_sit_after_the_writes_in_doubt() {
+    // lua_wait on the promoted replica: two sales whose WAIT ran out (in doubt, no reply),
+    // then refusals at 0.
+    let outcomes = [
+        life(0, Some(3), sold(1, 1, 3, 2)),
+        life(1, Some(2), outcome(2, 1, OutcomeResult::Unknown, None)),
+        life(1, Some(2), outcome(3, 1, OutcomeResult::Unknown, None)),
+        life(1, Some(2), refused(4, 1, 0)),
+    ];
+    let tape = good(3, LUA, &outcomes);
+    assert_eq!(
+        lines(&tape)[1..3],
+        [
+            "== (Redis came back at 2: life 1 of the counter; the life before had confirmed down \
+             to 2: nothing acknowledged lost)",
+            "-- (the counter fell by 2 units with no answered write: writes in doubt landed here)",
+        ]
+    );
+    // Life 0's unanswered write cannot explain a drop in life 1.
+    let mut outcomes = outcomes.to_vec();
+    outcomes[1].epoch = outcomes[0].epoch;
+    outcomes[2].epoch = outcomes[0].epoch;
+    assert!(matches!(
+        bad(3, LUA, &outcomes),
+        Contradiction::Unplaceable { buyer: 4, .. }
+    ));
+}
