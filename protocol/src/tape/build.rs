@@ -215,13 +215,12 @@ impl Tape {
                 cell.lost = lost.contains(&cell.buyer);
             }
         }
-        let life_start = slots.get(from).and_then(|s| s.before);
-        let left_at = slots[from..]
+        // Where the dead life left the counter: its last value, or where it began if it ran
+        // nothing (the break before it, or the stock).
+        let left_at = slots
             .iter()
             .rev()
             .find_map(|s| s.after)
-            .or(life_start)
-            .or_else(|| slots.last().and_then(|s| s.after))
             .unwrap_or(i64::from(self.stock));
         self.breaks.push(Break {
             epoch: n,
@@ -249,13 +248,13 @@ impl Tape {
     /// over the whole lane in order, so the total is the units sold beyond the stock.
     fn sold_again(&mut self) {
         let stock = u64::from(self.stock);
-        let breaks: Vec<u32> = self.breaks.iter().map(|b| b.slot).collect();
+        let first_break = self.breaks.first().map(|b| b.slot as usize);
         let Some(lane) = self.lanes.first_mut() else {
             return;
         };
         let mut sold = 0u64;
         for (s, slot) in lane.slots.iter_mut().enumerate() {
-            let later = breaks.first().is_some_and(|&b| s as u32 > b);
+            let later = first_break.is_some_and(|b| s > b);
             for cell in slot.cells.iter_mut().filter(|c| c.is_sale()) {
                 let qty = u64::from(cell.qty);
                 if later {
