@@ -289,12 +289,15 @@ async fn buy(
     let start = Instant::now();
     let mut reached: Option<Epoch> = None;
     let order = async {
-        let mut conn = {
-            let fleet = fleet.read().await;
-            let k = plan.app_server as usize % fleet.conns.len();
-            reached = Some(fleet.life);
-            fleet.conns[k].clone()
-        };
+        // The fleet is held for the whole call, not only to pick a connection: the manager's
+        // steps take it exclusively, so they start once no order is on its way. Otherwise an
+        // order sent just after the manager read the primary's counter would land before the
+        // kill, and the counter "at the kill" would be stale (measured under load: 7 sales
+        // confirmed below it, and the ledger check failed).
+        let fleet = fleet.read().await;
+        let k = plan.app_server as usize % fleet.conns.len();
+        reached = Some(fleet.life);
+        let mut conn = fleet.conns[k].clone();
         reserve(&mut conn, key, plan.qty, guard).await
     };
     let answer = match tokio::time::timeout(BUYER_DEADLINE, order).await {
