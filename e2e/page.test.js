@@ -486,6 +486,15 @@ test('when Redis fails: the failover scenario on the page shows confirmed sales 
   const lua = await facts();
   assert.match(lua['Confirmed, then lost'], /^[1-9]\d* units?$/, JSON.stringify(lua));
   assert.equal(lua['Sold twice'], lua['Confirmed, then lost']);
+  // The tape's caption tells the same failure: where Redis came back, the decrements lost, the
+  // units sold a second time; its numbers are the facts under the counters.
+  const said = (await byTestId('tape-caption').textContent()).trim();
+  const m = said.match(/Redis came back at (\d+) after confirming down to (\d+): (\d+) acknowledged decrements? (?:was|were) lost, and (\d+|no) units? (?:was|were) sold a second time\./);
+  assert.ok(m, `the tape caption names the lost decrements: ${said}`);
+  const units = (n) => `${n === 'no' ? 0 : n} unit${n === '1' ? '' : 's'}`;
+  assert.deepEqual([units(m[3]), units(m[4])], [lua['Confirmed, then lost'], lua['Sold twice']], said);
+  await byTestId('tape').scrollIntoViewIfNeeded();
+  await lab.page.screenshot({ path: path.join(shots, 'failover-lua-tape-1280x720.png') });
   // The run's words are the failover strategy's, not the race's `lua`.
   const h = await hello();
   const label = h.failover_strategies.find((s) => s.name === 'lua').label;

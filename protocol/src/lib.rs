@@ -118,7 +118,7 @@ pub use config::{FieldKind, Knobs, RaceConfig, RunConfig, RunRequest};
 pub use durability::{DurabilityTally, Persistence};
 pub use eviction::{EvictionConfig, EvictionPolicy, EvictionTally};
 pub use failover::{FailoverTally, ReplicaGuard};
-pub use outcome::{BuyerOutcome, LatencySummary, OutcomeResult, RunSummary, SavedRun};
+pub use outcome::{BuyerOutcome, Epoch, LatencySummary, OutcomeResult, RunSummary, SavedRun};
 pub use preset::PresetInfo;
 pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,

@@ -94,6 +94,48 @@ pub struct BuyerOutcome {
     /// line (or the whole quantity, over warehouses) was taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cart: Option<Box<CartStory>>,
+    /// Which life of the stock counter answered this buyer, in a run where Redis forgot
+    /// part of the sale and came back (a failover's promoted replica, a restart from disk or
+    /// from a snapshot); absent where the counter has one life (every other run). Each
+    /// outcome carries the value its life began at, so the tape can be drawn from the
+    /// outcomes alone, while they stream in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<Epoch>,
+}
+
+/// One life of a run's stock counter. The same values are answered twice when Redis comes
+/// back with less than it had acknowledged: the life says which counter answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Epoch {
+    /// 0 for the counter the run stocked; 1 once Redis came back the first time (the
+    /// promoted replica, the restarted server).
+    pub n: u32,
+    /// The counter as this life began: the stock for life 0; for a later one, what the
+    /// promoted replica held or the restarted Redis loaded. `None` when the key did not
+    /// come back at all (`reserve.lua` then reads it as 0).
+    pub began_at: Option<i64>,
+}
+
+impl BuyerOutcome {
+    /// True when Redis answered this buyer `BUSY`: another client's script was running past
+    /// `busy-reply-threshold`, and nothing was taken. (The scenarios keep Redis's own words
+    /// for it in `error`, so this is read from them.)
+    pub fn answered_busy(&self) -> bool {
+        self.error.as_deref().is_some_and(|e| e.starts_with("BUSY"))
+    }
+
+    /// True when this is an acknowledged sale that a counter which came back at
+    /// `came_back_at` does not have: the sale left the counter below it (persistence and
+    /// replication keep a prefix of what Redis ran, and each sale leaves the counter lower),
+    /// or the key did not come back at all (`None`). The tape and the failure scenarios'
+    /// tallies both count lost sales with this.
+    pub fn lost_to(&self, came_back_at: Option<i64>) -> bool {
+        self.result == OutcomeResult::Reserved
+            && match came_back_at {
+                None => true,
+                Some(v) => self.stock_after.is_some_and(|after| after < v),
+            }
+    }
 }
 
 /// Latency percentiles over all buyers of a run, in µs (nearest rank).

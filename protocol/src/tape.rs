@@ -14,6 +14,13 @@
 //! - A Lua script or a Function answers the stock before and after it, so it sits at one exact
 //!   point of the same order; a refusal (before = after) sits between two writes like a GET.
 //!
+//! - When Redis forgets part of a run and comes back (a failover's promoted replica, a
+//!   restart from disk or a snapshot), the same counter values are answered twice, by two
+//!   *lives* of the counter. Each outcome says which life answered it (its
+//!   [`Epoch`](crate::Epoch)); each life is ordered on its own from the value it began at,
+//!   the lives one after the other, with a [`Break`] between two that says where Redis came
+//!   back, the acknowledged sales it lost, and (in the caption) the units sold a second time.
+//!
 //! App-side clocks cannot do this: a buyer's clock says when *its* answer arrived, not when
 //! Redis ran the command, and two buyers' clocks drift apart by more than a command takes.
 //!
@@ -249,7 +256,47 @@ pub struct Tape {
     pub in_doubt_units: u64,
     /// Commands the outcomes count but do not describe (see [`TapeRule::not_drawn`]).
     pub not_drawn: u32,
+    /// Where the counter's life ended and the next began (see [`Break`]), in order; empty
+    /// when the counter had one life, as in every run where Redis kept what it answered.
+    pub breaks: Vec<Break>,
+    /// Buyers Redis answered `BUSY` (another client's script held it): nothing was taken,
+    /// and no reply value places them, so they are listed apart, by the life they were in.
+    pub busy: Vec<BusyReply>,
     problems: Vec<Contradiction>,
+}
+
+/// Where one life of the counter ended and the next began: Redis came back (a promoted
+/// replica, a restart from disk) with a counter of its own. The slot at [`Break::slot`] of
+/// the one lane is a [`SlotKind::Break`] from the dead life's last value to the new start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Break {
+    /// The life that begins here: 1 for the first failure.
+    pub epoch: u32,
+    /// The [`SlotKind::Break`] slot's index in the lane.
+    pub slot: u32,
+    /// The lowest counter the dead life's sales acknowledged; `None` if it sold nothing.
+    pub confirmed_down_to: Option<i64>,
+    /// What the counter came back at; `None` when the key did not come back (it is then
+    /// replayed from 0, as `reserve.lua` reads a missing key).
+    pub came_back_at: Option<i64>,
+    /// The dead life's acknowledged sales the new life does not have (see
+    /// [`BuyerOutcome::lost_to`](crate::BuyerOutcome::lost_to)): their cells are [`Cell::lost`].
+    pub lost_orders: u32,
+    /// Units across those sales.
+    pub lost_units: u64,
+    /// Buyers of the dead life answered `BUSY` before it ended.
+    pub busy: u32,
+}
+
+/// A buyer Redis answered `BUSY`: nothing taken, no value to place it by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusyReply {
+    /// 1-based buyer number.
+    pub buyer: u32,
+    /// Units it ordered.
+    pub qty: u32,
+    /// The life it was answered in, in a run with several; `None` in a run with one.
+    pub epoch: Option<u32>,
 }
 
 /// One counter's slots, in order.
@@ -288,6 +335,9 @@ pub enum SlotKind {
     /// The counter dropped with no answered write to show for it: writes whose replies never
     /// came back (in doubt) must have landed here. `before - after` units.
     Gap,
+    /// Redis came back with a counter of its own ([`Break`]): `before` is where the dead
+    /// life left it, `after` where the new one starts. No cells.
+    Break,
 }
 
 /// One command one buyer sent, with what Redis answered.
@@ -312,8 +362,12 @@ pub struct Cell {
     /// For a read and its write: how many other writes landed between them. `Some(0)` is a
     /// fresh read; `None` where the order cannot tell (or the buyer wrote nothing).
     pub writes_between: Option<u32>,
-    /// Units this write took that did not exist (the counter held fewer than `qty`).
+    /// Units this write took that did not exist (the counter held fewer than `qty`; in a
+    /// later life of the counter, every unit was already sold: the unit is sold a second time).
     pub phantom_units: u32,
+    /// An acknowledged sale the counter's next life does not have: Redis confirmed it, then
+    /// came back without it (see [`Break`]).
+    pub lost: bool,
 }
 
 /// What a [`Cell`] sent.

@@ -131,6 +131,7 @@ fn outcome_round_trips() {
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     };
     let v = serde_json::to_value(&o).unwrap();
     assert_eq!(v["result"], "reserved");
@@ -148,7 +149,23 @@ fn outcome_round_trips() {
     let v = serde_json::to_value(&sharded).unwrap();
     assert_eq!(v["bucket"], 2);
     assert_eq!(v["node"], "127.0.0.1:7001");
+    // Only a run where Redis came back names the life of the counter; a key that did not
+    // come back is a `null` start, not a missing one.
+    assert!(v.get("epoch").is_none());
     assert_eq!(serde_json::from_value::<BuyerOutcome>(v).unwrap(), sharded);
+    let after_a_crash = BuyerOutcome {
+        epoch: Some(crate::Epoch {
+            n: 1,
+            began_at: None,
+        }),
+        ..sharded
+    };
+    let v = serde_json::to_value(&after_a_crash).unwrap();
+    assert_eq!(v["epoch"], json!({"n": 1, "began_at": null}));
+    assert_eq!(
+        serde_json::from_value::<BuyerOutcome>(v).unwrap(),
+        after_a_crash
+    );
 }
 
 #[test]

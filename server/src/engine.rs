@@ -637,6 +637,7 @@ pub async fn buy_once(
         bucket: attempt.bucket,
         checkout: None,
         cart: None,
+        epoch: None,
     };
     (outcome, outage)
 }

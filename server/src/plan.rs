@@ -70,6 +70,7 @@ impl BuyerPlan {
             node: None,
             checkout: None,
             cart: None,
+            epoch: None,
         }
     }
 }

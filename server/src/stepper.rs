@@ -224,6 +224,7 @@ impl Stepper {
             bucket: attempt.bucket,
             checkout: None,
             cart: None,
+            epoch: None,
         });
     }
 

@@ -247,15 +247,28 @@ fn caption_of(p: &PageState) -> (String, &'static str) {
     }
 }
 
-/// What the marks mean, drawn with the canvas's own colours (tape.css).
+/// What the marks mean, drawn with the canvas's own colours (tape.css). A tape whose counter
+/// had several lives (Redis came back mid-run) adds what only it draws.
 #[component]
 fn Legend() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let lives = move || {
+        session
+            .page
+            .with(|p| p.step.is_none() && p.run_tape().is_some_and(|rt| !rt.tape.breaks.is_empty()))
+    };
     view! {
         <p class="tape-legend" aria-hidden="true">
             <span class="tk tk-read">"read"</span>
             <span class="tk tk-stale">"stale read"</span>
             <span class="tk tk-sale">"sale"</span>
-            <span class="tk tk-phantom">"unit that did not exist"</span>
+            <span class="tk tk-phantom">
+                {move || if lives() { "unit sold a second time" } else { "unit that did not exist" }}
+            </span>
+            <Show when=lives>
+                <span class="tk tk-lost">"acknowledged, then lost"</span>
+                <span class="tk tk-break">"Redis came back"</span>
+            </Show>
             <span class="tk tk-refused">"refused"</span>
             <span class="tk tk-link">"read → its write"</span>
             <span class="tk tk-shade">"same slot, order unknown"</span>
@@ -275,11 +288,13 @@ fn colour(paint: Paint, p: &Palette) -> Cow<'static, str> {
         Paint::Gap => p.unknown,
         Paint::LinkStale | Paint::CounterNeg => p.oversold,
         Paint::Marker => p.marker,
+        Paint::Break => p.unknown,
         Paint::Cell(kind) => match kind {
             CellKind::Read => p.read,
             CellKind::StaleRead | CellKind::Phantom | CellKind::Overwrite => p.oversold,
             CellKind::RefusedRead | CellKind::Refused => p.sold_out,
             CellKind::Sale => p.reserved,
+            CellKind::Lost => p.error,
             CellKind::Overshoot | CellKind::Nil => p.error,
             CellKind::Undo => p.unknown,
             CellKind::Other => p.muted,

@@ -348,6 +348,7 @@ mod tests {
                 fallback: false,
                 doomed_hold_us: None,
             })),
+            epoch: None,
         }
     }
 

@@ -167,6 +167,7 @@ pub(crate) fn outcome(buyer: u32, qty: u32, result: OutcomeResult) -> BuyerOutco
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     }
 }
 

@@ -8,10 +8,28 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{
-    Cell, CellAt, Command, Contradiction, Guard, Lane, Placement, Slot, SlotKind, Tape, TapeRule,
-    deal,
+    Break, BusyReply, Cell, CellAt, Command, Contradiction, Guard, Lane, Placement, Slot, SlotKind,
+    Tape, TapeRule, deal,
 };
 use crate::{BuyerOutcome, OutcomeResult};
+
+/// One life of the counter before it is laid out: where it began, its outcomes, and the
+/// units its unanswered writes may have taken.
+struct Life<'a> {
+    began_at: Option<i64>,
+    outcomes: Vec<&'a BuyerOutcome>,
+    in_doubt: u64,
+}
+
+impl Life<'_> {
+    fn new(began_at: Option<i64>) -> Self {
+        Life {
+            began_at,
+            outcomes: Vec::new(),
+            in_doubt: 0,
+        }
+    }
+}
 
 /// One lane's cells before they are laid out: reads (they change nothing) and writes.
 #[derive(Default)]
@@ -32,6 +50,8 @@ impl Tape {
             unplaced: Vec::new(),
             in_doubt_units: 0,
             not_drawn: 0,
+            breaks: Vec::new(),
+            busy: Vec::new(),
             problems: Vec::new(),
         };
         if rule == TapeRule::Story {
@@ -48,6 +68,36 @@ impl Tape {
             let gave_up = |o: &BuyerOutcome| u32::from(o.result == OutcomeResult::GaveUp);
             tape.not_drawn = outcomes.iter().map(|o| o.retries + gave_up(o)).sum();
         }
+        let lives = outcomes.iter().any(|o| o.epoch.is_some_and(|e| e.n > 0));
+        tape.busy = outcomes
+            .iter()
+            .filter(|o| o.answered_busy())
+            .map(|o| BusyReply {
+                buyer: o.buyer,
+                qty: o.qty,
+                epoch: o.epoch.filter(|_| lives).map(|e| e.n),
+            })
+            .collect();
+        if lives {
+            match rule {
+                // Lives are of one counter: a bucket's own life is in no reply.
+                TapeRule::AtomicPerBucket { .. } => {
+                    tape.problems.push(Contradiction::LifeUnclear {
+                        buyer: outcomes
+                            .iter()
+                            .find(|o| o.epoch.is_some())
+                            .map_or(0, |o| o.buyer),
+                        why: "a tape of several counters cannot follow one counter's lives",
+                    })
+                }
+                _ => {
+                    tape.lives(&outcomes);
+                    tape.link_partners();
+                    tape.sold_again();
+                    return tape;
+                }
+            }
+        }
         let initials = match rule {
             TapeRule::AtomicPerBucket { buckets } => deal(stock, buckets),
             _ => vec![i64::from(stock)],
@@ -57,11 +107,7 @@ impl Tape {
             tape.sort_outcome(o, &mut piles);
         }
         for (i, (pile, initial)) in piles.into_iter().zip(initials).enumerate() {
-            let slots = match rule {
-                TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => tape.by_value(initial, pile),
-                TapeRule::DecrementThenUndo => tape.sales_and_overshoots(initial, pile),
-                _ => tape.exact(initial, pile),
-            };
+            let slots = tape.lay_out(initial, pile, tape.in_doubt_units);
             let bucket = matches!(rule, TapeRule::AtomicPerBucket { .. }).then_some(i as u32);
             tape.lanes.push(Lane {
                 bucket,
@@ -71,6 +117,153 @@ impl Tape {
         }
         tape.link_partners();
         tape
+    }
+
+    /// One lane's slots under this tape's rule, from `initial`; `in_doubt` is how many units
+    /// unanswered writes may have taken here (a drop no answered write explains needs them).
+    fn lay_out(&mut self, initial: i64, pile: Pile, in_doubt: u64) -> Vec<Slot> {
+        match self.rule {
+            TapeRule::ReadThenSet | TapeRule::SelectThenUpdate => self.by_value(initial, pile),
+            TapeRule::DecrementThenUndo => self.sales_and_overshoots(initial, pile),
+            _ => self.exact(initial, pile, in_doubt),
+        }
+    }
+
+    /// A counter with several lives: each life laid out on its own from the value it began
+    /// at, one after the other in the one lane, a [`SlotKind::Break`] between two. Within a
+    /// life the replies order the commands as in any run; across lives, every command of
+    /// one ran before every command of the next (Redis was gone in between).
+    fn lives(&mut self, outcomes: &[&BuyerOutcome]) {
+        let stock = i64::from(self.stock);
+        let mut lives: BTreeMap<u32, Life> = BTreeMap::new();
+        lives.insert(0, Life::new(Some(stock)));
+        // Unanswered writes whose life is not known: they may have landed in any life.
+        let mut anywhere = 0;
+        for &o in outcomes {
+            let Some(epoch) = o.epoch else {
+                if o.observed_stock.is_some() || o.stock_after.is_some() {
+                    self.problems.push(Contradiction::LifeUnclear {
+                        buyer: o.buyer,
+                        why: "its reply does not say which life of the counter gave it",
+                    });
+                } else if o.result == OutcomeResult::Unknown {
+                    anywhere += u64::from(o.qty);
+                    self.in_doubt(o, Command::Reserve);
+                }
+                continue;
+            };
+            let life = lives
+                .entry(epoch.n)
+                .or_insert_with(|| Life::new(epoch.began_at));
+            if life.began_at != epoch.began_at {
+                self.problems.push(Contradiction::LifeUnclear {
+                    buyer: o.buyer,
+                    why: "it says its life of the counter began at another value than the others do",
+                });
+            }
+            if o.result == OutcomeResult::Unknown {
+                life.in_doubt += u64::from(o.qty);
+            }
+            life.outcomes.push(o);
+        }
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut dead: Option<(u32, Vec<&BuyerOutcome>, usize)> = None;
+        for (n, life) in lives {
+            // A key that did not come back reads as 0 (`reserve.lua` reads it so).
+            let initial = life.began_at.unwrap_or(0);
+            let mut pile = Pile::default();
+            for &o in &life.outcomes {
+                self.sort_outcome(o, std::slice::from_mut(&mut pile));
+            }
+            let own = self.lay_out(initial, pile, life.in_doubt + anywhere);
+            if let Some((was, before, from)) = dead.take() {
+                self.mark_break(&mut slots, from, n, was, &before, life.began_at);
+            }
+            dead = Some((n, life.outcomes, slots.len()));
+            slots.extend(own);
+        }
+        self.lanes.push(Lane {
+            bucket: None,
+            initial: stock,
+            slots,
+        });
+    }
+
+    /// The end of life `was` (its outcomes `before`, its slots from `from` on) and the start
+    /// of life `n` at `came_back_at`: mark the dead life's lost sales, count them, and add the
+    /// [`SlotKind::Break`] slot.
+    fn mark_break(
+        &mut self,
+        slots: &mut Vec<Slot>,
+        from: usize,
+        n: u32,
+        was: u32,
+        before: &[&BuyerOutcome],
+        came_back_at: Option<i64>,
+    ) {
+        let lost: HashSet<u32> = before
+            .iter()
+            .filter(|o| o.lost_to(came_back_at))
+            .map(|o| o.buyer)
+            .collect();
+        let mut confirmed_down_to: Option<i64> = None;
+        for cell in slots[from..].iter_mut().flat_map(|s| &mut s.cells) {
+            if cell.is_sale() {
+                if let Some(a) = cell.after {
+                    confirmed_down_to = Some(confirmed_down_to.map_or(a, |c| c.min(a)));
+                }
+                cell.lost = lost.contains(&cell.buyer);
+            }
+        }
+        // Where the dead life left the counter: its last value, or where it began if it ran
+        // nothing (the break before it, or the stock).
+        let left_at = slots
+            .iter()
+            .rev()
+            .find_map(|s| s.after)
+            .unwrap_or(i64::from(self.stock));
+        self.breaks.push(Break {
+            epoch: n,
+            slot: slots.len() as u32,
+            confirmed_down_to,
+            came_back_at,
+            lost_orders: lost.len() as u32,
+            lost_units: before
+                .iter()
+                .filter(|o| lost.contains(&o.buyer))
+                .map(|o| u64::from(o.qty))
+                .sum(),
+            busy: self.busy.iter().filter(|b| b.epoch == Some(was)).count() as u32,
+        });
+        slots.push(Slot {
+            kind: SlotKind::Break,
+            before: Some(left_at),
+            after: Some(came_back_at.unwrap_or(0)),
+            cells: Vec::new(),
+        });
+    }
+
+    /// In a later life, a sale of units the shelf no longer has: every unit of the stock was
+    /// already sold (in this life or one before), so this one is sold a second time. Counted
+    /// over the whole lane in order, so the total is the units sold beyond the stock.
+    fn sold_again(&mut self) {
+        let stock = u64::from(self.stock);
+        let first_break = self.breaks.first().map(|b| b.slot as usize);
+        let Some(lane) = self.lanes.first_mut() else {
+            return;
+        };
+        let mut sold = 0u64;
+        for (s, slot) in lane.slots.iter_mut().enumerate() {
+            let later = first_break.is_some_and(|b| s > b);
+            for cell in slot.cells.iter_mut().filter(|c| c.is_sale()) {
+                let qty = u64::from(cell.qty);
+                if later {
+                    let beyond = (sold + qty).saturating_sub(stock).min(qty) as u32;
+                    cell.phantom_units = cell.phantom_units.max(beyond);
+                }
+                sold += qty;
+            }
+        }
     }
 
     /// One outcome per buyer: a buyer reported twice is a contradiction, not two buyers.
@@ -233,7 +426,7 @@ impl Tape {
 
     /// Exact rules: sort the writes by their replies (high to low is Redis's order), then put
     /// each read right after the write that left the value it read.
-    fn exact(&mut self, initial: i64, pile: Pile) -> Vec<Slot> {
+    fn exact(&mut self, initial: i64, pile: Pile, in_doubt: u64) -> Vec<Slot> {
         let Pile { reads, mut writes } = pile;
         writes.sort_by_key(|w| (std::cmp::Reverse(w.after), w.buyer));
         let mut slots = Vec::with_capacity(2 * writes.len() + 1);
@@ -246,7 +439,7 @@ impl Tape {
         for w in writes {
             let before = w.before.unwrap_or(counter);
             // A drop no answered write explains: if some write is in doubt, it landed here.
-            if before < counter && self.in_doubt_units > 0 {
+            if before < counter && in_doubt > 0 {
                 gaps.push(slots.len());
                 slots.push(Slot {
                     kind: SlotKind::Gap,
@@ -268,6 +461,21 @@ impl Tape {
             reads_at.insert(after, slots.len());
             slots.push(reads_slot(after));
             counter = after;
+        }
+        // Reads below where the last answered write left the counter: unanswered writes
+        // landed after it (a WAIT that ran out leaves a sale with no reply), down to at least
+        // the lowest value read.
+        let lowest = reads.iter().filter_map(|r| r.before).min();
+        if let Some(low) = lowest.filter(|&v| v < counter && in_doubt > 0) {
+            gaps.push(slots.len());
+            slots.push(Slot {
+                kind: SlotKind::Gap,
+                before: Some(counter),
+                after: Some(low),
+                cells: Vec::new(),
+            });
+            reads_at.insert(low, slots.len());
+            slots.push(reads_slot(low));
         }
         for r in reads {
             let v = r.before.expect("reads carry their value");
@@ -468,6 +676,7 @@ fn cell(
         partner: None,
         writes_between: None,
         phantom_units: 0,
+        lost: false,
     }
 }
 

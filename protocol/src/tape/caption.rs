@@ -39,6 +39,19 @@ pub struct Caption {
     pub overshoots: u32,
     /// Commands the outcomes count but do not describe (see [`TapeRule::not_drawn`]).
     pub not_drawn: u32,
+    /// Times Redis came back with a counter of its own (a promoted replica, a restart): the
+    /// tape's [`Break`](super::Break)s.
+    pub breaks: u32,
+    /// Acknowledged sales a counter that came back does not have (a failover's or a crash's
+    /// `acknowledged_lost` orders).
+    pub lost_orders: u32,
+    /// Units across those sales.
+    pub lost_units: u64,
+    /// Units sold in a later life of the counter when every unit of the stock was already
+    /// sold: sold a second time (a failover's `sold_twice`).
+    pub sold_twice: u64,
+    /// Buyers Redis answered `BUSY` (a `busy_script` run's `busy_replies`).
+    pub busy: u32,
     /// The sentence a page or the CLI prints under the tape.
     pub sentence: String,
 }
@@ -66,8 +79,20 @@ impl Tape {
             lost_sales_at_least: 0,
             overshoots: 0,
             not_drawn: self.not_drawn,
+            breaks: self.breaks.len() as u32,
+            lost_orders: self.breaks.iter().map(|b| b.lost_orders).sum(),
+            lost_units: self.breaks.iter().map(|b| b.lost_units).sum(),
+            sold_twice: 0,
+            busy: self.busy.len() as u32,
             sentence: String::new(),
         };
+        // Phantom units after the first break are units sold a second time.
+        let later = self.breaks.first().map(|b| b.slot);
+        for (at, cell) in self.cells() {
+            if later.is_some_and(|b| at.slot > b) {
+                c.sold_twice += u64::from(cell.phantom_units);
+            }
+        }
         // naive_set: how many sales were computed from each value read.
         let mut sales_per_read: HashMap<i64, u32> = HashMap::new();
         for (_, cell) in self.cells() {
@@ -187,7 +212,81 @@ impl Tape {
         if let (Some(what), n @ 1..) = (self.rule.not_drawn(), c.not_drawn) {
             s += &format!("; {} {what} not drawn", num(n.into()));
         }
-        s + "."
+        // BUSY replies no break accounts for: the life they were in did not end.
+        let unplaced_busy = c.busy - self.breaks.iter().map(|b| b.busy).sum::<u32>();
+        if unplaced_busy > 0 {
+            s += &format!(
+                "; {} BUSY while a script held Redis (nothing taken; no reply says where in the order)",
+                got(unplaced_busy)
+            );
+        }
+        match self.lives_sentence(c) {
+            Some(lives) => format!("{s}. {lives}."),
+            None => s + ".",
+        }
+    }
+
+    /// What each break cost, in one sentence: where Redis came back, what it had confirmed
+    /// before, the acknowledged sales it lost, and the units sold a second time. `None` for
+    /// a counter with one life.
+    fn lives_sentence(&self, c: &Caption) -> Option<String> {
+        let last = self.breaks.len().checked_sub(1)?;
+        let clauses: Vec<String> = self
+            .breaks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut s = String::new();
+                if b.busy > 0 {
+                    s += &format!(
+                        "{} BUSY while a script held Redis (nothing taken), then ",
+                        got(b.busy)
+                    );
+                }
+                s += &match b.came_back_at {
+                    Some(v) => format!("Redis came back at {v}"),
+                    None => "Redis came back without the counter (read as 0)".to_string(),
+                };
+                s += &match b.confirmed_down_to {
+                    Some(v) => format!(" after confirming down to {v}: "),
+                    None => " before confirming any sale: ".to_string(),
+                };
+                s += &match (b.lost_orders, b.lost_units) {
+                    (0, _) => "no acknowledged sale was lost".to_string(),
+                    (n, u) if u == u64::from(n) => format!(
+                        "{} {} lost",
+                        count(
+                            n.into(),
+                            "acknowledged decrement",
+                            "acknowledged decrements"
+                        ),
+                        were(n)
+                    ),
+                    (n, u) => format!(
+                        "{} ({}) {} lost",
+                        count(
+                            n.into(),
+                            "acknowledged decrement",
+                            "acknowledged decrements"
+                        ),
+                        count(u, "unit", "units"),
+                        were(n)
+                    ),
+                };
+                if i == last && (c.sold_twice > 0 || c.lost_orders > 0) {
+                    s += &match c.sold_twice {
+                        0 => ", and no unit was sold a second time".to_string(),
+                        n => format!(
+                            ", and {} {} sold a second time",
+                            count(n, "unit", "units"),
+                            if n == 1 { "was" } else { "were" }
+                        ),
+                    };
+                }
+                s
+            })
+            .collect();
+        Some(clauses.join("; "))
     }
 
     /// `naive`: how many read enough, how many existed, how many wrote on a counter that was
@@ -234,6 +333,11 @@ fn phantom_clause(c: &Caption) -> String {
         0 => "none of them beyond the stock".to_string(),
         n => format!("{} of them beyond the stock", num(n.into())),
     }
+}
+
+/// "1 buyer got", "12 buyers got".
+fn got(n: u32) -> String {
+    format!("{} got", count(n.into(), "buyer", "buyers"))
 }
 
 fn were(n: u32) -> &'static str {

@@ -43,6 +43,7 @@ fn outcome(buyer: u32, qty: u32, result: OutcomeResult, seen: Option<i64>) -> Bu
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     }
 }
 
@@ -759,4 +760,281 @@ fn ten_thousand_buyers_build_and_verify_quickly() {
     assert!(!zoom.parts.is_empty());
     // Generous: a debug build on a busy 2-core machine, far under a frame budget in release.
     assert!(all.as_secs_f64() < 5.0, "{all:?}");
+}
+
+// ---- a counter with several lives: failover, durability, busy_script ------------------
+
+/// `o`, answered by life `n` of the counter, which began at `began_at`.
+fn life(n: u32, began_at: Option<i64>, o: BuyerOutcome) -> BuyerOutcome {
+    BuyerOutcome {
+        epoch: Some(crate::Epoch { n, began_at }),
+        ..o
+    }
+}
+
+/// A buyer of life `n` Redis answered `BUSY`.
+fn busy(buyer: u32, n: u32, began_at: Option<i64>) -> BuyerOutcome {
+    let o = BuyerOutcome {
+        error: Some("BUSY Redis is busy running a script.".into()),
+        ..outcome(buyer, 1, OutcomeResult::Error, None)
+    };
+    life(n, began_at, o)
+}
+
+/// A failover: the primary confirmed 5 down to 1, the replica had it only down to 3, was
+/// promoted, and sold on from 3.
+fn failover() -> Vec<BuyerOutcome> {
+    let old = |o| life(0, Some(5), o);
+    let new = |o| life(1, Some(3), o);
+    vec![
+        new(sold(6, 1, 2, 1)),
+        old(sold(1, 1, 5, 4)),
+        old(sold(3, 1, 3, 2)),
+        new(sold(5, 1, 3, 2)),
+        old(sold(2, 1, 4, 3)),
+        new(refused(8, 1, 0)),
+        old(sold(4, 1, 2, 1)),
+        new(sold(7, 1, 1, 0)),
+    ]
+}
+
+#[test]
+fn each_life_is_ordered_on_its_own_and_the_break_says_what_was_lost() {
+    let tape = good(5, LUA, &failover());
+    assert_eq!(
+        lines(&tape),
+        [
+            "#1 EVALSHA reserve stock 1 -> {1, 5, 4}",
+            "#2 EVALSHA reserve stock 1 -> {1, 4, 3}",
+            "#3 EVALSHA reserve stock 1 -> {1, 3, 2}  (acknowledged, then lost: the counter that \
+             came back does not have it)",
+            "#4 EVALSHA reserve stock 1 -> {1, 2, 1}  (acknowledged, then lost: the counter that \
+             came back does not have it)",
+            "== (Redis came back at 3: life 1 of the counter; the life before had confirmed down \
+             to 1: 2 acknowledged sales lost)",
+            "#5 EVALSHA reserve stock 1 -> {1, 3, 2}",
+            "#6 EVALSHA reserve stock 1 -> {1, 2, 1}  (sold a second time: every unit was already \
+             sold)",
+            "#7 EVALSHA reserve stock 1 -> {1, 1, 0}  (sold a second time: every unit was already \
+             sold)",
+            "#8 EVALSHA reserve stock 1 -> {0, 0, 0}",
+        ]
+    );
+    assert_eq!(
+        tape.breaks,
+        [Break {
+            epoch: 1,
+            slot: 4,
+            confirmed_down_to: Some(1),
+            came_back_at: Some(3),
+            lost_orders: 2,
+            lost_units: 2,
+            busy: 0,
+        }]
+    );
+    assert_eq!(tape.final_counter(), Some(0));
+    let c = tape.caption();
+    assert_eq!(
+        (c.breaks, c.lost_orders, c.lost_units, c.sold_twice),
+        (1, 2, 2, 2)
+    );
+    assert_eq!(c.sold_twice, c.oversold_units, "sold twice is the oversell");
+    assert_eq!(
+        c.sentence,
+        "7 calls took 7 of 5 units, each at one exact point in Redis's order, 2 of them beyond \
+         the stock; 1 found too little stock and changed nothing. Redis came back at 3 after \
+         confirming down to 1: 2 acknowledged decrements were lost, and 2 units were sold a \
+         second time."
+    );
+    // The break, the lost sales and the second sales are drawn; the refusal after the
+    // second life ran out is folded.
+    assert_eq!(
+        tape.zoom().parts[0],
+        ZoomPart::Shown {
+            lane: 0,
+            from: 0,
+            to: 7
+        }
+    );
+}
+
+#[test]
+fn a_counter_that_did_not_come_back_loses_every_sale_and_reads_as_zero() {
+    // durability `none`: the restarted Redis has no stock key.
+    let outcomes = [
+        life(0, Some(3), sold(1, 1, 3, 2)),
+        life(0, Some(3), sold(2, 2, 2, 0)),
+        life(1, None, refused(3, 1, 0)),
+        life(1, None, refused(4, 1, 0)),
+    ];
+    let tape = good(3, LUA, &outcomes);
+    assert_eq!(
+        lines(&tape)[2],
+        "== (Redis came back without the counter (read as 0): life 1 of the counter; the life \
+         before had confirmed down to 0: 2 acknowledged sales (3 units) lost)"
+    );
+    assert_eq!(tape.final_counter(), Some(0));
+    assert_eq!(
+        tape.caption().sentence,
+        "2 calls took 3 of 3 units, each at one exact point in Redis's order, none of them beyond \
+         the stock; 2 found too little stock and changed nothing. Redis came back without the \
+         counter (read as 0) after confirming down to 0: 2 acknowledged decrements (3 units) \
+         were lost, and no unit was sold a second time."
+    );
+}
+
+#[test]
+fn busy_answers_are_counted_in_the_life_they_came_in() {
+    // busy_script, unkillable: one sale, two BUSY, SHUTDOWN NOSAVE, back from the snapshot.
+    let outcomes = [
+        life(0, Some(3), sold(1, 1, 3, 2)),
+        busy(2, 0, Some(3)),
+        busy(3, 0, Some(3)),
+        life(1, Some(3), sold(4, 1, 3, 2)),
+        life(1, Some(3), sold(5, 1, 2, 1)),
+        life(1, Some(3), sold(6, 1, 1, 0)),
+        life(1, Some(3), refused(7, 1, 0)),
+    ];
+    let tape = good(3, LUA, &outcomes);
+    assert_eq!(
+        lines(&tape)[..4],
+        [
+            "#1 EVALSHA reserve stock 1 -> {1, 3, 2}  (acknowledged, then lost: the counter that \
+             came back does not have it)",
+            "#2 EVALSHA reserve stock 1 -> BUSY  (a script held Redis: nothing taken, no reply \
+             places it)",
+            "#3 EVALSHA reserve stock 1 -> BUSY  (a script held Redis: nothing taken, no reply \
+             places it)",
+            "== (Redis came back at 3: life 1 of the counter; the life before had confirmed down \
+             to 2: 1 acknowledged sale lost)",
+        ]
+    );
+    let c = tape.caption();
+    assert_eq!((c.busy, c.lost_orders, c.sold_twice), (2, 1, 1));
+    assert_eq!(
+        c.sentence,
+        "4 calls took 4 of 3 units, each at one exact point in Redis's order, 1 of them beyond \
+         the stock; 1 found too little stock and changed nothing. 2 buyers got BUSY while a \
+         script held Redis (nothing taken), then Redis came back at 3 after confirming down to \
+         2: 1 acknowledged decrement was lost, and 1 unit was sold a second time."
+    );
+
+    // Killed instead: one life, and no reply says where the BUSY answers sit.
+    let outcomes = [
+        life(0, Some(2), sold(1, 1, 2, 1)),
+        busy(2, 0, Some(2)),
+        life(0, Some(2), sold(3, 1, 1, 0)),
+    ];
+    let tape = good(2, LUA, &outcomes);
+    assert!(tape.breaks.is_empty());
+    assert_eq!(
+        lines(&tape),
+        [
+            "#1 EVALSHA reserve stock 1 -> {1, 2, 1}",
+            "#3 EVALSHA reserve stock 1 -> {1, 1, 0}",
+            "#2 EVALSHA reserve stock 1 -> BUSY  (a script held Redis: nothing taken, no reply \
+             places it)",
+        ]
+    );
+    assert_eq!(
+        tape.caption().sentence,
+        "2 calls took 2 of 2 units, each at one exact point in Redis's order, none of them beyond \
+         the stock; 0 found too little stock and changed nothing; 1 buyer got BUSY while a script \
+         held Redis (nothing taken; no reply says where in the order)."
+    );
+}
+
+#[test]
+fn a_promotion_that_lost_nothing_says_so() {
+    // min_replicas: the primary refused every write it could not replicate.
+    let outcomes = [
+        life(0, Some(2), sold(1, 1, 2, 1)),
+        life(1, Some(1), sold(2, 1, 1, 0)),
+        life(1, Some(1), refused(3, 1, 0)),
+    ];
+    let tape = good(2, LUA, &outcomes);
+    assert!(tape.cells().all(|(_, c)| !c.lost && c.phantom_units == 0));
+    assert!(
+        tape.caption().sentence.ends_with(
+            " Redis came back at 1 after confirming down to 1: no acknowledged sale was lost."
+        ),
+        "{}",
+        tape.caption().sentence
+    );
+}
+
+#[test]
+fn one_life_is_the_tape_it_always_was() {
+    let plain = Tape::build(2, LUA, &scripted());
+    let outcomes: Vec<BuyerOutcome> = scripted()
+        .into_iter()
+        .map(|o| life(0, Some(2), o))
+        .collect();
+    let tagged = good(2, LUA, &outcomes);
+    assert_eq!(lines(&tagged), lines(&plain));
+    assert_eq!(tagged.caption(), plain.caption());
+    assert_eq!(tagged.lanes, plain.lanes);
+}
+
+#[test]
+fn lives_that_do_not_fit_are_rejected() {
+    // Two buyers of life 1 disagree on where it began.
+    let mut outcomes = failover();
+    outcomes[7] = life(1, Some(4), sold(7, 1, 1, 0));
+    let e = bad(5, LUA, &outcomes);
+    assert!(
+        matches!(e, Contradiction::LifeUnclear { buyer: 7, .. }),
+        "{e}"
+    );
+    // A reply that names no life, in a run of several.
+    let mut outcomes = failover();
+    outcomes[5] = refused(8, 1, 0);
+    let e = bad(5, LUA, &outcomes);
+    assert!(
+        matches!(e, Contradiction::LifeUnclear { buyer: 8, .. }),
+        "{e}"
+    );
+    // Life 1 sold from 4 although it came back at 3.
+    let mut outcomes = failover();
+    outcomes[3] = life(1, Some(3), sold(5, 1, 4, 3));
+    assert!(matches!(
+        bad(5, LUA, &outcomes),
+        Contradiction::Mismatch { buyer: 5, .. }
+    ));
+    // Life 0's unanswered write cannot explain a drop in life 1.
+    let mut outcomes = failover();
+    outcomes[3] = life(1, Some(3), sold(5, 1, 2, 1));
+    outcomes[0] = life(1, Some(3), sold(6, 1, 1, 0));
+    outcomes[7] = life(0, Some(5), outcome(7, 1, OutcomeResult::Unknown, None));
+    let e = bad(5, LUA, &outcomes);
+    assert!(matches!(e, Contradiction::Mismatch { buyer: 5, .. }), "{e}");
+}
+
+#[test]
+fn reads_after_the_last_answered_write_sit_after_the_writes_in_doubt() {
+    // lua_wait on the promoted replica: two sales whose WAIT ran out (in doubt, no reply),
+    // then refusals at 0.
+    let outcomes = [
+        life(0, Some(3), sold(1, 1, 3, 2)),
+        life(1, Some(2), outcome(2, 1, OutcomeResult::Unknown, None)),
+        life(1, Some(2), outcome(3, 1, OutcomeResult::Unknown, None)),
+        life(1, Some(2), refused(4, 1, 0)),
+    ];
+    let tape = good(3, LUA, &outcomes);
+    assert_eq!(
+        lines(&tape)[1..3],
+        [
+            "== (Redis came back at 2: life 1 of the counter; the life before had confirmed down \
+             to 2: nothing acknowledged lost)",
+            "-- (the counter fell by 2 units with no answered write: writes in doubt landed here)",
+        ]
+    );
+    // Life 0's unanswered write cannot explain a drop in life 1.
+    let mut outcomes = outcomes.to_vec();
+    outcomes[1].epoch = outcomes[0].epoch;
+    outcomes[2].epoch = outcomes[0].epoch;
+    assert!(matches!(
+        bad(3, LUA, &outcomes),
+        Contradiction::Unplaceable { buyer: 4, .. }
+    ));
 }

@@ -74,6 +74,24 @@ pub enum Contradiction {
         /// Writes that landed in between.
         writes_between: u32,
     },
+    /// The outcomes do not agree on a life of the counter (see
+    /// [`Epoch`](crate::Epoch)): two say one life began at different values, a reply names
+    /// no life in a run of several, or a tape of several counters has lives.
+    LifeUnclear {
+        /// The buyer.
+        buyer: u32,
+        /// What does not fit.
+        why: &'static str,
+    },
+    /// A break between two lives does not start where the dead life's replay ended.
+    BrokenBreak {
+        /// The break's slot.
+        at: CellAt,
+        /// Where the replay left the counter.
+        expected: i64,
+        /// Where the break says the dead life left it.
+        got: i64,
+    },
     /// The counter dropped by more than the writes whose replies never came back can explain.
     UnexplainedDrop {
         /// Where.
@@ -135,6 +153,12 @@ impl fmt::Display for Contradiction {
             } => write!(
                 f,
                 "{writes_between} writes landed between buyer #{buyer}'s read and its write, which its guard forbids"
+            ),
+            Contradiction::LifeUnclear { buyer, why } => write!(f, "buyer #{buyer}: {why}"),
+            Contradiction::BrokenBreak { at, expected, got } => write!(
+                f,
+                "the break at lane {}, slot {} says the counter's life ended at {got}, but the replay left it at {expected}",
+                at.lane, at.slot
             ),
             Contradiction::UnexplainedDrop {
                 at,
@@ -199,6 +223,17 @@ impl Tape {
             match slot.kind {
                 SlotKind::Gap => {
                     counter = self.replay_gap(at(0), slot, counter, dropped)?;
+                }
+                // Redis came back: the next life is replayed from where it began.
+                SlotKind::Break => {
+                    if let Some(got) = slot.before.filter(|&v| v != counter) {
+                        return Err(Contradiction::BrokenBreak {
+                            at: at(0),
+                            expected: counter,
+                            got,
+                        });
+                    }
+                    counter = slot.after.unwrap_or(counter);
                 }
                 SlotKind::Reads => {
                     for (i, c) in slot.cells.iter().enumerate() {
@@ -284,6 +319,9 @@ impl Tape {
             + self.in_doubt_units;
         let mut unsold = lane.initial;
         for (s, slot) in lane.slots.iter().enumerate() {
+            if slot.kind == SlotKind::Break {
+                unsold = slot.after.unwrap_or(unsold);
+            }
             for (i, c) in slot.cells.iter().enumerate() {
                 let at = CellAt {
                     lane: l,

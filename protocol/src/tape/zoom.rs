@@ -3,7 +3,7 @@
 //! every slot where a stale read or a phantom unit shows. The rest is folded into counts.
 
 use super::caption::{count, num};
-use super::{CellAt, Command, Lane, SlotKind, Tape};
+use super::{CellAt, Command, Lane, Slot, SlotKind, Tape};
 use crate::OutcomeResult;
 
 /// The slots to draw, lane by lane, in order; and what was folded away between them.
@@ -83,17 +83,11 @@ impl ZoomPart {
 impl Tape {
     /// The race and its damage to draw; everything else folded into counts.
     pub fn zoom(&self) -> Zoom {
-        let mut keep: Vec<Vec<bool>> = self
-            .lanes
-            .iter()
-            .map(|lane| {
-                let end = ran_out(lane);
-                (0..lane.slots.len()).map(|s| Some(s) <= end).collect()
-            })
-            .collect();
-        // Stale and phantom writes are the story, wherever they landed; so are their reads.
+        let mut keep: Vec<Vec<bool>> = self.lanes.iter().map(race_of_each_life).collect();
+        // Stale, phantom and lost writes are the story, wherever they landed; so are their
+        // reads.
         for (at, cell) in self.cells() {
-            if cell.is_stale() || cell.phantom_units > 0 {
+            if cell.is_stale() || cell.phantom_units > 0 || cell.lost {
                 for CellAt { lane, slot, .. } in std::iter::once(at).chain(cell.partner) {
                     keep[lane as usize][slot as usize] = true;
                 }
@@ -125,11 +119,36 @@ impl Tape {
     }
 }
 
+/// Which slots of `lane` to draw: in each life of its counter, from the start until the
+/// counter ran out (see [`ran_out`]); and every break between two lives.
+fn race_of_each_life(lane: &Lane) -> Vec<bool> {
+    let n = lane.slots.len();
+    let mut keep = vec![false; n];
+    let breaks = lane
+        .slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == SlotKind::Break)
+        .map(|(i, _)| i);
+    let mut start = 0;
+    for end in breaks.chain([n]) {
+        let end_of_race = ran_out(&lane.slots[start..end]).map(|i| start + i);
+        for (s, k) in keep.iter_mut().enumerate().take(end).skip(start) {
+            *k = Some(s) <= end_of_race;
+        }
+        if end < n {
+            keep[end] = true;
+        }
+        start = end + 1;
+    }
+    keep
+}
+
 /// The slot where the counter first reached zero or below; without one, the last write; with
 /// no writes, `None` (nothing raced).
-fn ran_out(lane: &Lane) -> Option<usize> {
+fn ran_out(slots: &[Slot]) -> Option<usize> {
     let writes = || {
-        lane.slots
+        slots
             .iter()
             .enumerate()
             .filter(|(_, s)| matches!(s.kind, SlotKind::Write | SlotKind::Gap))

@@ -14,7 +14,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oversold_protocol::{BusyTally, BuyerOutcome, OutcomeResult, RunConfig, Scenario, SlowJobEnd};
+use oversold_protocol::{
+    BusyTally, BuyerOutcome, Epoch, OutcomeResult, RunConfig, Scenario, SlowJobEnd,
+};
 use tokio::sync::RwLock;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -72,13 +74,20 @@ pub async fn run(
     let (fleet, watchdog_conn, slow_conn) = set_up(&store, strategy, config, run_id, &keys)
         .await
         .map_err(RunError::Setup)?;
-    let fleet = Arc::new(RwLock::new(fleet));
+    let fleet = Arc::new(RwLock::new(Fleet {
+        conns: fleet,
+        life: Epoch {
+            n: 0,
+            began_at: Some(i64::from(config.race.stock)),
+        },
+    }));
     let watchdog = Watchdog {
         redis: redis.clone(),
         store: store.clone(),
         fleet: fleet.clone(),
         run_id: run_id.to_string(),
         conn: watchdog_conn,
+        keys: keys.clone(),
     };
     let sale = Sale {
         config,
@@ -87,12 +96,14 @@ pub async fn run(
     };
     let done = CancellationToken::new();
     let watching = tokio::spawn(watchdog.watch(done.clone()));
-    let (outcomes, job, sent_at, opened) = sale.run(strategy.client, slow_conn, sink, cancel).await;
+    let (outcomes, job, sent_at, _opened) =
+        sale.run(strategy.client, slow_conn, sink, cancel).await;
     done.cancel();
     let watched = watching.await.unwrap_or_default();
     let redis_requests = fleet
         .read()
         .await
+        .conns
         .iter()
         .map(RedisConn::requests_sent)
         .sum();
@@ -101,9 +112,7 @@ pub async fn run(
     drop(redis); // the run's Redis stops with the last handle (the watchdog's is gone)
     let final_stock = read.map_err(RunError::ReadBack)?;
     let mut summary = crate::summary::summarize(config, &outcomes, final_stock);
-    summary.busy = Some(Box::new(tally(
-        &outcomes, &watched, job, sent_at, opened, config,
-    )));
+    summary.busy = Some(Box::new(tally(&outcomes, &watched, job, sent_at, config)));
     Ok(RunReport {
         run_id: run_id.to_string(),
         summary,
@@ -175,11 +184,21 @@ async fn read_back(store: &Store, keys: &BusyKeys) -> Result<i64, ShelfError> {
     value.ok_or_else(|| ShelfError::Vanished(keys.run().stock_key().to_string()))
 }
 
+/// The buyers' connections, and the life of the counter they reach (0 from the stock; 1
+/// after a restart, from what the snapshot brought back): each outcome carries it, so the
+/// tape orders each life on its own.
+pub struct Fleet {
+    /// One connection per app server.
+    pub conns: Vec<RedisConn>,
+    /// The life of the counter they reach.
+    pub life: Epoch,
+}
+
 /// The part of a run between set-up and read-back.
 struct Sale<'a> {
     config: &'a RunConfig,
     keys: &'a BusyKeys,
-    fleet: &'a Arc<RwLock<Vec<RedisConn>>>,
+    fleet: &'a Arc<RwLock<Fleet>>,
 }
 
 /// What the slow client's call(s) came to.
@@ -252,18 +271,16 @@ impl Sale<'_> {
 }
 
 /// One buyer: `reserve.lua` on its app server's current connection (after a restart, a new
-/// one; during a restart, it waits for it).
-async fn buy(
-    plan: &BuyerPlan,
-    opened: Instant,
-    fleet: &RwLock<Vec<RedisConn>>,
-    key: &str,
-) -> BuyerOutcome {
+/// one; during a restart, it waits for it). Its outcome says which life of the counter that
+/// connection reached; a buyer that timed out before it had one says none.
+async fn buy(plan: &BuyerPlan, opened: Instant, fleet: &RwLock<Fleet>, key: &str) -> BuyerOutcome {
     let start = Instant::now();
+    let mut reached: Option<Epoch> = None;
     let reserve = async {
         let mut conn = {
             let fleet = fleet.read().await;
-            fleet[plan.app_server as usize % fleet.len()].clone()
+            reached = Some(fleet.life);
+            fleet.conns[plan.app_server as usize % fleet.conns.len()].clone()
         };
         stock::reserve(&mut conn, key, plan.qty).await
     };
@@ -304,7 +321,7 @@ async fn buy(
                 1,
             ),
         };
-    plan.outcome(
+    let outcome = plan.outcome(
         CallAnswer {
             result,
             observed,
@@ -315,7 +332,11 @@ async fn buy(
         opened,
         start,
         Instant::now(),
-    )
+    );
+    BuyerOutcome {
+        epoch: reached,
+        ..outcome
+    }
 }
 
 /// The stall's tally: `BUSY` replies, its length, kills, restarts, and what a restart lost.
@@ -324,27 +345,21 @@ fn tally(
     watched: &Watched,
     job: JobResult,
     sent_at: Option<Instant>,
-    opened: Option<Instant>,
     config: &RunConfig,
 ) -> BusyTally {
-    let busy_replies = outcomes
-        .iter()
-        .filter(|o| o.error.as_deref().is_some_and(|e| e.starts_with("BUSY")))
-        .count() as u32;
+    let busy_replies = outcomes.iter().filter(|o| o.answered_busy()).count() as u32;
     let stalled_ms = match (sent_at, watched.stall_ended) {
         (Some(sent), Some(ended)) => ended.saturating_duration_since(sent).as_millis() as u64,
         _ => 0,
     };
-    // Orders acknowledged before the shutdown: the restarted Redis has no trace of them.
-    let lost: Vec<&BuyerOutcome> = match (watched.shut_down_at, opened) {
-        (Some(down), Some(opened)) => {
-            let down_us = down.saturating_duration_since(opened).as_micros() as u64;
-            outcomes
-                .iter()
-                .filter(|o| o.result == OutcomeResult::Reserved && o.end_us <= down_us)
-                .collect()
-        }
-        _ => Vec::new(),
+    // Orders acknowledged before the shutdown that the snapshot the restarted Redis loaded
+    // does not have (the tape marks the same orders lost: `BuyerOutcome::lost_to`).
+    let lost: Vec<&BuyerOutcome> = match watched.restored {
+        Some(restored) => outcomes
+            .iter()
+            .filter(|o| o.epoch.is_some_and(|e| e.n == 0) && o.lost_to(restored))
+            .collect(),
+        None => Vec::new(),
     };
     let slow_job = if watched.restarted > 0 {
         SlowJobEnd::ShutDown

@@ -14,10 +14,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 
+use oversold_protocol::Epoch;
+
+use super::Fleet;
 use crate::private_redis::PrivateRedis;
-use crate::store::busy::{self, KillWith};
+use crate::store::busy::{self, BusyKeys, KillWith};
 use crate::store::sandbox::Kill;
-use crate::store::{self, RedisConn, Store, StoreError};
+use crate::store::{self, RedisConn, Store, StoreError, stock};
 
 /// How often the watchdog looks.
 pub const POLL: Duration = Duration::from_millis(20);
@@ -41,6 +44,9 @@ pub struct Watched {
     pub shut_down_at: Option<Instant>,
     /// Restarts done.
     pub restarted: u32,
+    /// After a restart, the counter as the restarted Redis loaded it from the snapshot
+    /// (`Some(None)`: the key did not come back); `None` without a restart.
+    pub restored: Option<Option<i64>>,
 }
 
 /// What the watchdog works on.
@@ -50,7 +56,9 @@ pub struct Watchdog {
     /// Its address.
     pub store: Store,
     /// The buyers' connections, replaced after a restart.
-    pub fleet: Arc<RwLock<Vec<RedisConn>>>,
+    pub fleet: Arc<RwLock<Fleet>>,
+    /// The run's keys: the restarted counter is read back.
+    pub keys: BusyKeys,
     /// The run's id (names the new connections).
     pub run_id: String,
     /// The watchdog's own connection, opened before the sale starts.
@@ -176,9 +184,28 @@ impl Watchdog {
                 tracing::warn!(run_id = %self.run_id, error = %e, "watchdog reconnect failed")
             }
         }
-        let n = fleet.len() as u32;
+        // Where the counter's next life begins: what the snapshot brought back. Unread, the
+        // buyers stay in the old life's numbering, and the tape says no order explains it
+        // rather than the run inventing a start.
+        let restored = match stock::get(&mut self.conn, self.keys.run()).await {
+            Ok(value) => Some(value),
+            Err(e) => {
+                tracing::warn!(run_id = %self.run_id, error = %e, "reading the restored stock failed");
+                None
+            }
+        };
+        seen.restored = restored;
+        let n = fleet.conns.len() as u32;
         match self.store.connect_fleet(&self.run_id, n).await {
-            Ok(fresh) => *fleet = fresh,
+            Ok(fresh) => {
+                fleet.conns = fresh;
+                if let Some(began_at) = restored {
+                    fleet.life = Epoch {
+                        n: fleet.life.n + 1,
+                        began_at,
+                    };
+                }
+            }
             Err(e) => {
                 tracing::warn!(run_id = %self.run_id, error = %e, "buyers could not reconnect")
             }

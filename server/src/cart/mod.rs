@@ -414,6 +414,7 @@ fn outcome(
             fallback,
             doomed_hold_us: bought.doomed_hold.map(|d| d.as_micros() as u64),
         })),
+        epoch: None,
     };
     (o, trouble)
 }

@@ -707,6 +707,7 @@ impl Buyer {
                 steps: tale.steps,
             }),
             cart: None,
+            epoch: None,
         }
     }
 }

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use oversold_protocol::{
-    BuyerOutcome, DurabilityTally, OutcomeResult, Persistence, RunConfig, Scenario,
+    BuyerOutcome, DurabilityTally, Epoch, OutcomeResult, Persistence, RunConfig, Scenario,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -77,10 +77,11 @@ pub fn moments(config: &RunConfig) -> Moments {
     Moments { snapshot, crash }
 }
 
-/// The buyers' connections, and which server generation they are for (0 before the crash,
-/// 1 after the restart).
+/// The buyers' connections, and the life of the counter they reach (0 before the crash, from
+/// the stock; 1 after the restart, from what Redis loaded): each outcome carries it, so the
+/// tape orders each life on its own.
 struct Fleet {
-    generation: u32,
+    life: Epoch,
     conns: Vec<RedisConn>,
 }
 
@@ -117,7 +118,10 @@ pub async fn run(
             .map_err(|e| RunError::Setup(e.into()))?;
     }
     let fleet = Arc::new(RwLock::new(Fleet {
-        generation: 0,
+        life: Epoch {
+            n: 0,
+            began_at: Some(i64::from(config.race.stock)),
+        },
         conns: fleet,
     }));
     let crash = Crash {
@@ -147,7 +151,6 @@ pub async fn run(
     }
     let final_stock = read.map_err(RunError::ReadBack)?;
     let tally = tally(&outcomes, &crashed, persistence, burst);
-    let outcomes: Vec<BuyerOutcome> = outcomes.into_iter().map(|(o, _)| o).collect();
     let mut summary = crate::summary::summarize(config, &outcomes, final_stock);
     summary.durability = Some(Box::new(tally));
     Ok(RunReport {
@@ -345,7 +348,10 @@ impl Crash {
         match self.store.connect_fleet(&self.run_id, n).await {
             Ok(fresh) => {
                 fleet.conns = fresh;
-                fleet.generation += 1;
+                fleet.life = Epoch {
+                    n: fleet.life.n + 1,
+                    began_at: seen.restored,
+                };
             }
             Err(e) => seen.failed = Some(format!("no connection to the restarted Redis: {e}")),
         }
@@ -355,7 +361,7 @@ impl Crash {
 }
 
 /// Release every buyer at its arrival, and the crash at its moment; the outcomes (each
-/// with the generation of the server that answered it) and what the crash did.
+/// with the life of the counter that answered it) and what the crash did.
 async fn sale(
     config: &RunConfig,
     keys: &DurabilityKeys,
@@ -363,7 +369,7 @@ async fn sale(
     crash: Crash,
     sink: Option<EventSink>,
     cancel: CancellationToken,
-) -> (Vec<(BuyerOutcome, u32)>, Crashed) {
+) -> (Vec<BuyerOutcome>, Crashed) {
     let (gate, turn) = StartGate::new();
     let mut buyers = JoinSet::new();
     for plan in plan::plan(&config.race) {
@@ -380,7 +386,7 @@ async fn sale(
     let mut outcomes = Vec::new();
     while let Some(joined) = buyers.join_next().await {
         if let Ok(Some(o)) = joined {
-            tell(&sink, Event::Outcome(o.0.clone()));
+            tell(&sink, Event::Outcome(o.clone()));
             outcomes.push(o);
         }
     }
@@ -391,21 +397,16 @@ async fn sale(
     (outcomes, crashed)
 }
 
-/// One buyer: `reserve.lua` on its app server's current connection; with its answer, the
-/// generation of the server that gave it.
-async fn buy(
-    plan: &BuyerPlan,
-    opened: Instant,
-    fleet: &RwLock<Fleet>,
-    key: &str,
-) -> (BuyerOutcome, u32) {
+/// One buyer: `reserve.lua` on its app server's current connection; its outcome says which
+/// life of the counter that connection reached.
+async fn buy(plan: &BuyerPlan, opened: Instant, fleet: &RwLock<Fleet>, key: &str) -> BuyerOutcome {
     let start = Instant::now();
-    let (mut conn, generation) = {
+    let (mut conn, life) = {
         let fleet = fleet.read().await;
         let conns = &fleet.conns;
         (
             conns[plan.app_server as usize % conns.len()].clone(),
-            fleet.generation,
+            fleet.life,
         )
     };
     let reserve = stock::reserve(&mut conn, key, plan.qty);
@@ -453,7 +454,10 @@ async fn buy(
         start,
         Instant::now(),
     );
-    (outcome, generation)
+    BuyerOutcome {
+        epoch: Some(life),
+        ..outcome
+    }
 }
 
 /// The stock as the restarted Redis holds it at the end. A key the restart did not bring
@@ -470,22 +474,21 @@ async fn read_back(store: &Store, keys: &DurabilityKeys) -> Result<i64, ShelfErr
 /// The crash's tally: what was acknowledged before it, what the restart loaded, and which
 /// acknowledged orders it does not have.
 fn tally(
-    outcomes: &[(BuyerOutcome, u32)],
+    outcomes: &[BuyerOutcome],
     crashed: &Crashed,
     persistence: Persistence,
     burst: Burst,
 ) -> DurabilityTally {
     let before: Vec<&BuyerOutcome> = outcomes
         .iter()
-        .filter(|(o, generation)| *generation == 0 && o.result == OutcomeResult::Reserved)
-        .map(|(o, _)| o)
+        .filter(|o| o.epoch.is_some_and(|e| e.n == 0) && o.result == OutcomeResult::Reserved)
         .collect();
-    let lost: Vec<&&BuyerOutcome> = match (crashed.killed_at, crashed.restored) {
-        (None, _) => Vec::new(),
-        (Some(_), None) => before.iter().collect(),
-        (Some(_), Some(restored)) => before
+    // The tape marks the same orders lost (`BuyerOutcome::lost_to`).
+    let lost: Vec<&&BuyerOutcome> = match crashed.killed_at {
+        None => Vec::new(),
+        Some(_) => before
             .iter()
-            .filter(|o| o.stock_after.is_some_and(|after| after < restored))
+            .filter(|o| o.lost_to(crashed.restored))
             .collect(),
     };
     let ms = |d: Duration| d.as_millis() as u32;

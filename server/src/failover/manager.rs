@@ -20,6 +20,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use oversold_protocol::Epoch;
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
 
@@ -182,7 +183,10 @@ impl Manager {
         let retired: u64 = fleet.conns.iter().map(RedisConn::requests_sent).sum();
         fleet.retired_requests += retired;
         fleet.conns = conns;
-        fleet.generation = 1;
+        fleet.life = Epoch {
+            n: 1,
+            began_at: Some(replica_stock_at_promotion),
+        };
         let promoted = Instant::now();
         drop(fleet);
         Ok((

@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oversold_protocol::{BuyerOutcome, FailoverTally, OutcomeResult, RunConfig, Scenario};
+use oversold_protocol::{BuyerOutcome, Epoch, FailoverTally, OutcomeResult, RunConfig, Scenario};
 use tokio::sync::RwLock;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -62,13 +62,14 @@ pub fn primary_dies_at(config: &RunConfig) -> Duration {
     Duration::from_millis(u64::from(config.race.arrival_spread_ms * 3 / 20))
 }
 
-/// The buyers' connections, replaced by the failover. `generation` 0 is the old primary,
-/// 1 the promoted replica.
+/// The buyers' connections, replaced by the failover.
 pub struct Fleet {
     /// One connection per app server.
     pub conns: Vec<RedisConn>,
-    /// Which server they reach: 0 the first primary, 1 the promoted replica.
-    pub generation: u32,
+    /// The life of the counter they reach (0 the first primary's, from the stock; 1 the
+    /// promoted replica's, from what it held at its promotion): each outcome carries it, so
+    /// the tape orders each life on its own.
+    pub life: Epoch,
     /// Requests sent on connections this fleet replaced.
     pub retired_requests: u64,
 }
@@ -106,7 +107,10 @@ pub async fn run(
             .map_err(RunError::Setup)?;
     let fleet = Arc::new(RwLock::new(Fleet {
         conns,
-        generation: 0,
+        life: Epoch {
+            n: 0,
+            began_at: Some(i64::from(config.race.stock)),
+        },
         retired_requests: 0,
     }));
     let manager = Manager {
@@ -129,7 +133,7 @@ pub async fn run(
     };
     let (served, failed_over, opened) = sale.run(manager, pair, sink, cancel).await;
     let redis_requests = fleet.read().await.requests_sent();
-    let outcomes: Vec<BuyerOutcome> = served.iter().map(|(o, _)| o.clone()).collect();
+    let outcomes = served;
     let (failed_over, pair) = match failed_over {
         Some(Ok(done)) => done,
         Some(Err(why)) => {
@@ -156,7 +160,7 @@ pub async fn run(
     summary.failover = Some(Box::new(tally(
         config,
         strategy.guard,
-        &served,
+        &outcomes,
         &failed_over,
         opened,
     )));
@@ -226,9 +230,6 @@ struct Sale<'a> {
     guard: Guard,
 }
 
-/// A buyer's outcome, and the generation of the server that answered it.
-type Served = (BuyerOutcome, u32);
-
 impl Sale<'_> {
     /// Release every buyer at its arrival and the manager's two steps at theirs; the
     /// outcomes, what the failover did (`None` if cancelled before it), and when the gate
@@ -240,7 +241,7 @@ impl Sale<'_> {
         sink: Option<EventSink>,
         cancel: CancellationToken,
     ) -> (
-        Vec<Served>,
+        Vec<BuyerOutcome>,
         Option<Result<(FailedOver, Pair), String>>,
         Option<Instant>,
     ) {
@@ -262,9 +263,9 @@ impl Sale<'_> {
         let opened = gate.open().await;
         let mut outcomes = Vec::new();
         while let Some(joined) = buyers.join_next().await {
-            if let Ok(Some(served)) = joined {
-                tell(&sink, Event::Outcome(served.0.clone()));
-                outcomes.push(served);
+            if let Ok(Some(o)) = joined {
+                tell(&sink, Event::Outcome(o.clone()));
+                outcomes.push(o);
             }
         }
         let failed_over = match failing.await {
@@ -276,31 +277,34 @@ impl Sale<'_> {
 }
 
 /// One buyer: `reserve.lua` on its app server's current connection (during the failover,
-/// it waits for the new one), then what the guard asks.
+/// it waits for the new one), then what the guard asks. The outcome says which life of the
+/// counter its connection reached; a buyer that timed out before it had one says none.
 async fn buy(
     plan: &BuyerPlan,
     opened: Instant,
     fleet: &RwLock<Fleet>,
     key: &str,
     guard: Guard,
-) -> Served {
+) -> BuyerOutcome {
     let start = Instant::now();
+    let mut reached: Option<Epoch> = None;
     let order = async {
-        let (mut conn, generation) = {
-            let fleet = fleet.read().await;
-            let k = plan.app_server as usize % fleet.conns.len();
-            (fleet.conns[k].clone(), fleet.generation)
-        };
-        (reserve(&mut conn, key, plan.qty, guard).await, generation)
+        // The fleet is held for the whole call, not only to pick a connection: the manager's
+        // steps take it exclusively, so they start once no order is on its way. Otherwise an
+        // order sent just after the manager read the primary's counter would land before the
+        // kill, and the counter "at the kill" would be stale (measured under load: 7 sales
+        // confirmed below it, and the ledger check failed).
+        let fleet = fleet.read().await;
+        let k = plan.app_server as usize % fleet.conns.len();
+        reached = Some(fleet.life);
+        let mut conn = fleet.conns[k].clone();
+        reserve(&mut conn, key, plan.qty, guard).await
     };
-    let (answer, generation) = match tokio::time::timeout(BUYER_DEADLINE, order).await {
+    let answer = match tokio::time::timeout(BUYER_DEADLINE, order).await {
         Ok(done) => done,
-        Err(_) => (
-            Answer::unknown(
-                format!("no answer within {} s", BUYER_DEADLINE.as_secs()),
-                1,
-            ),
-            u32::MAX,
+        Err(_) => Answer::unknown(
+            format!("no answer within {} s", BUYER_DEADLINE.as_secs()),
+            1,
         ),
     };
     let outcome = plan.outcome(
@@ -315,7 +319,10 @@ async fn buy(
         start,
         Instant::now(),
     );
-    (outcome, generation)
+    BuyerOutcome {
+        epoch: reached,
+        ..outcome
+    }
 }
 
 /// What one buyer's calls came to.
@@ -414,31 +421,27 @@ async fn reserve(conn: &mut RedisConn, key: &str, qty: u32, guard: Guard) -> Ans
 fn tally(
     config: &RunConfig,
     guard: Guard,
-    served: &[Served],
+    served: &[BuyerOutcome],
     done: &FailedOver,
     opened: Option<Instant>,
 ) -> FailoverTally {
     // The replica has a prefix of the old primary's history, and the counter only falls:
     // an order the old primary confirmed leaving the counter below what the replica held
-    // at its promotion came after that prefix.
+    // at its promotion came after that prefix (the tape marks the same orders lost).
     let lost: Vec<&BuyerOutcome> = served
         .iter()
-        .filter(|(o, generation)| {
-            *generation == 0
-                && o.result == OutcomeResult::Reserved
-                && o.stock_after
-                    .is_some_and(|after| after < done.replica_stock_at_promotion)
+        .filter(|o| {
+            o.epoch.is_some_and(|e| e.n == 0) && o.lost_to(Some(done.replica_stock_at_promotion))
         })
-        .map(|(o, _)| o)
         .collect();
     let confirmed_units: u64 = served
         .iter()
-        .filter(|(o, _)| o.result == OutcomeResult::Reserved)
-        .map(|(o, _)| u64::from(o.qty))
+        .filter(|o| o.result == OutcomeResult::Reserved)
+        .map(|o| u64::from(o.qty))
         .sum();
     let refused_writes = served
         .iter()
-        .filter(|(o, _)| {
+        .filter(|o| {
             o.error
                 .as_deref()
                 .is_some_and(|e| e.starts_with("NOREPLICAS"))
@@ -446,7 +449,7 @@ fn tally(
         .count() as u32;
     let wait_timed_out = served
         .iter()
-        .filter(|(o, _)| {
+        .filter(|o| {
             o.error
                 .as_deref()
                 .is_some_and(|e| e.contains("then WAIT 1"))
@@ -455,8 +458,8 @@ fn tally(
     let confirm_latency = crate::summary::latency(
         served
             .iter()
-            .filter(|(o, _)| o.result == OutcomeResult::Reserved)
-            .map(|(o, _)| o.latency_us)
+            .filter(|o| o.result == OutcomeResult::Reserved)
+            .map(|o| o.latency_us)
             .collect(),
     );
     let ms_after_open =

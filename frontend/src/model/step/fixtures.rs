@@ -139,6 +139,7 @@ pub(crate) fn ended(
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     }
 }
 

@@ -239,6 +239,10 @@ fn band(
     for (col, p) in cols.iter().enumerate() {
         columns.push(match *p {
             Part::Fold(commands) => Column::Folded { commands },
+            Part::Slot(s) if lane.slots[s as usize].kind == SlotKind::Break => {
+                column_of[s as usize] = col as u32;
+                break_column(rt, s)
+            }
             Part::Slot(s) => {
                 column_of[s as usize] = col as u32;
                 Column::Slot(slot_column(
@@ -268,6 +272,30 @@ fn band(
     }
 }
 
+/// The divider where Redis came back at slot `s`: the value, and the tape's own counts of
+/// what the life before lost (the numbers the caption says).
+fn break_column(rt: &RunTape, s: u32) -> Column {
+    let Some(b) = rt.tape.breaks.iter().find(|b| b.slot == s) else {
+        return Column::Folded { commands: 0 };
+    };
+    let mut label = match b.came_back_at {
+        Some(v) => format!("Redis came back at {v}"),
+        None => "Redis came back without the counter".to_string(),
+    };
+    label += &match b.lost_orders {
+        0 => " · nothing acknowledged lost".to_string(),
+        1 => " · 1 acknowledged sale lost".to_string(),
+        n => format!(" · {n} acknowledged sales lost"),
+    };
+    if b.busy > 0 {
+        label += &format!(" · {} BUSY before", b.busy);
+    }
+    Column::Break {
+        came_back_at: b.came_back_at,
+        label,
+    }
+}
+
 /// One shown slot as a column: a mark per lane its cells fall in, and the counter beside it.
 fn slot_column(
     rt: &RunTape,
@@ -285,7 +313,7 @@ fn slot_column(
         approx: slot.cells.iter().any(|c| c.placement != Placement::Exact),
         counter: match slot.kind {
             SlotKind::Reads => slot.before.or(slot.after),
-            SlotKind::Write | SlotKind::Gap => slot.after,
+            SlotKind::Write | SlotKind::Gap | SlotKind::Break => slot.after,
         },
         gap: slot.kind == SlotKind::Gap,
     }
@@ -385,6 +413,8 @@ fn kind(c: &Cell, shared_values: &HashMap<i64, u32>) -> CellKind {
         Command::Decrement | Command::Set | Command::Reserve if c.is_sale() => {
             if c.phantom_units > 0 {
                 CellKind::Phantom
+            } else if c.lost {
+                CellKind::Lost
             } else {
                 CellKind::Sale
             }

@@ -114,16 +114,25 @@ impl RunTape {
 }
 
 /// The write that ran the stock out: on each counter, the first write that left it below the
-/// smallest order (`min_qty`); across several counters (`sharded`'s buckets), the one whose
-/// answer came last, since the stock is out only once every bucket is. `None` while a counter
-/// still covers the smallest order.
+/// smallest order (`min_qty`) in the counter's last life (a counter Redis brought back higher
+/// had units again); across several counters (`sharded`'s buckets), the one whose answer
+/// came last, since the stock is out only once every bucket is. `None` while a counter still
+/// covers the smallest order.
 fn ran_out(tape: &Tape, min_qty: u32, facts: &[BuyerFacts]) -> Option<CellAt> {
     let floor = i64::from(min_qty);
+    let last_life = tape.breaks.last().map_or(0, |b| b.slot as usize + 1);
     let mut last: Option<(u64, CellAt)> = None;
     for (l, lane) in tape.lanes.iter().enumerate() {
-        let found = lane.slots.iter().enumerate().find(|(_, s)| {
-            s.kind == SlotKind::Write && !s.cells.is_empty() && s.after.is_some_and(|a| a < floor)
-        });
+        let found = lane
+            .slots
+            .iter()
+            .enumerate()
+            .skip(last_life)
+            .find(|(_, s)| {
+                s.kind == SlotKind::Write
+                    && !s.cells.is_empty()
+                    && s.after.is_some_and(|a| a < floor)
+            });
         let (s, slot) = found?;
         let end = slot
             .cells

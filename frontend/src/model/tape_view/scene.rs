@@ -38,13 +38,15 @@ pub enum Paint {
     Muted,
     /// A counter below zero.
     CounterNeg,
+    /// The divider where Redis came back with a counter of its own, and its words.
+    Break,
 }
 
 /// The tape's picture.
 pub type Scene = canvas::Scene<Paint>;
 
 /// Marks in drawing order: the damage last, so it stays on top.
-pub const KIND_ORDER: [CellKind; 11] = [
+pub const KIND_ORDER: [CellKind; 12] = [
     CellKind::Other,
     CellKind::RefusedRead,
     CellKind::Refused,
@@ -55,11 +57,14 @@ pub const KIND_ORDER: [CellKind; 11] = [
     CellKind::Overshoot,
     CellKind::StaleRead,
     CellKind::Overwrite,
+    CellKind::Lost,
     CellKind::Phantom,
 ];
 
 /// Room above the bands for the run-out label.
 const TOP: f64 = 26.0;
+/// Room above that for the words of a break (where Redis came back), when there is one.
+const BREAK_ROW: f64 = 20.0;
 /// The counter row under each band.
 const COUNTER_ROW: f64 = 20.0;
 /// Space between two bands.
@@ -96,6 +101,8 @@ pub struct Geometry {
     pub pitch: f64,
     /// True when marks print their text.
     pub labels: bool,
+    /// Top edge of the first band (below the break's words and the run-out label).
+    pub top: f64,
 }
 
 impl Geometry {
@@ -117,8 +124,14 @@ impl Geometry {
         let budget = if narrow { 230.0 } else { 300.0 };
         let pitch = (budget / lanes.max(1) as f64).min(MAX_PITCH);
         let bands = strip.bands.len().max(1) as f64;
+        let breaks = strip
+            .bands
+            .iter()
+            .flat_map(|b| &b.columns)
+            .any(|c| matches!(c, Column::Break { .. }));
+        let top = TOP + if breaks { BREAK_ROW } else { 0.0 };
         let height =
-            TOP + lanes as f64 * pitch + bands * COUNTER_ROW + (bands - 1.0) * BAND_GAP + BOTTOM;
+            top + lanes as f64 * pitch + bands * COUNTER_ROW + (bands - 1.0) * BAND_GAP + BOTTOM;
         Self {
             width: width.max(left + columns * column + RIGHT),
             height,
@@ -126,6 +139,7 @@ impl Geometry {
             column,
             pitch,
             labels: column >= LABEL_COLUMN && pitch >= LABEL_PITCH,
+            top,
         }
     }
 
@@ -145,7 +159,7 @@ pub fn scene(strip: &Strip, width: f64) -> Scene {
     }
     let g = Geometry::new(strip, width);
     let mut s = Scene::new(g.width, g.height);
-    let mut top = TOP;
+    let mut top = g.top;
     let mut marker: Option<(f64, f64, f64)> = None;
     for band in &strip.bands {
         let lanes = band.lanes.len().max(1) as f64;
@@ -166,7 +180,7 @@ pub fn scene(strip: &Strip, width: f64) -> Scene {
         s.text(label(
             "stock ran out",
             label_x,
-            TOP / 2.0,
+            g.top - TOP / 2.0,
             anchor,
             13.0,
             true,
@@ -200,6 +214,7 @@ fn draw_band(
     let area = Area { g, top, bottom };
     let out_x = draw_ground(s, &area, band);
     draw_columns(s, &area, band);
+    draw_breaks(s, &area, band);
     draw_links(s, &area, band);
     draw_marks(s, &area, band);
     draw_lane_names(s, &area, band);
@@ -256,6 +271,8 @@ fn draw_columns(s: &mut Scene, a: &Area, band: &Band) {
     for (c, col) in band.columns.iter().enumerate() {
         let x = g.x(c as u32);
         match col {
+            // Drawn by `draw_breaks`, with its words.
+            Column::Break { .. } => {}
             Column::Folded { .. } => {
                 let cx = x + g.column / 2.0;
                 let mut y = a.top + 2.0;
@@ -293,6 +310,26 @@ fn draw_columns(s: &mut Scene, a: &Area, band: &Band) {
     s.rects(Paint::Fold, folds);
     s.rects(Paint::Approx, approx);
     s.rects(Paint::Gap, gaps);
+}
+
+/// Each break between two lives of the counter: a divider down the band, from the row of
+/// its words above the bands (on whichever side of the line has room).
+fn draw_breaks(s: &mut Scene, a: &Area, band: &Band) {
+    let g = a.g;
+    for (c, col) in band.columns.iter().enumerate() {
+        let Column::Break { label: words, .. } = col else {
+            continue;
+        };
+        let x = g.x(c as u32) + g.column / 2.0;
+        let y0 = BREAK_ROW / 2.0;
+        s.rects(Paint::Break, vec![rect(x - 1.5, y0, 3.0, a.bottom - y0)]);
+        let (anchor, text_x) = if x < g.width * LABEL_RIGHT_OF_LINE_BELOW {
+            (Anchor::Start, x + 6.0)
+        } else {
+            (Anchor::End, x - 6.0)
+        };
+        s.text(label(words, text_x, y0, anchor, 12.0, true, Paint::Break));
+    }
 }
 
 /// Links under the marks: from a read's right edge to its write's left edge, so a line never
@@ -408,8 +445,17 @@ fn draw_counters(s: &mut Scene, a: &Area, band: &Band) {
         .enumerate()
         .filter_map(|(c, col)| match col {
             Column::Slot(slot) => slot.counter.map(|v| (c as u32, v)),
+            // Where the counter came back (a missing key reads as 0).
+            Column::Break { came_back_at, .. } => Some((c as u32, came_back_at.unwrap_or(0))),
             Column::Folded { .. } => None,
         })
+        .collect();
+    let breaks: Vec<u32> = band
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, col)| matches!(col, Column::Break { .. }))
+        .map(|(c, _)| c as u32)
         .collect();
     let widest = counters
         .iter()
@@ -421,7 +467,7 @@ fn draw_counters(s: &mut Scene, a: &Area, band: &Band) {
     let last = counters.last().map(|&(c, _)| c);
     for &(c, v) in &counters {
         let cx = g.x(c) + g.column / 2.0;
-        let must = Some(c) == band.ran_out || Some(c) == last;
+        let must = Some(c) == band.ran_out || Some(c) == last || breaks.contains(&c);
         if cx - last_x < room && !must {
             continue;
         }

@@ -19,8 +19,11 @@ pub enum CellKind {
     RefusedRead,
     /// A write that took units that existed.
     Sale,
-    /// A write that took units that did not exist.
+    /// A write that took units that did not exist (in a later life of the counter: units
+    /// sold a second time).
     Phantom,
+    /// A sale Redis acknowledged and then lost: the counter that came back does not have it.
+    Lost,
     /// An atomic call that found too little stock and changed nothing.
     Refused,
     /// A decrement that went below zero and is not a sale (it gets undone).
@@ -43,6 +46,7 @@ impl CellKind {
             self,
             CellKind::Sale
                 | CellKind::Phantom
+                | CellKind::Lost
                 | CellKind::Overshoot
                 | CellKind::Undo
                 | CellKind::Overwrite
@@ -53,7 +57,8 @@ impl CellKind {
     /// the damage first, then sales, then reads.
     pub fn rank(self) -> u8 {
         match self {
-            CellKind::Phantom => 10,
+            CellKind::Phantom => 11,
+            CellKind::Lost => 10,
             CellKind::Overwrite => 9,
             CellKind::StaleRead => 8,
             CellKind::Overshoot => 7,
@@ -90,6 +95,13 @@ pub enum Column {
     Folded {
         /// Commands in the folded slots.
         commands: u32,
+    },
+    /// Redis came back with a counter of its own: a divider between two lives of the counter.
+    Break {
+        /// Where the counter came back (`None`: the key did not come back; it reads as 0).
+        came_back_at: Option<i64>,
+        /// The divider's words, e.g. `Redis came back at 7 · 5 acknowledged sales lost`.
+        label: String,
     },
 }
 

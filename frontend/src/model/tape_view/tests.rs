@@ -16,6 +16,7 @@ fn saved(name: &str) -> SavedRun {
         "naive" => include_str!("fixtures/naive-50.json"),
         "naive_set" => include_str!("fixtures/naive_set-50.json"),
         "sharded" => include_str!("fixtures/sharded-50.json"),
+        "failover" => include_str!("fixtures/failover-lua.json"),
         _ => unreachable!("no fixture {name}"),
     };
     serde_json::from_str(text).expect("a saved run")
@@ -32,7 +33,7 @@ fn marks(strip: &Strip, kind: CellKind) -> usize {
         .flat_map(|b| &b.columns)
         .filter_map(|c| match c {
             Column::Slot(s) => Some(s.marks.iter().filter(|m| m.kind == kind).count()),
-            Column::Folded { .. } => None,
+            Column::Folded { .. } | Column::Break { .. } => None,
         })
         .sum()
 }
@@ -96,6 +97,7 @@ fn outcome(
         node: None,
         checkout: None,
         cart: None,
+        epoch: None,
     }
 }
 
@@ -215,7 +217,7 @@ fn ten_thousand_buyers_draw_the_race_and_fold_the_rest() {
         .iter()
         .filter_map(|c| match c {
             Column::Slot(s) => Some(s.commands),
-            Column::Folded { .. } => None,
+            Column::Folded { .. } | Column::Break { .. } => None,
         })
         .sum();
     let folded: u32 = strip.bands[0]
@@ -223,7 +225,7 @@ fn ten_thousand_buyers_draw_the_race_and_fold_the_rest() {
         .iter()
         .filter_map(|c| match c {
             Column::Folded { commands } => Some(*commands),
-            Column::Slot(_) => None,
+            Column::Slot(_) | Column::Break { .. } => None,
         })
         .sum();
     assert_eq!(drawn + folded, tape.cells().count() as u32);
@@ -309,4 +311,86 @@ fn few_columns_on_few_lanes_print_each_command() {
     // On a phone the same picture still fits without scrolling.
     let phone = scene(&strip, 360.0);
     assert_eq!(phone.width, 360.0);
+}
+
+#[test]
+fn a_real_failover_draws_the_break_where_redis_came_back_with_the_tallys_numbers() {
+    // `oversold run --scenario failover --strategy lua --seed 3 --outcomes …`: the primary
+    // confirmed down to 5, the replica was promoted at 9.
+    let run = saved("failover");
+    let f = run.summary.failover.as_deref().expect("a failover summary");
+    let rt = tape_of(&run);
+    assert_eq!(rt.caption.units_sold, run.summary.units_sold);
+    assert_eq!(rt.caption.oversold_units, run.summary.oversold_units);
+    assert_eq!(rt.caption.lost_units, f.acknowledged_lost);
+    assert_eq!(rt.caption.sold_twice, f.sold_twice);
+    assert_eq!(rt.final_counter, Some(run.summary.final_stock));
+    assert_eq!(
+        caption(&rt, false),
+        "14 of 10 units sold, 4 oversold; the counter ends at 0. 14 calls took 14 of 10 units, \
+         each at one exact point in Redis's order, 4 of them beyond the stock; 36 found too \
+         little stock and changed nothing. Redis came back at 9 after confirming down to 5: 4 \
+         acknowledged decrements were lost, and 4 units were sold a second time."
+    );
+    let strip = strip(&rt, run.config.race.app_servers);
+    let columns = &strip.bands[0].columns;
+    let breaks: Vec<(usize, &Column)> = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, Column::Break { .. }))
+        .collect();
+    assert_eq!(
+        breaks,
+        [(
+            5,
+            &Column::Break {
+                came_back_at: Some(9),
+                label: "Redis came back at 9 · 4 acknowledged sales lost".into(),
+            }
+        )]
+    );
+    let out = strip.bands[0]
+        .ran_out
+        .expect("the promoted replica sold out");
+    assert!(
+        out > 5,
+        "the stock ran out in the counter's last life, not before the break"
+    );
+    assert_eq!(
+        marks(&strip, CellKind::Lost),
+        4,
+        "the sales the replica never had"
+    );
+    assert_eq!(
+        marks(&strip, CellKind::Phantom),
+        4,
+        "the units sold a second time"
+    );
+    assert_eq!(marks(&strip, CellKind::Sale), 6);
+    // The picture: the divider, its words above the bands, and 9 in the counter row under it.
+    let picture = scene(&strip, 1_200.0);
+    let g = Geometry::new(&strip, 1_200.0);
+    let x = g.x(5) + g.column / 2.0;
+    let divider = picture.shapes.iter().any(|s| match s {
+        crate::model::canvas::Shape::Rects(Paint::Break, rects) => {
+            rects.iter().any(|r| (r.x + r.w / 2.0 - x).abs() < 0.01)
+        }
+        _ => false,
+    });
+    assert!(divider, "a divider at the break's column");
+    let texts: Vec<(&str, f64)> = picture
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            crate::model::canvas::Shape::Text(t) => Some((t.text.as_str(), t.x)),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.contains(&("Redis came back at 9 · 4 acknowledged sales lost", x + 6.0)));
+    assert!(
+        texts
+            .iter()
+            .any(|&(t, tx)| t == "9" && (tx - x).abs() < 0.01),
+        "{texts:?}"
+    );
 }

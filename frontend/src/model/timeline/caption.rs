@@ -52,6 +52,13 @@ pub fn caption(race: &Race, running: bool) -> String {
         return format!("{lead}; {}", what_they_did(&c));
     }
     let mut text = format!("The stock ran out at {at}");
+    if c.phantom_sales > 0 && c.came_back {
+        text.push_str(&format!(
+            "; {} sold a unit a second time: Redis had come back without sales it confirmed.",
+            count(c.phantom_sales.into(), "buyer")
+        ));
+        return text;
+    }
     if c.phantom_sales > 0 {
         text.push_str(&format!(
             "; {} still sold units that did not exist.",
@@ -182,6 +189,29 @@ mod tests {
         assert_eq!(
             what_they_did(&sets),
             "their writes overwrote each other, and 40 units more than existed were sold."
+        );
+    }
+
+    #[test]
+    fn after_a_failover_a_sale_beyond_the_stock_is_a_unit_sold_a_second_time() {
+        let r = Race {
+            stock: 10,
+            stock_out_us: Some(900_000),
+            counts: Some(TapeCounts {
+                phantom_sales: 4,
+                came_back: true,
+                ..TapeCounts::default()
+            }),
+            answered: 50,
+            last_end_us: 1_900_000,
+        };
+        assert!(
+            caption(&r, false).ends_with(
+                "; 4 buyers sold a unit a second time: Redis had come back without sales it \
+                 confirmed."
+            ),
+            "{}",
+            caption(&r, false)
         );
     }
 }

@@ -26,6 +26,9 @@ pub struct TapeCounts {
     pub has_reads: bool,
     /// True when every order was for one unit.
     pub unit_orders: bool,
+    /// True when Redis came back mid-run with less than it had answered: a sale beyond the
+    /// stock then sold a unit a second time.
+    pub came_back: bool,
 }
 
 impl TapeCounts {
@@ -40,6 +43,7 @@ impl TapeCounts {
             phantom_sales: c.phantom_sales,
             has_reads: tape.has_reads(),
             unit_orders: tape.unit_orders(),
+            came_back: c.breaks > 0,
         }
     }
 }

@@ -543,6 +543,7 @@ mod tests {
             node: None,
             checkout: None,
             cart: None,
+            epoch: None,
         }
     }
 
