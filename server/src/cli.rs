@@ -259,7 +259,7 @@ pub struct RaceArgs {
     /// Units in stock [default: 10].
     #[arg(long)]
     pub stock: Option<u32>,
-    /// Number of buyers [default: 50].
+    /// Number of buyers, up to 1000000 in a race (10000 in other scenarios) [default: 50].
     #[arg(long)]
     pub buyers: Option<u32>,
     /// Units per order [default: 1].
