@@ -11,8 +11,13 @@ pub const DEFAULT_QTY: u32 = 1;
 /// Default number of app servers (Redis connections).
 pub const DEFAULT_APP_SERVERS: u32 = 8;
 
-/// Most buyers in one run.
+/// Most buyers in one run: what a server sends in `hello` unless started to allow more,
+/// and the cap of every scenario but the race.
 pub const MAX_BUYERS: u32 = 10_000;
+/// Most buyers in one race anywhere: the CLI's cap (`oversold run`, `compare`), and what a
+/// server started with `--max-buyers` may allow (never a `--public` one). A flash sale is a
+/// million people for ten thousand units.
+pub const MAX_BUYERS_AT_SCALE: u32 = 1_000_000;
 /// Most units in stock.
 pub const MAX_STOCK: u32 = 100_000;
 /// Most units in one order.
@@ -206,7 +211,26 @@ pub const CART_LIMITS: CartLimits = CartLimits {
     },
 };
 
-/// The limits this protocol version enforces.
+impl Limits {
+    /// These limits with races of up to `max_buyers` buyers, kept between [`MAX_BUYERS`] and
+    /// [`MAX_BUYERS_AT_SCALE`]. Only the race scenario takes more than [`MAX_BUYERS`]: the
+    /// others (and a checkout's customers) keep theirs.
+    pub const fn with_max_buyers(self, max_buyers: u32) -> Limits {
+        let max = if max_buyers < MAX_BUYERS {
+            MAX_BUYERS
+        } else if max_buyers > MAX_BUYERS_AT_SCALE {
+            MAX_BUYERS_AT_SCALE
+        } else {
+            max_buyers
+        };
+        Limits {
+            buyers: Range { max, ..self.buyers },
+            ..self
+        }
+    }
+}
+
+/// The limits this protocol version enforces by default (a public server's).
 pub const LIMITS: Limits = Limits {
     stock: Range {
         min: 0,

@@ -57,6 +57,54 @@ fn out_of_range_is_an_error_not_a_clamp() {
 }
 
 #[test]
+fn a_wider_buyer_cap_is_for_races_only_and_never_past_a_million() {
+    use crate::limits::{LIMITS, MAX_BUYERS, MAX_BUYERS_AT_SCALE};
+    let wide = LIMITS.with_max_buyers(MAX_BUYERS_AT_SCALE);
+    assert_eq!(wide.buyers.max, 1_000_000);
+    assert_eq!(
+        LIMITS.with_max_buyers(u32::MAX).buyers.max,
+        MAX_BUYERS_AT_SCALE
+    );
+    assert_eq!(
+        LIMITS.with_max_buyers(5).buyers.max,
+        MAX_BUYERS,
+        "never below today's cap"
+    );
+    let race = |buyers| RunRequest {
+        strategy: Some("lua".into()),
+        buyers: Some(buyers),
+        ..Default::default()
+    };
+    assert_eq!(
+        race(1_000_000)
+            .validate_within(&wide, 1)
+            .unwrap()
+            .race
+            .buyers,
+        1_000_000
+    );
+    let past = race(1_000_001).validate_within(&wide, 1).unwrap_err();
+    assert!(past.to_string().contains("between 1 and 1000000"), "{past}");
+    // The default (a public server's) is unchanged.
+    assert!(race(10_001).validate(1).is_err());
+    // Every other scenario keeps the protocol's cap, whatever the server allows.
+    let checkout = RunRequest {
+        scenario: Some(Scenario::Checkout),
+        ..race(10_001)
+    };
+    let err = checkout.validate_within(&wide, 1).unwrap_err();
+    assert!(err.to_string().contains("between 1 and 10000"), "{err}");
+    let compare = RunRequest {
+        strategy: None,
+        ..race(200_000)
+    };
+    assert_eq!(
+        compare.validate_compare_within(&wide, 1).unwrap().buyers,
+        200_000
+    );
+}
+
+#[test]
 fn unknown_config_fields_are_refused() {
     let bad = json!({"type":"start_run","config":{"strategy":"lua","stok":5}});
     assert!(serde_json::from_value::<ClientMessage>(bad).is_err());

@@ -5,7 +5,8 @@ use std::fmt;
 
 use crate::checkout::{CheckoutConfig, Scenario};
 use crate::limits::{
-    CHECKOUT_LIMITS, FractionRange, LIMITS, MAX_REAL_OUTAGE_MS, MAX_REAL_PHASE_MS, Range,
+    CHECKOUT_LIMITS, FractionRange, LIMITS, Limits, MAX_BUYERS_AT_SCALE, MAX_REAL_OUTAGE_MS,
+    MAX_REAL_PHASE_MS, Range,
 };
 use crate::{Knobs, RaceConfig, RunConfig, RunRequest};
 
@@ -173,29 +174,60 @@ impl RunRequest {
     ///
     /// The strategy *name* is not checked here: which strategies exist is the server's business.
     pub fn validate(&self, fresh_seed: u64) -> Result<RunConfig, ConfigError> {
+        self.validate_within(&LIMITS, fresh_seed)
+    }
+
+    /// [`RunRequest::validate`] against `limits` (a server's, or the CLI's): a race may have
+    /// up to `limits.buyers.max` buyers; every other scenario keeps [`LIMITS`]' cap.
+    pub fn validate_within(
+        &self,
+        limits: &Limits,
+        fresh_seed: u64,
+    ) -> Result<RunConfig, ConfigError> {
         let strategy = match self.strategy.as_deref().map(str::trim) {
             Some(name) if !name.is_empty() => name.to_string(),
             _ => return Err(ConfigError::MissingStrategy),
         };
-        Ok(self.race(fresh_seed)?.with_strategy(strategy))
+        Ok(self.race(limits, fresh_seed)?.with_strategy(strategy))
     }
 
     /// For `start_compare`: every knob, defaults filled in and ranges checked; a strategy is
     /// refused, since a comparison races them all.
     pub fn validate_compare(&self, fresh_seed: u64) -> Result<RaceConfig, ConfigError> {
+        self.validate_compare_within(&LIMITS, fresh_seed)
+    }
+
+    /// [`RunRequest::validate_compare`] against `limits` (see [`RunRequest::validate_within`]).
+    pub fn validate_compare_within(
+        &self,
+        limits: &Limits,
+        fresh_seed: u64,
+    ) -> Result<RaceConfig, ConfigError> {
         if self.strategy.is_some() {
             return Err(ConfigError::StrategyNotAllowed);
         }
-        self.race(fresh_seed)
+        self.race(limits, fresh_seed)
     }
 
-    fn race(&self, fresh_seed: u64) -> Result<RaceConfig, ConfigError> {
+    fn race(&self, limits: &Limits, fresh_seed: u64) -> Result<RaceConfig, ConfigError> {
         let max_qty = match self.max_qty {
             Some(q) => Some(check("max_qty", Some(q), LIMITS.qty)?),
             None => None,
         };
-        let buyers = check("buyers", self.buyers, LIMITS.buyers)?;
         let scenario = self.scenario.unwrap_or_default();
+        // Only a race is built to scale: its buyers keep no story, so a server (or the CLI)
+        // may allow more of them; the other scenarios keep the protocol's cap.
+        let buyer_range = match scenario {
+            Scenario::Race => Range {
+                max: limits
+                    .buyers
+                    .max
+                    .clamp(LIMITS.buyers.max, MAX_BUYERS_AT_SCALE),
+                ..LIMITS.buyers
+            },
+            _ => LIMITS.buyers,
+        };
+        let buyers = check("buyers", self.buyers, buyer_range)?;
         self.only_this_scenario(scenario)?;
         let knobs = match scenario {
             Scenario::Race => {

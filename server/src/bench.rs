@@ -100,7 +100,7 @@ pub async fn bench(
     for w in 0..config.concurrency {
         let (arena, next, done) = (arena.clone(), next.clone(), done.clone());
         let requests = config.requests;
-        workers.spawn(worker(arena, next, done, w, requests));
+        workers.spawn(worker(arena, next, done, (w, config.concurrency), requests));
     }
     let progress = (show_progress && std::io::stderr().is_terminal())
         .then(|| tokio::spawn(draw_progress(done.clone(), config.requests, started)));
@@ -154,8 +154,19 @@ struct Tally {
     sold_out: u64,
     errors: u64,
     /// Orders per stock bucket (`None`: the one counter). Counted by bucket in the hot
-    /// loop, turned into nodes once at the end.
-    by_bucket: HashMap<Option<u32>, u64>,
+    /// loop, turned into nodes once at the end. A short list, not a map: a strategy has
+    /// one counter or a few buckets, and hashing every order showed in the profile.
+    by_bucket: Vec<(Option<u32>, u64)>,
+}
+
+impl Tally {
+    /// Count one order served from `bucket`.
+    fn served(&mut self, bucket: Option<u32>) {
+        match self.by_bucket.iter_mut().find(|(b, _)| *b == bucket) {
+            Some((_, n)) => *n += 1,
+            None => self.by_bucket.push((bucket, 1)),
+        }
+    }
 }
 
 impl Tally {
@@ -166,7 +177,10 @@ impl Tally {
         self.sold_out += t.sold_out;
         self.errors += t.errors;
         for (bucket, n) in t.by_bucket {
-            *self.by_bucket.entry(bucket).or_default() += n;
+            match self.by_bucket.iter_mut().find(|(b, _)| *b == bucket) {
+                Some((_, total)) => *total += n,
+                None => self.by_bucket.push((bucket, n)),
+            }
         }
     }
 }
@@ -177,10 +191,15 @@ async fn worker(
     arena: Arc<Arena>,
     next: Arc<AtomicU64>,
     done: Arc<AtomicU64>,
-    w: u32,
+    (w, concurrency): (u32, u32),
     requests: u64,
 ) -> Tally {
-    let mut tally = Tally::default();
+    // Room for this worker's share of the latencies, so the hot loop never regrows it.
+    let share = requests / u64::from(concurrency.max(1)) + 1;
+    let mut tally = Tally {
+        latencies: Vec::with_capacity(usize::try_from(share).unwrap_or(0)),
+        ..Tally::default()
+    };
     let line = OrderTerms {
         qty: 1,
         race_window: Duration::ZERO,
@@ -192,7 +211,7 @@ async fn worker(
         let attempt = arena.buy(w, line).await;
         tally.latencies.push(t.elapsed().as_micros() as u64);
         tally.round_trips += u64::from(attempt.round_trips);
-        *tally.by_bucket.entry(attempt.bucket).or_default() += 1;
+        tally.served(attempt.bucket);
         match attempt.result {
             OutcomeResult::Reserved => {}
             OutcomeResult::SoldOut => tally.sold_out += 1,
@@ -206,7 +225,7 @@ async fn worker(
 }
 
 /// Orders per node, busiest first, from the orders per bucket (empty off a cluster).
-fn served_by(arena: &Arena, by_bucket: &HashMap<Option<u32>, u64>) -> Vec<NodeShare> {
+fn served_by(arena: &Arena, by_bucket: &[(Option<u32>, u64)]) -> Vec<NodeShare> {
     let mut per_node: HashMap<String, u64> = HashMap::new();
     for (bucket, n) in by_bucket {
         if let Some(node) = arena.node_for(*bucket) {

@@ -126,6 +126,18 @@ pub struct ServeArgs {
     /// would accept. A public site (`--public`) should always give it.
     #[arg(long = "public-origin", value_name = "ORIGIN")]
     pub public_origins: Vec<String>,
+    /// Most buyers in one race, up to 1000000 (a flash sale) [default: 10000]. For a lab on
+    /// a machine of its own: a million-buyer race holds a core and tens of MB while it runs.
+    /// Other scenarios keep 10000. Not with --public: a public site keeps the default.
+    #[arg(
+        long,
+        value_parser = clap::value_parser!(u32).range(
+            i64::from(oversold_protocol::limits::MAX_BUYERS)
+                ..=i64::from(oversold_protocol::limits::MAX_BUYERS_AT_SCALE)
+        ),
+        conflicts_with = "public"
+    )]
+    pub max_buyers: Option<u32>,
 }
 
 impl Cli {
@@ -161,6 +173,7 @@ impl Default for ServeArgs {
             pg_max_connections: None,
             allow_origins: Vec::new(),
             public_origins: Vec::new(),
+            max_buyers: None,
         }
     }
 }
@@ -179,6 +192,8 @@ pub struct ServeLimits {
     pub pg_max_connections: usize,
     /// True with `--public`: PostgreSQL only when its URL was given explicitly.
     pub postgres_needs_explicit_url: bool,
+    /// `--max-buyers`: most buyers in one race.
+    pub max_buyers: u32,
 }
 
 impl ServeLimits {
@@ -190,6 +205,7 @@ impl ServeLimits {
             per_client: ClientCaps::default(),
             pg_max_connections: crate::budget::DEFAULT_PG_MAX_CONNECTIONS,
             postgres_needs_explicit_url: false,
+            max_buyers: oversold_protocol::limits::MAX_BUYERS,
         }
     }
 
@@ -205,6 +221,7 @@ impl ServeLimits {
             },
             pg_max_connections: 10,
             postgres_needs_explicit_url: true,
+            max_buyers: oversold_protocol::limits::MAX_BUYERS,
         }
     }
 }
@@ -230,6 +247,8 @@ impl ServeArgs {
                 .pg_max_connections
                 .unwrap_or(profile.pg_max_connections),
             postgres_needs_explicit_url: profile.postgres_needs_explicit_url,
+            // clap keeps it off `--public` and within the protocol's range.
+            max_buyers: self.max_buyers.unwrap_or(profile.max_buyers),
         }
     }
 }
@@ -243,7 +262,7 @@ pub struct RaceArgs {
     /// Units in stock [default: 10].
     #[arg(long)]
     pub stock: Option<u32>,
-    /// Number of buyers [default: 50].
+    /// Number of buyers, up to 1000000 in a race (10000 in other scenarios) [default: 50].
     #[arg(long)]
     pub buyers: Option<u32>,
     /// Units per order [default: 1].
@@ -519,6 +538,25 @@ mod tests {
         assert_eq!(limits.per_client.runs, 2);
         assert_eq!(limits.per_client.sockets, 8, "the rest stays the profile's");
         assert!(limits.postgres_needs_explicit_url);
+    }
+
+    #[test]
+    fn more_buyers_only_when_asked_never_past_a_million_never_in_public() {
+        assert_eq!(
+            serve_args(&["--max-buyers", "1000000"]).limits().max_buyers,
+            1_000_000
+        );
+        let argv = |flags: &[&str]| {
+            let argv: Vec<&str> = ["oversold", "serve"].iter().chain(flags).copied().collect();
+            Cli::try_parse_from(argv)
+        };
+        assert!(argv(&["--max-buyers", "1000001"]).is_err());
+        assert!(
+            argv(&["--max-buyers", "9999"]).is_err(),
+            "never below today's cap"
+        );
+        assert!(argv(&["--public", "--max-buyers", "20000"]).is_err());
+        assert_eq!(serve_args(&["--public"]).limits().max_buyers, 10_000);
     }
 
     #[test]

@@ -6,15 +6,23 @@
 //! closed loop in `bench`) only sees "buyer `n` on app server `k`".
 //!
 //! Buyers are tokio tasks in a [`JoinSet`]: tracked (the run waits for every one),
-//! bounded (at most `MAX_BUYERS` per run, and the server caps concurrent runs) and
+//! bounded (at most [`in_flight`] at once, and the server caps concurrent runs) and
 //! cancellable (a cancelled run skips buyers that have not started). When a buyer finds the
 //! store unreachable, the run stops releasing buyers at once, so losing Redis ends a run in
 //! seconds whatever its arrival spread.
+//!
+//! A crowd larger than `MAX_BUYERS` (a million-buyer flash sale) queues like the requests
+//! at real app servers' worker pools ([`in_flight`]): buyers start in arrival order, the
+//! first ones behind the gate, each next one as soon as a buyer ends. Every buyer still
+//! sends its own commands on its app server's connection; a crowd of up to `MAX_BUYERS` runs
+//! exactly as before, every buyer behind the gate. With [`Keep::Summary`] the outcomes are
+//! added up as they come ([`Tally`]) instead of kept.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use oversold_protocol::limits::MAX_BUYERS;
 use oversold_protocol::{BuyerOutcome, Knobs, RunConfig, Scenario};
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
@@ -25,7 +33,7 @@ use crate::gate::{StartGate, Turn};
 use crate::lock_service::LockService;
 use crate::pg::PgConn;
 use crate::plan::{BuyerPlan, plan};
-use crate::run::{Event, EventSink, RunError, RunReport, tell};
+use crate::run::{Event, EventSink, Keep, RunError, RunReport, tell};
 use crate::shelf::{PgShelf, RedisShelf, Shelf, ShelfError};
 use crate::store::stock::{self, Reading};
 use crate::store::turnstile::Turnstile;
@@ -34,11 +42,28 @@ use crate::strategy::{
     Attempt, Backend, ExclusiveRedisBuyer, Order, PostgresBuyer, QUORUM_VOTE_TIMEOUT,
     QuorumRedisBuyer, QuorumSeat, RedisBuyer, Strategy,
 };
-use crate::summary::summarize;
+use crate::summary::Tally;
 
 /// A buyer that has not heard back after this long is recorded as `unknown`. Request
 /// timeouts normally fire first; this is the backstop that guarantees a run ends.
 const BUYER_DEADLINE: Duration = Duration::from_secs(20);
+
+/// Buyers one app server serves at once when the crowd is larger than `MAX_BUYERS`: its
+/// worker pool. 256 requests in flight per connection keep Redis's pipeline full, while a
+/// request's wait behind the others stays far under the 3 s response timeout even in a
+/// debug build on a busy machine (with 10,000 in flight it did not).
+pub const WORKERS_PER_APP_SERVER: usize = 256;
+
+/// Most buyer tasks of one race alive at once: the whole crowd up to `MAX_BUYERS` (the
+/// largest run the page offers by default, every buyer behind the gate as always), else
+/// [`WORKERS_PER_APP_SERVER`] per app server. A million waiting tasks would hold gigabytes.
+pub fn in_flight(buyers: u32, app_servers: u32) -> usize {
+    if buyers <= MAX_BUYERS {
+        buyers as usize
+    } else {
+        WORKERS_PER_APP_SERVER * app_servers as usize
+    }
+}
 
 /// One buyer's order, as the arena needs it.
 #[derive(Debug, Clone, Copy)]
@@ -450,13 +475,35 @@ fn order<S>(shelf: &S, line: OrderTerms) -> Order<'_, S> {
     }
 }
 
-/// Run one race to completion (or cancellation). `config` must already be validated.
+/// Run one race to completion (or cancellation), keeping every outcome. `config` must
+/// already be validated.
 pub async fn run(
     backends: &Backends,
     strategy: &'static Strategy,
     config: &RunConfig,
     run_id: &str,
     sink: Option<EventSink>,
+    cancel: CancellationToken,
+) -> Result<RunReport, RunError> {
+    run_keeping(
+        backends,
+        strategy,
+        config,
+        run_id,
+        (sink, Keep::Outcomes),
+        cancel,
+    )
+    .await
+}
+
+/// [`run`], keeping what `keep` asks for: with [`Keep::Summary`] no outcome is kept (the
+/// report's `outcomes` is empty), only the tally.
+pub async fn run_keeping(
+    backends: &Backends,
+    strategy: &'static Strategy,
+    config: &RunConfig,
+    run_id: &str,
+    (sink, keep): (Option<EventSink>, Keep),
     cancel: CancellationToken,
 ) -> Result<RunReport, RunError> {
     let race_config = &config.race;
@@ -477,44 +524,50 @@ pub async fn run(
     .await?;
     let arena = Arc::new(arena);
     let lost = Arc::new(std::sync::OnceLock::new());
-    let outcomes = race(&arena, config, sink, cancel, lost.clone()).await;
+    let (tally, outcomes) = race(&arena, config, (sink, keep), cancel, lost.clone()).await;
     let arena = Arc::into_inner(arena).expect("every buyer task has ended");
     let redis_requests = arena.redis_requests_sent();
     let final_stock = arena.finish(backends, run_id).await;
     if let Some(why) = lost.get() {
         return Err(RunError::StoreLost {
             why: String::clone(why),
-            ran: outcomes.len(),
+            ran: tally.len(),
             buyers: race_config.buyers,
         });
     }
     let final_stock = final_stock.map_err(RunError::ReadBack)?;
     Ok(RunReport {
         run_id: run_id.to_string(),
-        summary: summarize(config, &outcomes, final_stock),
+        summary: tally.summary(config, final_stock),
         outcomes,
         redis_requests,
     })
 }
 
-/// Release the buyers and wait for all of them. When a buyer reports its connection lost,
-/// the arena probes the store with a fresh connection: if that fails too, the store is gone,
-/// `lost` records why, and no more buyers are released. (If it answers, only that app
-/// server's connection died; its buyers fail, the others go on.)
+/// Release the buyers and wait for all of them: their tally, and their outcomes when `keep`
+/// asks for them. When a buyer reports its connection lost, the arena probes the store with
+/// a fresh connection: if that fails too, the store is gone, `lost` records why, and no more
+/// buyers are released. (If it answers, only that app server's connection died; its buyers
+/// fail, the others go on.)
 async fn race(
     arena: &Arc<Arena>,
     config: &RunConfig,
-    sink: Option<EventSink>,
+    (sink, keep): (Option<EventSink>, Keep),
     cancel: CancellationToken,
     lost: Arc<std::sync::OnceLock<String>>,
-) -> Vec<BuyerOutcome> {
+) -> (Tally, Vec<BuyerOutcome>) {
     let (gate, turn) = StartGate::new();
     let race_window = Duration::from_millis(u64::from(config.race.race_window_ms));
     // Stops releasing buyers: cancelled by the caller, or by an outage.
     let stop = cancel.child_token();
     let (outage, mut outages) = mpsc::unbounded_channel::<String>();
+    // Earliest first, so the buyers waiting for a slot are the ones due last (stable: at
+    // one arrival time, buyer order).
+    let mut crowd = plan(&config.race);
+    crowd.sort_by_key(|b| b.arrival);
+    let mut crowd = crowd.into_iter();
     let mut buyers = JoinSet::new();
-    for plan in plan(&config.race) {
+    let spawn = |buyers: &mut JoinSet<_>, plan: BuyerPlan| {
         let buyer = Buyer {
             plan,
             arena: Arc::clone(arena),
@@ -524,19 +577,41 @@ async fn race(
             outage: outage.clone(),
         };
         buyers.spawn(buyer.run(turn.clone()));
+    };
+    let slots = in_flight(config.race.buyers, config.race.app_servers);
+    for plan in crowd.by_ref().take(slots) {
+        spawn(&mut buyers, plan);
     }
     gate.open().await;
 
-    drop(outage);
-    let mut outcomes = Vec::with_capacity(config.race.buyers as usize);
+    let buyers_total = config.race.buyers as usize;
+    let mut tally = Tally::with_capacity(buyers_total);
+    let mut outcomes = match keep {
+        Keep::Outcomes => Vec::with_capacity(buyers_total),
+        Keep::Summary => Vec::new(),
+    };
     let mut last_probe: Option<Instant> = None;
     loop {
         tokio::select! {
-            joined = buyers.join_next() => match joined {
-                Some(Ok(Some(outcome))) => outcomes.push(outcome),
-                Some(Ok(None)) => {} // skipped: the run stopped before this buyer arrived
-                Some(Err(e)) => tracing::error!(error = %e, "a buyer task panicked"),
-                None => break,
+            joined = buyers.join_next() => {
+                match joined {
+                    Some(Ok(Some(outcome))) => {
+                        tally.add(&outcome);
+                        if keep == Keep::Outcomes {
+                            outcomes.push(outcome);
+                        }
+                    }
+                    Some(Ok(None)) => {} // skipped: the run stopped before this buyer arrived
+                    Some(Err(e)) => tracing::error!(error = %e, "a buyer task panicked"),
+                    None => break,
+                }
+                // A slot is free: the next buyer in arrival order takes it, unless the run
+                // has stopped (then the rest are skipped, as if they never arrived).
+                if !stop.is_cancelled()
+                    && let Some(plan) = crowd.next()
+                {
+                    spawn(&mut buyers, plan);
+                }
             },
             Some(why) = outages.recv(), if lost.get().is_none() => {
                 // Many buyers report the same broken connection at once: probe at most
@@ -555,7 +630,7 @@ async fn race(
             }
         }
     }
-    outcomes
+    (tally, outcomes)
 }
 
 /// One buyer task's inputs.

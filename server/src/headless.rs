@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use oversold_protocol::limits::{LIMITS, Limits, MAX_BUYERS_AT_SCALE};
 use oversold_protocol::tape::Tape;
 use oversold_protocol::{
     BuyerOutcome, CheckoutTally, RunConfig, RunRequest, RunSummary, SavedRun, Scenario,
@@ -11,9 +12,13 @@ use oversold_protocol::{
 use tokio_util::sync::CancellationToken;
 
 use crate::backends::Backends;
-use crate::run::{RunError, RunReport, Watchers};
+use crate::run::{Keep, RunError, RunReport, Watchers};
 use crate::scenario::{self, AnyStrategy};
 use crate::strategy::Strategy;
+
+/// The CLI's ranges: the protocol's, with races of up to a million buyers (the machine is
+/// the caller's own; a server allows that only with `--max-buyers`).
+pub const CLI_LIMITS: Limits = LIMITS.with_max_buyers(MAX_BUYERS_AT_SCALE);
 
 /// Why a headless run did not produce a summary.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +68,7 @@ pub async fn run_once(
     backends: &Backends,
     request: &RunRequest,
 ) -> Result<(RunConfig, RunSummary), HeadlessError> {
-    let (config, report) = run_report(backends, request).await?;
+    let (config, report) = run_report(backends, request, Keep::Summary).await?;
     Ok((config, report.summary))
 }
 
@@ -82,13 +87,15 @@ pub fn saved_run(config: &RunConfig, report: &RunReport) -> Result<SavedRun, Hea
     })
 }
 
-/// Validate, run, and return everything the run produced (outcomes included, for the tape).
+/// Validate, run, and return what the run produced: the summary, and the outcomes when
+/// `keep` asks for them (for the tape, a saved run).
 pub async fn run_report(
     backends: &Backends,
     request: &RunRequest,
+    keep: Keep,
 ) -> Result<(RunConfig, RunReport), HeadlessError> {
     let config = request
-        .validate(rand::random())
+        .validate_within(&CLI_LIMITS, rand::random())
         .map_err(|e| HeadlessError::Config(e.to_string()))?;
     let run_id = format!("cli-{:08x}", rand::random::<u32>());
     let strategy = resolve(backends, config.race.scenario(), &config.strategy)?;
@@ -97,7 +104,10 @@ pub async fn run_report(
             backends,
             &config,
             &run_id,
-            Watchers::default(),
+            Watchers {
+                keep,
+                ..Watchers::default()
+            },
             CancellationToken::new(),
         )
         .await?;

@@ -9,6 +9,7 @@ use oversold::backends::Backends;
 use oversold::bench::BenchConfig;
 use oversold::cli::{BenchArgs, Cli, Command, CompareArgs, RunArgs, ServeArgs};
 use oversold::pg::{self, PgDb};
+use oversold::run::Keep;
 use oversold::state::AppState;
 use oversold::{budget, headless, health, redis_source, strategy};
 use tokio::sync::watch;
@@ -98,7 +99,13 @@ async fn run(backends: &Backends, args: RunArgs) -> anyhow::Result<()> {
             oversold::checkout::ledger::info(backends).note
         );
     }
-    let (config, report) = headless::run_report(backends, &request).await?;
+    // Only a saved run and the tape read the outcomes; without them a race keeps none.
+    let keep = if args.outcomes.is_some() || args.tape.is_some() {
+        Keep::Outcomes
+    } else {
+        Keep::Summary
+    };
+    let (config, report) = headless::run_report(backends, &request, keep).await?;
     if let Some(file) = &args.outcomes {
         let saved = headless::saved_run(&config, &report)?;
         std::fs::write(file, serde_json::to_string(&saved)?)
@@ -215,6 +222,7 @@ async fn serve(
             .with_pg_max_connections(pg_pool)
             .with_allowed_origins(args.allow_origins.clone())
             .with_public_origins(args.public_origins.clone())
+            .with_max_buyers(limits.max_buyers)
             .with_rooms(rooms.with_seats_per_address(2 * limits.per_client.sockets as u64)),
     );
     if !args.assets.join("index.html").exists() {

@@ -60,7 +60,8 @@ pub struct RunReport {
     pub run_id: String,
     /// The tally.
     pub summary: RunSummary,
-    /// One entry per buyer that ran, in the order they finished.
+    /// One entry per buyer that ran, in the order they finished; empty when the caller
+    /// asked for the summary only ([`Keep::Summary`]).
     pub outcomes: Vec<BuyerOutcome>,
     /// Requests the buyers' Redis connections really sent (0 for PostgreSQL), counted at the
     /// connection: tests hold the outcomes' `round_trips` to it.
@@ -135,15 +136,29 @@ pub enum Control {
     Reconcile,
 }
 
-/// Who watches a run: where its events go, and where requests come from. Both optional
-/// (the CLI watches nothing). The requests' channel is lent: a comparison hands the same
-/// one to each of its races in turn.
+/// Who watches a run: where its events go, where requests come from, and what it keeps
+/// for the report. Events and requests are optional (the CLI watches nothing). The
+/// requests' channel is lent: a comparison hands the same one to each of its races in turn.
 #[derive(Default)]
 pub struct Watchers<'a> {
     /// Events, as they happen.
     pub events: Option<EventSink>,
     /// Requests, such as `reconcile`.
     pub control: Option<&'a mut mpsc::Receiver<Control>>,
+    /// What the report keeps besides the summary.
+    pub keep: Keep,
+}
+
+/// What a run's report keeps besides its summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// Every buyer's outcome ([`RunReport::outcomes`]): for a tape, a saved run, a test.
+    #[default]
+    Outcomes,
+    /// The summary only. A race then adds its outcomes up as they come and keeps none (a
+    /// million buyers cost megabytes, not gigabytes); events still carry each one. Other
+    /// scenarios keep theirs regardless: they are capped at `MAX_BUYERS`.
+    Summary,
 }
 
 /// `r-` (or another prefix) and 12 hex digits: unique enough per server, and a valid hash tag.

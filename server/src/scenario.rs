@@ -290,7 +290,8 @@ impl AnyStrategy {
     ) -> Result<RunReport, RunError> {
         match *self {
             AnyStrategy::Race(s) => {
-                engine::run(backends, s, config, run_id, watchers.events, cancel).await
+                let watched = (watchers.events, watchers.keep);
+                engine::run_keeping(backends, s, config, run_id, watched, cancel).await
             }
             AnyStrategy::Checkout(s) => {
                 checkout::run(backends, s, config, run_id, watchers, cancel).await

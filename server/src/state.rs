@@ -10,7 +10,8 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::HeaderName;
 use axum::http::request::Parts;
-use oversold_protocol::{Hello, PROTOCOL_VERSION, RedisState, ScriptSource, limits::LIMITS};
+use oversold_protocol::limits::{LIMITS, Limits};
+use oversold_protocol::{Hello, PROTOCOL_VERSION, RedisState, ScriptSource};
 use tokio::sync::{Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -67,6 +68,9 @@ pub struct AppState {
     pub rooms: crate::rooms::Rooms,
     /// The workshop's judge: its sandbox and budgets.
     pub workshop: Arc<crate::workshop::service::Workshop>,
+    /// The knobs' ranges this server checks and sends in `hello`: the protocol's, or with
+    /// more buyers per race (`--max-buyers`).
+    pub limits: Limits,
 }
 
 /// Comparisons allowed at once with `max_runs` run slots: half, rounded up, at least 1.
@@ -103,7 +107,15 @@ impl AppState {
             shutdown: CancellationToken::new(),
             rooms: crate::rooms::Rooms::default(),
             workshop: Arc::default(),
+            limits: LIMITS,
         }
+    }
+
+    /// The same state allowing races of up to `max_buyers` buyers (`--max-buyers`; kept
+    /// within the protocol's [`oversold_protocol::limits::MAX_BUYERS_AT_SCALE`]).
+    pub fn with_max_buyers(mut self, max_buyers: u32) -> Self {
+        self.limits = LIMITS.with_max_buyers(max_buyers);
+        self
     }
 
     /// The same state with these rooms settings.
@@ -204,7 +216,7 @@ impl AppState {
                     source: f.source.into(),
                 })
                 .collect(),
-            limits: LIMITS,
+            limits: self.limits,
         }
     }
 }

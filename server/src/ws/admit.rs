@@ -88,7 +88,7 @@ pub fn admit_run(
     caller: &Caller,
     request: &RunRequest,
 ) -> Result<Job, WireError> {
-    let config = inbound::validate_run(request)?;
+    let config = inbound::validate_run(request, &state.limits)?;
     let strategy = scenario::find(config.race.scenario(), &config.strategy)
         .map_err(|e| WireError::new(ErrorCode::UnknownStrategy, e.to_string()))?;
     if let Some(why) = strategy.unavailable_reason(&state.backends) {
@@ -119,7 +119,7 @@ pub fn admit_compare(
     caller: &Caller,
     request: &RunRequest,
 ) -> Result<Job, WireError> {
-    let race = inbound::validate_compare(request)?;
+    let race = inbound::validate_compare(request, &state.limits)?;
     check_outage(state, &race.with_strategy(""))?;
     let races: Vec<(AnyStrategy, RunConfig)> = scenario::lineup(race.scenario(), &state.backends)
         .races

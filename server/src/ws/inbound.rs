@@ -4,6 +4,7 @@
 //! type, then ranges) so each kind of mistake gets its own code, decided from what the frame
 //! holds, never from the wording of a library's error message. Nothing here touches Redis.
 
+use oversold_protocol::limits::Limits;
 use oversold_protocol::{
     ClientMessage, ConfigError, ErrorCode, FieldKind, RaceConfig, RunConfig, RunRequest, WireError,
 };
@@ -173,23 +174,25 @@ pub fn config_error(e: &ConfigError) -> WireError {
     WireError::new(code, e.to_string())
 }
 
-/// `start_run`: check ranges and fill defaults, picking a fresh seed when none was given.
-pub fn validate_run(request: &RunRequest) -> Result<RunConfig, WireError> {
+/// `start_run`: check ranges (the server's `limits`) and fill defaults, picking a fresh seed
+/// when none was given.
+pub fn validate_run(request: &RunRequest, limits: &Limits) -> Result<RunConfig, WireError> {
     request
-        .validate(rand::random())
+        .validate_within(limits, rand::random())
         .map_err(|e| config_error(&e))
 }
 
 /// `start_compare`: the same, without a strategy.
-pub fn validate_compare(request: &RunRequest) -> Result<RaceConfig, WireError> {
+pub fn validate_compare(request: &RunRequest, limits: &Limits) -> Result<RaceConfig, WireError> {
     request
-        .validate_compare(rand::random())
+        .validate_compare_within(limits, rand::random())
         .map_err(|e| config_error(&e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oversold_protocol::limits::LIMITS;
 
     fn code(text: &str) -> ErrorCode {
         parse(text).unwrap_err().code
@@ -222,7 +225,7 @@ mod tests {
             panic!("start_run")
         };
         assert_eq!(
-            validate_run(&config).unwrap_err().code,
+            validate_run(&config, &LIMITS).unwrap_err().code,
             ErrorCode::MissingField
         );
         assert_eq!(
@@ -294,7 +297,7 @@ mod tests {
             panic!("start_run")
         };
         assert_eq!(
-            validate_run(&config).unwrap_err().code,
+            validate_run(&config, &LIMITS).unwrap_err().code,
             ErrorCode::OutOfRange
         );
         let ClientMessage::StartRun { config } =
@@ -304,7 +307,7 @@ mod tests {
             panic!("start_run")
         };
         assert_eq!(
-            validate_run(&config).unwrap_err().code,
+            validate_run(&config, &LIMITS).unwrap_err().code,
             ErrorCode::BadMessage
         );
         assert_eq!(
@@ -321,7 +324,7 @@ mod tests {
             panic!("start_compare")
         };
         assert_eq!(
-            validate_compare(&config).unwrap_err().code,
+            validate_compare(&config, &LIMITS).unwrap_err().code,
             ErrorCode::BadMessage
         );
         let ClientMessage::StartCompare { config } =
@@ -329,7 +332,7 @@ mod tests {
         else {
             panic!("start_compare")
         };
-        assert_eq!(validate_compare(&config).unwrap().stock, 4);
+        assert_eq!(validate_compare(&config, &LIMITS).unwrap().stock, 4);
     }
 
     #[test]

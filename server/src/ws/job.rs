@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::admit::{self, Job};
 use super::batcher;
-use crate::run::{Control, Event, RunError, RunReport, Watchers, new_id};
+use crate::run::{Control, Event, Keep, RunError, RunReport, Watchers, new_id};
 use crate::scenario::AnyStrategy;
 use crate::state::AppState;
 
@@ -149,9 +149,11 @@ async fn race(
     cancel: &CancellationToken,
 ) -> Result<RunReport, RunError> {
     let (events, seen) = mpsc::unbounded_channel();
+    // The page gets every outcome as an event; the report needs only the summary.
     let watchers = Watchers {
         events: Some(events),
         control: Some(control),
+        keep: Keep::Summary,
     };
     let race = strategy.run(&state.backends, config, run_id, watchers, cancel.clone());
     tokio::join!(race, forward_events(run_id, seen, outbound)).0

@@ -43,7 +43,7 @@ fn admit(
         buyers: request.buyers.or(Some(DEFAULT_BUYERS)),
         ..request.clone()
     };
-    let config = inbound::validate_run(&request)?;
+    let config = inbound::validate_run(&request, &LIMITS)?;
     if config.race.checkout().is_some() {
         return Err(WireError::new(
             ErrorCode::BadMessage,

@@ -32,7 +32,7 @@ async fn ten_runs(strategy: &str) -> Vec<(RunSummary, FailoverTally)> {
             seed: Some(seed),
             ..RunRequest::default()
         };
-        let (_, report) = headless::run_report(&backends, &request)
+        let (_, report) = headless::run_report(&backends, &request, oversold::run::Keep::Outcomes)
             .await
             .unwrap_or_else(|e| panic!("{strategy} seed {seed}: {e}"));
         let (outcomes, summary) = (report.outcomes, report.summary);

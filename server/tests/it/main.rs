@@ -29,6 +29,9 @@
 //! - `modules`: the module graph has no cycle and keeps ARCHITECTURE.md's dependency rules;
 //!   `leftovers`: a SIGKILLed server leaves no private `redis-server` (nor, after the next
 //!   start, its scratch directory).
+//! - `scale`: issue 20's flash sale at test size (200,000 buyers): `lua` is its serial
+//!   replay and the CLI's streaming tally agrees, `naive` oversells, a crowd past the
+//!   in-flight cap, and `--max-buyers` on the socket.
 //! - `no_postgres`: without PostgreSQL its tests skip in one line (see
 //!   `common::postgres`), but fail when `CI` is set.
 
@@ -54,6 +57,7 @@ mod modules;
 mod no_postgres;
 mod redlock;
 mod rooms;
+mod scale;
 mod stalls;
 mod step;
 mod strategies;

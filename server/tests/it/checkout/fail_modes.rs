@@ -176,6 +176,7 @@ async fn reconcile_mid_run(
         Watchers {
             events: Some(events),
             control: Some(&mut requests),
+            ..Watchers::default()
         },
         CancellationToken::new(),
     );

@@ -68,6 +68,7 @@ async fn kill_mid_run(s: &'static CheckoutStrategy) -> Killed {
         let watchers = Watchers {
             events: Some(events),
             control: None,
+            ..Watchers::default()
         };
         checkout::run(
             &backends,
@@ -212,6 +213,7 @@ async fn checkout_a_redis_killed_while_the_reaper_drains_ends_the_run_within_sec
         let watchers = Watchers {
             events: Some(events),
             control: None,
+            ..Watchers::default()
         };
         let s = strategy("holds");
         checkout::run(
@@ -295,6 +297,7 @@ async fn paused_mid_run(mode: FailMode) -> (RunConfig, Result<RunReport, RunErro
         Watchers {
             events: Some(events),
             control: None,
+            ..Watchers::default()
         },
         CancellationToken::new(),
     );

@@ -1,0 +1,194 @@
+//! Issue 20's flash sale at test size: 200,000 buyers for 10,000 units (a million runs in
+//! `scripts/bench-scale.sh`, which prints its time and memory; nothing here is timed).
+//!
+//! `lua`'s run sells exactly what its serial replay says, and the summary the CLI computes
+//! without keeping a single outcome (`Keep::Summary`) is that run's summary; `naive`
+//! oversells at that size. A crowd past the in-flight cap with an arrival spread keeps every
+//! invariant too, and a server allows more than 10,000 buyers only when started to.
+
+use crate::common::checks::{assert_one_outcome_per_buyer, assert_serializable, strategy};
+use crate::common::{TestRedis, TestServer};
+use oversold::engine;
+use oversold::headless::{self, CLI_LIMITS};
+use oversold::state::AppState;
+use oversold_protocol::limits::MAX_BUYERS;
+use oversold_protocol::{ErrorCode, RunConfig, RunRequest};
+use serde_json::json;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// A flash sale: `buyers` people, 10,000 units, one each, all at once, on 8 app servers.
+const BUYERS: u32 = 200_000;
+const STOCK: u32 = 10_000;
+
+fn sale(name: &str, buyers: u32, spread_ms: u32) -> RunRequest {
+    RunRequest {
+        strategy: Some(name.into()),
+        stock: Some(STOCK),
+        buyers: Some(buyers),
+        arrival_spread_ms: Some(spread_ms),
+        seed: Some(20),
+        ..Default::default()
+    }
+}
+
+fn config(request: &RunRequest) -> RunConfig {
+    request
+        .validate_within(&CLI_LIMITS, 0)
+        .expect("in the CLI's range")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_200k_buyer_lua_sale_is_its_serial_replay_and_the_cli_tally_agrees() {
+    let redis = TestRedis::start();
+    let backends = redis.backends();
+    let lua = sale("lua", BUYERS, 0);
+    let kept = config(&lua);
+    let report = engine::run(
+        &backends,
+        strategy("lua"),
+        &kept,
+        "scale-lua",
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("the run finishes");
+    let s = &report.summary;
+    assert_one_outcome_per_buyer(&kept, &report.outcomes);
+    assert_serializable(&kept, &report.outcomes, s.final_stock);
+    assert_eq!((s.units_sold, s.final_stock), (u64::from(STOCK), 0));
+    assert_eq!(
+        (s.orders_accepted, s.rejected, s.errors, s.unknown),
+        (STOCK, BUYERS - STOCK, 0, 0)
+    );
+    assert_eq!(s.round_trips, report.redis_requests);
+    assert!(!s.cancelled);
+
+    // The CLI's path keeps no outcome: its streaming tally must say what the replayed run
+    // said (for `lua` with one unit each, every count is decided by the stock alone).
+    let (_, streamed) = headless::run_once(&backends, &lua).await.expect("CLI run");
+    assert_eq!(
+        (
+            streamed.buyers,
+            streamed.units_sold,
+            streamed.final_stock,
+            streamed.orders_accepted,
+            streamed.rejected,
+            streamed.errors,
+            streamed.unknown,
+            streamed.oversold_units,
+            streamed.lost_updates,
+            streamed.false_sold_out,
+            streamed.round_trips,
+            streamed.cancelled,
+        ),
+        (
+            s.buyers,
+            s.units_sold,
+            s.final_stock,
+            s.orders_accepted,
+            s.rejected,
+            s.errors,
+            s.unknown,
+            s.oversold_units,
+            s.lost_updates,
+            s.false_sold_out,
+            s.round_trips,
+            s.cancelled,
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_200k_buyer_naive_sale_oversells() {
+    let redis = TestRedis::start();
+    let backends = redis.backends();
+    let naive = config(&sale("naive", BUYERS, 0));
+    let report = engine::run(
+        &backends,
+        strategy("naive"),
+        &naive,
+        "scale-naive",
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("the run finishes");
+    let s = &report.summary;
+    assert_one_outcome_per_buyer(&naive, &report.outcomes);
+    assert!(s.oversold_units > 0, "{s:?}");
+    assert!(s.final_stock < 0, "the counter sinks below zero: {s:?}");
+    // DECRBY loses nothing: the counter matches the orders (those in doubt included).
+    assert_eq!(s.lost_updates, 0, "{s:?}");
+    assert_eq!(s.orders_accepted + s.rejected, BUYERS);
+}
+
+/// Past the in-flight cap with arrivals spread out: buyers queue in arrival order for a
+/// slot, and the run is still one serial order, one outcome per buyer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crowd_past_the_in_flight_cap_with_a_spread_keeps_every_invariant() {
+    let redis = TestRedis::start();
+    let buyers = MAX_BUYERS + 5_000;
+    assert!(engine::in_flight(buyers, 8) < buyers as usize);
+    let spread = config(&RunRequest {
+        max_qty: Some(3),
+        ..sale("lua", buyers, 300)
+    });
+    let report = engine::run(
+        &redis.backends(),
+        strategy("lua"),
+        &spread,
+        "scale-spread",
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("the run finishes");
+    assert_one_outcome_per_buyer(&spread, &report.outcomes);
+    assert_serializable(&spread, &report.outcomes, report.summary.final_stock);
+    assert_eq!(report.summary.oversold_units, 0);
+}
+
+/// A server allows more than 10,000 buyers per race only when started with
+/// `--max-buyers` (and says so in `hello`); the default keeps the protocol's cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_takes_a_larger_crowd_only_when_started_to() {
+    let redis = TestRedis::start();
+    let crowd = MAX_BUYERS + 5_000;
+    let start = json!({"type":"start_run","config":{
+        "strategy":"lua","buyers":crowd,"stock":100,"seed":1}});
+
+    let default = TestServer::start(redis.backends().redis, 2).await;
+    let mut client = default.client().await;
+    assert_eq!(client.hello().await.limits.buyers.max, MAX_BUYERS);
+    client.send_json(start.clone()).await;
+    assert_eq!(client.expect_error().await.code, ErrorCode::OutOfRange);
+
+    let state = AppState::new(
+        redis.backends(),
+        watch::channel(oversold::health::Health::up()).1,
+        "/nonexistent-oversold-dist".into(),
+        2,
+    )
+    .with_max_buyers(1_000_000);
+    let wide = TestServer::serve(state).await;
+    let mut client = wide.client().await;
+    assert_eq!(client.hello().await.limits.buyers.max, 1_000_000);
+    client.send_json(start).await;
+    let run = client.collect_run().await;
+    let summary = run.summary.expect("the run finishes");
+    assert_eq!(
+        run.outcomes.len(),
+        crowd as usize,
+        "every outcome reaches the page"
+    );
+    assert_eq!((summary.units_sold, summary.final_stock), (100, 0));
+    assert_eq!(summary.rejected, crowd - 100);
+    // A checkout keeps the protocol's cap on the same server.
+    client
+        .send_json(json!({"type":"start_run","config":{
+            "strategy":"holds","scenario":"checkout","buyers":crowd}}))
+        .await;
+    assert_eq!(client.expect_error().await.code, ErrorCode::OutOfRange);
+}
