@@ -289,7 +289,7 @@ async fn failure_run(
         seed: Some(seed),
         ..RunRequest::default()
     };
-    let (config, report) = headless::run_report(backends, &request)
+    let (config, report) = headless::run_report(backends, &request, oversold::run::Keep::Outcomes)
         .await
         .unwrap_or_else(|e| panic!("{strategy} seed {seed}: {e}"));
     let rule = oversold::scenario::find(scenario, strategy)
