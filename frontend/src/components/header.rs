@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use oversold_protocol::{RedisState, Scenario};
 
 use crate::components::toggles::Toggles;
-use crate::model::{carts, strategies};
 use crate::model::text::{millis, thousands};
+use crate::model::{carts, strategies};
 use crate::session::{Link, Session};
 
 /// Title, one-line pitch, the view switches, and connection chips.

@@ -494,7 +494,11 @@ mod tests {
         assert_eq!(phone.node, Some(("n0".into(), 0)));
         assert_eq!(v.rows[2].node, Some(("n2".into(), 2)));
         assert!(!v.final_numbers && v.crossslot.is_none());
-        let said: Vec<String> = v.facts().iter().map(|f| format!("{}{}", f.n, f.what)).collect();
+        let said: Vec<String> = v
+            .facts()
+            .iter()
+            .map(|f| format!("{}{}", f.n, f.what))
+            .collect();
         assert_eq!(
             said,
             [
@@ -542,7 +546,11 @@ mod tests {
         assert_eq!(ids, ["fallback-orders", "refused-with-units"]);
         let mut split = v.clone();
         split.split = true;
-        let said: Vec<String> = split.facts().iter().map(|f| format!("{}{}", f.n, f.what)).collect();
+        let said: Vec<String> = split
+            .facts()
+            .iter()
+            .map(|f| format!("{}{}", f.n, f.what))
+            .collect();
         assert_eq!(
             said,
             [
@@ -571,12 +579,18 @@ mod tests {
         );
         let run = RunModel::new("r-4".into(), config(Scenario::Cart));
         let shelved: u32 = view(&run).unwrap().rows.iter().map(|r| r.stock).sum();
-        assert_eq!(shelved, 45, "the rows the run draws hold what the header says");
+        assert_eq!(
+            shelved, 45,
+            "the rows the run draws hold what the header says"
+        );
         assert_eq!(
             stock_phrase(Scenario::Warehouses, 10, 3, 3),
             "10 in stock over 3 warehouses"
         );
-        assert_eq!(stock_phrase(Scenario::Cart, 1000, 1, 3), "1,000 in stock over 1 SKU");
+        assert_eq!(
+            stock_phrase(Scenario::Cart, 1000, 1, 3),
+            "1,000 in stock over 1 SKU"
+        );
         assert_eq!(stock_phrase(Scenario::Race, 10, 3, 3), "10 in stock");
     }
 

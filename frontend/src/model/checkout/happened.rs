@@ -425,8 +425,8 @@ mod tests {
 
     #[test]
     fn each_leak_is_named_by_its_cause_from_the_stories() {
-        use oversold_protocol::{Stage as S, StepOutcome as O};
         use crate::model::checkout::fixtures::story;
+        use oversold_protocol::{Stage as S, StepOutcome as O};
         // atomic_no_holds: units taken without holds. Buyer 7's app server (7) dies after its
         // reserve; buyer 4's first reply is lost and its resend takes the unit again; buyer 9
         // crashes after a resend that took twice; buyer 12 pays and confirms.
@@ -492,7 +492,10 @@ mod tests {
             leak_causes(s.checkout.as_deref().unwrap(), &[&held]),
             ["3 units more leaked that no buyer's story accounts for."]
         );
-        assert_eq!(buyer_list(&(1..=6).map(|b| format!("#{b}")).collect::<Vec<_>>()), "#1, #2, #3, #4 and 2 more");
+        assert_eq!(
+            buyer_list(&(1..=6).map(|b| format!("#{b}")).collect::<Vec<_>>()),
+            "#1, #2, #3, #4 and 2 more"
+        );
     }
 
     #[test]

@@ -296,8 +296,20 @@ pub(crate) fn naive_serial(stock: u32) -> (StepState, StepTrail) {
             &[get(), get()],
             &[
                 (1, get(), int(k), k, &[Ok(decrby(1)), Ok(get())]),
-                (1, decrby(1), int(k - 1), k - 1, &[Err(r1.clone()), Ok(get())]),
-                (2, get(), int(k - 1), k - 1, &[Err(r1.clone()), Ok(decrby(1))]),
+                (
+                    1,
+                    decrby(1),
+                    int(k - 1),
+                    k - 1,
+                    &[Err(r1.clone()), Ok(get())],
+                ),
+                (
+                    2,
+                    get(),
+                    int(k - 1),
+                    k - 1,
+                    &[Err(r1.clone()), Ok(decrby(1))],
+                ),
                 (2, decrby(1), int(k - 2), k - 2, &[Err(r1), Err(r2)]),
             ],
         );

@@ -63,7 +63,8 @@ fn plain(state: &StepState, log: &StepLog, at: usize, category: Option<Category>
 
 /// Units in buyer `buyer`'s order.
 fn qty(state: &StepState, log: &StepLog, buyer: u32) -> u32 {
-    log.outcome(buyer).map_or(state.config.race.qty.max(1), |o| o.qty)
+    log.outcome(buyer)
+        .map_or(state.config.race.qty.max(1), |o| o.qty)
 }
 
 /// `1 unit is left`, `2 units are left`.
@@ -119,11 +120,7 @@ fn read(state: &StepState, log: &StepLog, at: usize) -> String {
             join(&same),
             left(v)
         ),
-        _ => format!(
-            "{head}: buyers {} now all believe {}",
-            join(&same),
-            left(v)
-        ),
+        _ => format!("{head}: buyers {} now all believe {}", join(&same), left(v)),
     };
     for (o, ov) in others {
         text.push_str(&format!(", while buyer {o} still believes {}", left(*ov)));
@@ -283,7 +280,11 @@ mod tests {
         let log = StepLog::read(&s, &t);
         let told = narrate(&s, &log, Some(Category::Atomic));
         assert_eq!(told[0].said, "EVALSHA reserve.lua 1 stock 1 → [1, 1, 0]");
-        assert!(told[0].text.starts_with("buyer 2 checked and took in one command"));
+        assert!(
+            told[0]
+                .text
+                .starts_with("buyer 2 checked and took in one command")
+        );
         assert!(told.iter().all(|t| t.tone == Tone::Good));
     }
 

@@ -92,9 +92,18 @@ mod tests {
 
     #[test]
     fn sold_against_stock_reads_as_the_truth() {
-        assert_eq!(sold_of_stock(2, 1), "2 units sold of 1 in stock: 1 oversold");
-        assert_eq!(sold_of_stock(1, 1), "1 unit sold of 1 in stock, none oversold");
-        assert_eq!(sold_of_stock(0, 3), "0 units sold of 3 in stock, none oversold");
+        assert_eq!(
+            sold_of_stock(2, 1),
+            "2 units sold of 1 in stock: 1 oversold"
+        );
+        assert_eq!(
+            sold_of_stock(1, 1),
+            "1 unit sold of 1 in stock, none oversold"
+        );
+        assert_eq!(
+            sold_of_stock(0, 3),
+            "0 units sold of 3 in stock, none oversold"
+        );
         let (s, _) = naive_oversell();
         let c = counters(&s);
         assert_eq!(
