@@ -295,7 +295,7 @@ impl CartView {
         let stranded = Fact {
             id: "stranded-units",
             n: self.stranded,
-            what: format!(" units stranded in them"),
+            what: " units stranded in them".into(),
             bad: self.stranded > 0,
         };
         if !self.warehouses {
