@@ -6,7 +6,7 @@
 //! verbs this session's own log sent (`GET`, `DECRBY`, `SET`, `EXEC`, `SET NX`...), so the
 //! page holds no strategy's commands of its own.
 
-use oversold_protocol::{Category, StepState, StrategyAbout, TapeRule};
+use oversold_protocol::{Category, CommandArg, RedisCall, StepState, StrategyAbout, TapeRule};
 
 use super::log::{StepLog, verb};
 use super::story::{Line, Tone};
@@ -94,7 +94,7 @@ pub fn nudge(state: &StepState, log: &StepLog, about: Option<&StrategyAbout>) ->
             )
         }
         Category::Lock if !shown(CellKind::Nil) => {
-            let take = verb(&log.cells[0].call);
+            let take = named(&log.cells[0].call);
             let [first, second, ..] = buyers.as_slice() else {
                 return None;
             };
@@ -109,9 +109,24 @@ pub fn nudge(state: &StepState, log: &StepLog, about: Option<&StrategyAbout>) ->
     }
 }
 
-/// The verb of the first command of the log whose kind `is` picks.
+/// The first command of the log whose kind `is` picks, [`named`].
 fn first_verb(log: &StepLog, is: impl Fn(CellKind) -> bool) -> Option<String> {
-    log.cells.iter().find(|c| is(c.kind)).map(|c| verb(&c.call))
+    log.cells
+        .iter()
+        .find(|c| is(c.kind))
+        .map(|c| named(&c.call))
+}
+
+/// A call as a nudge names it: a script by its file (`acquire_fenced_lock.lua`: every script
+/// is sent as `EVALSHA`, which says nothing), anything else by its [`verb`] (`GET`, `SET NX`).
+fn named(call: &RedisCall) -> String {
+    let script = call.single().and_then(|c| {
+        c.args.iter().find_map(|a| match a {
+            CommandArg::Script(file) => Some(file.clone()),
+            _ => None,
+        })
+    });
+    script.unwrap_or_else(|| verb(call))
 }
 
 /// `buyer 1 GET, buyer 2 GET, then both DECRBY`; `…, then each DECRBY` for more buyers.
@@ -205,6 +220,18 @@ mod tests {
                 "No order of clicks oversells Lock: the lock makes the buyers take turns. Now try: buyer 1 GET, then buyer 2 GET before buyer 1 lets go: it comes back nil, and buyer 2 waits."
             )
         );
+    }
+
+    #[test]
+    fn a_script_is_named_by_its_file() {
+        use oversold_protocol::RedisCommand;
+        let lock: RedisCall = RedisCommand::new("EVALSHA")
+            .script("acquire_fenced_lock.lua")
+            .int(1)
+            .key("lock")
+            .into();
+        assert_eq!(named(&lock), "acquire_fenced_lock.lua");
+        assert_eq!(named(&super::super::fixtures::get()), "GET");
     }
 
     #[test]
