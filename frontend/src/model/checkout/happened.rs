@@ -103,6 +103,8 @@ fn what_came_back(t: &CheckoutTally, outcomes: &[&BuyerOutcome], out: &mut Vec<S
 
 /// One crash that leaked: said alone, or in a list.
 struct Crash {
+    /// Whose.
+    buyer: u32,
     /// `app server 2 died right after buyer #7's reserve`.
     alone: String,
     /// `#7 (app server 2)`.
@@ -116,12 +118,14 @@ impl Crash {
         let b = o.buyer;
         if s.retried {
             Crash {
+                buyer: b,
                 alone: format!("buyer #{b}'s app server died right after its resend"),
                 short: format!("#{b} (after its resend)"),
             }
         } else {
             let a = o.app_server;
             Crash {
+                buyer: b,
                 alone: format!("app server {a} died right after buyer #{b}'s reserve"),
                 short: format!("#{b} (app server {a})"),
             }
@@ -153,14 +157,6 @@ fn buyer_list(buyers: &[String]) -> String {
     }
 }
 
-/// The reserve steps of a story that took units with no hold (a hold would expire and give
-/// them back), in order.
-fn took_without_hold(s: &CheckoutStory) -> impl Iterator<Item = &oversold_protocol::CheckoutStep> {
-    s.steps.iter().filter(|st| {
-        matches!(st.stage, Stage::Reserve | Stage::Retry) && st.outcome == StepOutcome::Taken
-    })
-}
-
 /// What each leaked unit was, from the stories: a crash after units were taken without a
 /// hold, a resend that took them a second time, a request that landed after the app gave up.
 /// Names the buyers (and a crash's app server); says what no story explains, if anything.
@@ -174,31 +170,56 @@ fn leak_causes(t: &CheckoutTally, outcomes: &[&BuyerOutcome]) -> Vec<String> {
         .iter()
         .filter_map(|o| o.checkout.as_ref())
         .any(|s| s.steps.iter().any(|st| st.outcome == StepOutcome::Held));
-    let (mut crashes, mut crashed) = (Vec::new(), 0u64);
-    let (mut resends, mut resent) = (Vec::new(), 0u64);
-    let (mut lates, mut late) = (Vec::new(), 0u64);
+    let (mut crashes, mut crashed) = (Vec::<Crash>::new(), 0u64);
+    let (mut resends, mut resent) = (Vec::<u32>::new(), 0u64);
+    let (mut lates, mut late) = (Vec::<u32>::new(), 0u64);
     for o in outcomes {
         let Some(s) = o.checkout.as_ref() else {
             continue;
         };
-        if s.end == CheckoutEnd::Crashed && took_without_hold(s).next().is_some() {
+        // The reserve the app heard (a resend's, for a client that resent).
+        let heard = s
+            .steps
+            .iter()
+            .filter(|st| {
+                matches!(st.stage, Stage::Reserve | Stage::Retry)
+                    && st.outcome != StepOutcome::Orphaned
+            })
+            .next_back();
+        if s.end == CheckoutEnd::Crashed && heard.is_some_and(|st| st.outcome == StepOutcome::Taken)
+        {
             crashed += u64::from(o.qty);
             crashes.push(Crash::of(o, s));
         }
+        // The first copy of a resent request took units the app never heard about: whatever
+        // the resend got (the units again, or sold out), no order holds the first copy's.
         let first_took = s
             .steps
             .iter()
             .find(|st| st.stage == Stage::Reserve)
             .is_some_and(|st| st.outcome == StepOutcome::Taken);
-        if s.duplicate_units > 0 && first_took {
-            resent += u64::from(s.duplicate_units);
-            resends.push(format!("#{}", o.buyer));
+        if s.retried && first_took {
+            resent += u64::from(o.qty);
+            resends.push(o.buyer);
         }
-        if no_holds && s.steps.iter().any(|st| st.outcome == StepOutcome::Orphaned) {
-            late += u64::from(o.qty);
-            lates.push(format!("#{}", o.buyer));
+        if no_holds {
+            let orphans = s
+                .steps
+                .iter()
+                .filter(|st| st.outcome == StepOutcome::Orphaned)
+                .count() as u64;
+            if orphans > 0 {
+                late += orphans * u64::from(o.qty);
+                lates.push(o.buyer);
+            }
         }
     }
+    // Buyer order, not the order their outcomes arrived in.
+    crashes.sort_by_key(|c| c.buyer);
+    resends.sort_unstable();
+    lates.sort_unstable();
+    let resends: Vec<String> = resends.iter().map(|b| format!("#{b}")).collect();
+    let lates: Vec<String> = lates.iter().map(|b| format!("#{b}")).collect();
     let mut out = Vec::new();
     match crashes.as_slice() {
         [] => {}
@@ -218,12 +239,12 @@ fn leak_causes(t: &CheckoutTally, outcomes: &[&BuyerOutcome]) -> Vec<String> {
     match resends.len() {
         0 => {}
         1 => out.push(format!(
-            "A resend leaked {}: buyer {} never heard its first reserve's answer and sent it again; both copies took units, and the first copy's are in no order.",
+            "A resend leaked {}: buyer {} never heard its first reserve's answer and sent it again; the first copy had taken units that no order holds.",
             units(resent),
             resends[0]
         )),
         _ => out.push(format!(
-            "Resends leaked {}: buyers {} never heard their first reserve's answer and sent it again; both copies took units, and each first copy's are in no order.",
+            "Resends leaked {}: buyers {} never heard their first reserve's answer and sent it again; each first copy had taken units that no order holds.",
             units(resent),
             buyer_list(&resends)
         )),
@@ -461,17 +482,25 @@ mod tests {
         s9.retried = true;
         s9.duplicate_units = 1;
         let fine = story(12, CheckoutEnd::Confirmed, &[(S::Reserve, O::Taken)]);
-        let mut s = tally_summary(10, 5, 1, 4);
+        // Buyer 2's first copy took the last unit; its resend found nothing left.
+        let mut short = story(
+            2,
+            CheckoutEnd::SoldOut,
+            &[(S::Reserve, O::Taken), (S::Retry, O::SoldOut)],
+        );
+        short.checkout.as_mut().unwrap().retried = true;
+        let mut s = tally_summary(10, 4, 1, 5);
         s.checkout.as_deref_mut().unwrap().crashed = 2;
-        let all = [crash, resend, both, fine];
+        // In the order the outcomes arrived, not the buyers'.
+        let all = [crash, resend, both, fine, short];
         let lines = happened("Atomic, no holds", &s, None, all.iter());
         assert_eq!(
             lines[1..5],
             [
                 "2 buyers lost their app server right after reserving: no answer, no order.",
-                "4 units leaked: off the shelf, in no hold and in no order, lost until a reconciliation.",
+                "5 units leaked: off the shelf, in no hold and in no order, lost until a reconciliation.",
                 "Crashes leaked 2 units: app servers died right after the reserves of buyers #7 (app server 7) and #9 (after its resend), with no hold to expire.",
-                "Resends leaked 2 units: buyers #4 and #9 never heard their first reserve's answer and sent it again; both copies took units, and each first copy's are in no order.",
+                "Resends leaked 3 units: buyers #2, #4 and #9 never heard their first reserve's answer and sent it again; each first copy had taken units that no order holds.",
             ]
         );
         // One of each, and a leak no story explains (outcomes kept of part of the run).
@@ -482,7 +511,7 @@ mod tests {
             lines[3..6],
             [
                 "A crash leaked 1 unit: app server 7 died right after buyer #7's reserve, with no hold to expire.",
-                "A resend leaked 1 unit: buyer #4 never heard its first reserve's answer and sent it again; both copies took units, and the first copy's are in no order.",
+                "A resend leaked 1 unit: buyer #4 never heard its first reserve's answer and sent it again; the first copy had taken units that no order holds.",
                 "1 unit more leaked that no buyer's story accounts for.",
             ]
         );

@@ -255,6 +255,20 @@ mod tests {
     }
 
     #[test]
+    fn a_serial_session_reads_takes_then_finds_nothing() {
+        let (s, t) = super::super::fixtures::naive_serial(1);
+        let log = StepLog::read(&s, &t);
+        assert_eq!(
+            texts(&s, &log, Category::CheckThenWrite),
+            [
+                "GET stock → 1 | buyer 1 read 1: it believes 1 unit is left, so it will buy.",
+                "DECRBY stock 1 → 0 | buyer 1 took 1 unit: the counter is at 0.",
+                "GET stock → 0 | buyer 2 read 0: nothing left for it, so it will not buy.",
+            ]
+        );
+    }
+
+    #[test]
     fn a_watch_session_says_what_each_watch_read_and_exec_did() {
         let (s, t) = watch_retry();
         let log = StepLog::read(&s, &t);

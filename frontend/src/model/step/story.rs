@@ -106,10 +106,11 @@ fn lost_update(log: &StepLog, i: usize) -> String {
 }
 
 /// A buyer done after one command (command `i`): the check and the write were one step, so
-/// nothing could run between them.
+/// nothing could run between them. Not a plain read that found too little (a `GET` → 0 that
+/// ends a check-then-write buyer is a read, said as one).
 fn one_command(log: &StepLog, i: usize) -> Option<String> {
     let c = &log.cells[i];
-    if log.of(c.buyer).count() != 1 {
+    if log.of(c.buyer).count() != 1 || c.kind == CellKind::RefusedRead {
         return None;
     }
     let who = format!("buyer {}", c.buyer);
