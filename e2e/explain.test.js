@@ -102,7 +102,10 @@ for (const viewport of [SMALL, FULL_HD, PHONE]) {
       await byTestId('step-nudge').textContent(),
       'Nothing went wrong: the buyers took turns, so every read was fresh. Now try: buyer 1 GET, buyer 2 GET, then both DECRBY.',
     );
-    assert.ok(await onScreen('[data-testid="step-nudge"]') || (await byTestId('step-nudge').scrollIntoViewIfNeeded(), true));
+    // What the click started is on screen: the line it added, and the nudge.
+    assert.ok(await onScreen('[data-testid="step-line"].latest'), 'the latest line is in the window');
+    assert.ok(await onScreen('[data-testid="step-nudge"]'), 'the nudge is in the window');
+    await lab.page.screenshot({ path: path.join(shots, `explain-step-window-${name(viewport)}.png`) });
     await byTestId('step-panel').screenshot({ path: path.join(shots, `explain-step-serial-${name(viewport)}.png`) });
 
     // The nudge's order: both read, then both write. The caption counts as the counters do.

@@ -29,6 +29,17 @@ pub fn StepThrough() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
     let log_len = move || session.page.with(|p| p.step.as_ref().map(|s| s.log.len()));
+    // Syncing with the outside world (the window's scroll): after each answer, what the click
+    // added (its line, or the nudge once every buyer is done) is brought on screen, after the
+    // panel has been redrawn (the next frame).
+    Effect::new(move |_| {
+        if log_len().is_some_and(|n| n > 0) {
+            request_animation_frame(|| {
+                crate::web::keep_in_view(".step-nudge");
+                crate::web::keep_in_view(".step-story li.latest");
+            });
+        }
+    });
     // Derived, not memoised: while step mode is open the page changes with each answer, and
     // redrawing a few dozen nodes costs less than the code a Memo of the view would add.
     let body = move || match session.page.with(StepView::of) {

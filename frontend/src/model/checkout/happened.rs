@@ -178,14 +178,9 @@ fn leak_causes(t: &CheckoutTally, outcomes: &[&BuyerOutcome]) -> Vec<String> {
             continue;
         };
         // The reserve the app heard (a resend's, for a client that resent).
-        let heard = s
-            .steps
-            .iter()
-            .filter(|st| {
-                matches!(st.stage, Stage::Reserve | Stage::Retry)
-                    && st.outcome != StepOutcome::Orphaned
-            })
-            .next_back();
+        let heard = s.steps.iter().rfind(|st| {
+            matches!(st.stage, Stage::Reserve | Stage::Retry) && st.outcome != StepOutcome::Orphaned
+        });
         if s.end == CheckoutEnd::Crashed && heard.is_some_and(|st| st.outcome == StepOutcome::Taken)
         {
             crashed += u64::from(o.qty);
