@@ -10,7 +10,7 @@
 
 use oversold_protocol::{Category, StepState};
 
-use super::log::{StepLog, verb};
+use super::log::{StepLog, read_value, verb};
 use super::story::{self, Tone, join};
 use crate::model::tape_view::strip::CellKind;
 use crate::model::text::count;
@@ -87,7 +87,7 @@ fn believers(state: &StepState, log: &StepLog, at: usize) -> Vec<(u32, i64)> {
                 c.kind,
                 CellKind::Read | CellKind::StaleRead | CellKind::RefusedRead
             );
-            let v = c.answer.integer().filter(|_| is_read)?;
+            let v = read_value(&c.call, &c.answer).filter(|_| is_read)?;
             (v >= i64::from(qty(state, log, b.buyer))).then_some((b.buyer, v))
         })
         .collect()
@@ -97,7 +97,7 @@ fn believers(state: &StepState, log: &StepLog, at: usize) -> Vec<(u32, i64)> {
 fn read(state: &StepState, log: &StepLog, at: usize) -> String {
     let c = &log.cells[at];
     let b = c.buyer;
-    let v = c.answer.integer().unwrap_or_default();
+    let v = read_value(&c.call, &c.answer).unwrap_or_default();
     let q = qty(state, log, b);
     if v < i64::from(q) {
         return if q == 1 || v <= 0 {
@@ -176,6 +176,8 @@ fn took(state: &StepState, log: &StepLog, at: usize) -> String {
 
 /// A command that moved nothing: a WATCH, a lock taken or let go, anything else.
 fn other(log: &StepLog, at: usize, category: Option<Category>) -> String {
+    let done_here = log.outcome(log.cells[at].buyer).is_some()
+        && log.of(log.cells[at].buyer).last() == Some(at);
     let c = &log.cells[at];
     let b = c.buyer;
     let still = c
@@ -214,7 +216,7 @@ fn other(log: &StepLog, at: usize, category: Option<Category>) -> String {
         Some(Category::Lock) if first_of_attempt => format!(
             "buyer {b} holds the lock now: until it lets go, the others' tries come back nil{still}."
         ),
-        Some(Category::Lock) if has_acted => {
+        Some(Category::Lock) if has_acted || done_here => {
             format!("buyer {b} let go of the lock: the next buyer may take it{still}.")
         }
         _ => format!("buyer {b}'s {word} changed nothing{still}."),
