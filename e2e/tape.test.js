@@ -22,9 +22,13 @@ function numbers(text) {
  *  (absent when the replies cannot fix it). */
 async function tapeNumbers() {
   const caption = (await byTestId('tape-caption').textContent()).trim();
-  const m = caption.match(/^(?:So far: |Step-through: )?(-?[\d,]+) of ([\d,]+) units? sold, ([\d,]+) oversold(?:; the counter (?:ends|is) at (-?[\d,]+))?/);
+  // A run's tape: "7 of 10 units sold, 0 oversold"; step-through's: "2 units sold of 1 in
+  // stock: 1 oversold" ("…, none oversold").
+  const m =
+    caption.match(/^(?:So far: )?(-?[\d,]+) of ([\d,]+) units? sold, ([\d,]+) oversold(?:; the counter (?:ends|is) at (-?[\d,]+))?/) ??
+    caption.match(/^Step-through: (-?[\d,]+) units? sold of ([\d,]+) in stock[:,] ([\d,]+|none) oversold(?:; the counter (?:ends|is) at (-?[\d,]+))?/);
   assert.ok(m, `the tape caption starts with its numbers: ${caption}`);
-  const n = (s) => (s === undefined ? undefined : Number(s.replace(/,/g, '')));
+  const n = (s) => (s === undefined ? undefined : s === 'none' ? 0 : Number(s.replace(/,/g, '')));
   return { caption, sold: n(m[1]), stock: n(m[2]), oversold: n(m[3]), ends: n(m[4]) };
 }
 

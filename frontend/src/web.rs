@@ -75,6 +75,37 @@ pub fn bring_into_view(selector: &str) {
     }
 }
 
+/// Scroll the window the least that puts all of the first element matching `selector` inside
+/// it (its bottom first: what was just added sits at the bottom), so what a click added is on
+/// screen without pushing away what is above it. Nothing on the stage view, which is one
+/// screen already.
+pub fn keep_in_view(selector: &str) {
+    let doc = document();
+    let stage = doc
+        .body()
+        .and_then(|b| b.get_attribute("data-view"))
+        .is_some_and(|v| v == "stage");
+    let Ok(Some(el)) = doc.query_selector(selector) else {
+        return;
+    };
+    if stage {
+        return;
+    }
+    let win = window();
+    let height = win
+        .inner_height()
+        .ok()
+        .and_then(|h| h.as_f64())
+        .unwrap_or(0.0);
+    let rect = el.get_bounding_client_rect();
+    const MARGIN: f64 = 12.0;
+    if rect.bottom() > height {
+        win.scroll_by_with_x_and_y(0.0, rect.bottom() - height + MARGIN);
+    } else if rect.top() < 0.0 {
+        win.scroll_by_with_x_and_y(0.0, rect.top() - MARGIN);
+    }
+}
+
 /// Full screen on (the whole page) or off.
 pub fn toggle_fullscreen() {
     let doc = document();

@@ -52,7 +52,7 @@ pub struct RunRequest {
     /// How long a hold lasts, shop ms (default 300,000: five minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_ttl_ms: Option<u32>,
-    /// Shop ms per real ms (default 100: a five-minute hold lasts three real seconds).
+    /// Shop ms per real ms (default 20: a five-minute hold lasts fifteen real seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_scale: Option<u32>,
     /// Typical payment time, shop ms (default 60,000).

@@ -35,8 +35,10 @@ pub const MAX_STEP_BUYERS: u32 = 4;
 
 /// Default hold, shop ms: five minutes.
 pub const DEFAULT_HOLD_TTL_MS: u32 = 300_000;
-/// Default shop ms per real ms: a five-minute hold lasts three real seconds.
-pub const DEFAULT_TIME_SCALE: u32 = 100;
+/// Default shop ms per real ms: a five-minute hold lasts fifteen real seconds and a minute's
+/// payment three, a pace the eye can follow on a projector (at 100 a default checkout was
+/// over in about a second). The page's form starts here too (`hello.limits`).
+pub const DEFAULT_TIME_SCALE: u32 = 20;
 /// Default payment time, shop ms: a minute.
 pub const DEFAULT_PAY_MS: u32 = 60_000;
 /// Longest shop time any checkout knob may name: an hour.

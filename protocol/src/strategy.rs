@@ -49,7 +49,9 @@ pub struct StrategyAbout {
     pub short_label: Text,
     /// One line on what it does.
     pub description: Text,
-    /// Whether it oversells (or loses updates) by design; the page colours it as a warning.
+    /// Whether it goes wrong by design: oversells, loses updates, or (a checkout without
+    /// holds) leaks units and takes a resent request twice. The page colours it as a warning
+    /// everywhere it shows it.
     pub unsafe_by_design: bool,
     /// What kind of answer to the race it is.
     pub category: Category,

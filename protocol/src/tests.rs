@@ -955,7 +955,7 @@ fn the_run_config_wire_format_is_pinned_for_every_scenario() {
     ];
     let pinned = [
         r#"{"strategy":"lua","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"race"}"#,
-        r#"{"strategy":"holds","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"checkout","hold_ttl_ms":300000,"time_scale":100,"pay_ms":60000,"abandon_fraction":0.2,"pay_fail_fraction":0.1,"crash_fraction":0.1,"retry_fraction":0.2,"customers":25,"per_customer_limit":1,"fail_mode":"closed","no_wait_expiry":false,"outage_at_ms":0,"outage_ms":0}"#,
+        r#"{"strategy":"holds","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"checkout","hold_ttl_ms":300000,"time_scale":20,"pay_ms":60000,"abandon_fraction":0.2,"pay_fail_fraction":0.1,"crash_fraction":0.1,"retry_fraction":0.2,"customers":25,"per_customer_limit":1,"fail_mode":"closed","no_wait_expiry":false,"outage_at_ms":0,"outage_ms":0}"#,
         r#"{"strategy":"cart_script","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"cart","skus":4,"max_lines":3}"#,
         r#"{"strategy":"warehouse_script","stock":10,"buyers":50,"qty":1,"max_qty":null,"app_servers":8,"arrival_spread_ms":0,"race_window_ms":0,"seed":7,"scenario":"warehouses","warehouses":3,"split":true}"#,
     ];

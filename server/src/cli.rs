@@ -339,7 +339,7 @@ pub struct CheckoutArgs {
     /// How long a hold lasts, shop ms [default: 300000, five minutes].
     #[arg(long)]
     pub hold_ttl_ms: Option<u32>,
-    /// Shop ms per real ms [default: 100: a five-minute hold lasts three real seconds].
+    /// Shop ms per real ms [default: 20: a five-minute hold lasts fifteen real seconds].
     #[arg(long)]
     pub time_scale: Option<u32>,
     /// Typical payment time, shop ms; each buyer's is seeded around it [default: 60000].

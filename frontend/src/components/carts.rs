@@ -62,58 +62,14 @@ fn shelves(v: CartView, lesson: Option<(String, String)>) -> impl IntoView {
         "so far"
     };
     let crossslot = v.crossslot.clone().or(v.would_fail_on_cluster.clone());
-    // One template for every fact: a number with its test hook, then what it counts.
-    let hold = (v.longest_hold_us > 0).then(|| {
-        format!(
-            " · a doomed cart held units up to {} µs",
-            thousands(v.longest_hold_us as i64)
-        )
-    });
-    let mut facts: Vec<(&str, u64, String, bool)> = vec![
-        (
-            "partial-carts",
-            v.partial.into(),
-            " partial carts (failed orders still holding units)".into(),
-            v.partial > 0,
-        ),
-        (
-            "stranded-units",
-            v.stranded,
-            " units stranded in them".into(),
-            v.stranded > 0,
-        ),
-        (
-            "compensations",
-            v.compensations.into(),
-            " lines given back by compensation".into(),
-            false,
-        ),
-        (
-            "refused-with-units",
-            v.refused_with_units.into(),
-            format!(
-                " refused while the units were there{}",
-                hold.unwrap_or_default()
-            ),
-            false,
-        ),
-    ];
-    if v.warehouses {
-        facts.insert(
-            3,
-            (
-                "fallback-orders",
-                v.fallbacks.into(),
-                " orders served by a fallback warehouse".into(),
-                false,
-            ),
-        );
-    }
+    // Each scenario's own facts (model::carts): a number with its test hook, then what it
+    // counts.
+    let facts = v.facts();
     view! {
         <h2 class="section-title">{format!("One row per {what} ")}<span class="muted">{format!("({numbers})")}</span></h2>
         <ul class="cart-facts" data-testid="cart-facts">
-            {facts.into_iter().map(|(id, n, what, bad)| view! {
-                <li class:bad=bad data-testid=id data-n=n><b>{thousands(n as i64)}</b>{what}</li>
+            {facts.into_iter().map(|f| view! {
+                <li class:bad=f.bad data-testid=f.id data-n=f.n><b>{thousands(f.n as i64)}</b>{f.what}</li>
             }).collect_view()}
         </ul>
         <p class="cart-legend">

@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use oversold_protocol::{RedisState, Scenario};
 
 use crate::components::toggles::Toggles;
-use crate::model::strategies;
 use crate::model::text::{millis, thousands};
+use crate::model::{carts, strategies};
 use crate::session::{Link, Session};
 
 /// Title, one-line pitch, the view switches, and connection chips.
@@ -39,9 +39,9 @@ pub fn Header() -> impl IntoView {
             Scenario::Failover => "the primary dies before its replica caught up: what survives?",
         };
         let mut text = format!(
-            "{} buyers, {} in stock, {what}",
+            "{} buyers, {}, {what}",
             thousands(k.buyers.into()),
-            thousands(k.stock.into()),
+            carts::stock_phrase(k.scenario, k.stock, k.cart.skus, k.cart.warehouses),
         );
         if let Some(claim) = claim() {
             text.push(' ');

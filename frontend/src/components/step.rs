@@ -1,7 +1,8 @@
 //! Step-through mode, "you are the scheduler": two to four buyers stand ready, and each click
 //! (or key 1–4) sends one buyer's next real Redis command. The counter above follows the real
-//! key, the tape panel draws the log as it grows, and the lines under the buttons say what the
-//! visitor just made happen (all read from the state in `model::step`).
+//! key, the tape panel draws the log as it grows, the lines under the buttons tell every click
+//! (who sent what, what Redis answered, what it means), and once every buyer is done a nudge
+//! says which order of clicks to try next (all read from the state in `model::step`).
 //!
 //! The open panel is a few dozen nodes drawn afresh from one [`StepView`] on every answer: one
 //! reactive closure instead of a signal per node keeps the page small, and nothing on screen
@@ -13,6 +14,7 @@ use wasm_bindgen::JsCast;
 
 use crate::model::step::buyers::Button;
 use crate::model::step::keys::{self, Press};
+use crate::model::step::narrate::Told;
 use crate::model::step::view::StepView;
 use crate::session::{Link, Session};
 use crate::socket::Socket;
@@ -27,6 +29,17 @@ pub fn StepThrough() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
     let log_len = move || session.page.with(|p| p.step.as_ref().map(|s| s.log.len()));
+    // Syncing with the outside world (the window's scroll): after each answer, what the click
+    // added (its line, or the nudge once every buyer is done) is brought on screen, after the
+    // panel has been redrawn (the next frame).
+    Effect::new(move |_| {
+        if log_len().is_some_and(|n| n > 0) {
+            request_animation_frame(|| {
+                crate::web::keep_in_view(".step-nudge");
+                crate::web::keep_in_view(".step-story li.latest");
+            });
+        }
+    });
     // Derived, not memoised: while step mode is open the page changes with each answer, and
     // redrawing a few dozen nodes costs less than the code a Memo of the view would add.
     let body = move || match session.page.with(StepView::of) {
@@ -96,14 +109,37 @@ fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
             </button>
         </div>
         <div class="step-buyers">{v.buttons.into_iter().map(|b| buyer_button(b, socket)).collect_view()}</div>
-        <ol class="step-story" data-testid="step-story" aria-live="polite">
-            {v.story.into_iter().map(|l| view! { <li data-tone=l.tone.as_str()>{l.text}</li> }).collect_view()}
-        </ol>
+        {told(v.told)}
+        {v.nudge.map(|l| view! {
+            <p class="step-nudge" data-testid="step-nudge" data-tone=l.tone.as_str() role="status">{l.text}</p>
+        })}
         <p class="muted step-hint">
             "Keys " <kbd>"1"</kbd> "–" <kbd>"4"</kbd>
             " press the buttons. The stock counter above is the real key, read after every command."
         </p>
         <Keys/>
+    }
+}
+
+/// Every click in one line, the latest marked: who, the call and its answer, what it means.
+fn told(lines: Vec<Told>) -> impl IntoView {
+    let last = lines.len().checked_sub(1);
+    view! {
+        <ol class="step-story" data-testid="step-story" aria-live="polite">
+            {lines
+                .into_iter()
+                .map(|t| {
+                    let latest = Some(t.at) == last;
+                    view! {
+                        <li data-tone=t.tone.as_str() data-testid="step-line" data-buyer=t.buyer class:latest=latest>
+                            <code class="sl-said">{format!("#{} {}", t.buyer, t.said)}</code>
+                            " "
+                            <span class="sl-text">{t.text}</span>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
     }
 }
 

@@ -8,6 +8,7 @@ use oversold_protocol::cart::{catalogue, warehouses};
 use oversold_protocol::{Knobs, LineEnd, OutcomeResult, RunConfig, Scenario};
 
 use super::run::{Phase, RunModel};
+use super::text::{count, thousands};
 
 /// Most tiles one shelf's row draws; beyond that a tile stands for several units.
 const MAX_TILES: u64 = 120;
@@ -61,6 +62,8 @@ impl ShelfRow {
 pub struct CartView {
     /// True for warehouses, false for SKUs.
     pub warehouses: bool,
+    /// A warehouse run that may split an order over warehouses.
+    pub split: bool,
     /// One row per shelf.
     pub rows: Vec<ShelfRow>,
     /// Orders that failed holding units.
@@ -96,6 +99,25 @@ pub fn shelves(config: &RunConfig) -> Vec<(&'static str, u32)> {
         | Knobs::Eviction(_)
         | Knobs::Failover => Vec::new(),
     }
+}
+
+/// The stock a run of `scenario` would put on its shelves, from the form's `stock` and shelf
+/// knobs, as the header says it: a cart run stocks every SKU of the catalogue from it (10 is
+/// `45 in stock over 3 SKUs`), a warehouse run splits it (`10 in stock over 3 warehouses`);
+/// any other scenario has one shelf (`10 in stock`). The numbers are the protocol's own
+/// catalogue, so they are the shelves' the run will show.
+pub fn stock_phrase(scenario: Scenario, stock: u32, skus: u32, warehouses: u32) -> String {
+    let (shelves, noun) = match scenario {
+        Scenario::Cart => (catalogue(skus, stock), "SKU"),
+        Scenario::Warehouses => (self::warehouses(warehouses, stock), "warehouse"),
+        _ => return format!("{} in stock", thousands(stock.into())),
+    };
+    let total: u64 = shelves.iter().map(|s| u64::from(s.1)).sum();
+    format!(
+        "{} in stock over {}",
+        thousands(total as i64),
+        count(shelves.len() as u64, noun)
+    )
 }
 
 /// True for a run of the `cart` or `warehouses` scenario.
@@ -220,6 +242,7 @@ pub fn view(run: &RunModel) -> Option<CartView> {
     };
     Some(CartView {
         warehouses: run.config.race.scenario() == Scenario::Warehouses,
+        split: matches!(run.config.race.knobs, Knobs::Warehouses(w) if w.split),
         rows,
         partial: summary.map_or(live.partial, |(_, t)| t.partial_carts),
         stranded: summary.map_or(live.stranded.iter().sum(), |(_, t)| t.stranded_units),
@@ -231,6 +254,95 @@ pub fn view(run: &RunModel) -> Option<CartView> {
         would_fail_on_cluster: summary.and_then(|(_, t)| t.would_fail_on_cluster.clone()),
         crossslot,
     })
+}
+
+/// One number under the shelves, with what it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// Its test hook, e.g. `partial-carts`.
+    pub id: &'static str,
+    /// The number.
+    pub n: u64,
+    /// What it counts, after the number: ` partial carts (…)`.
+    pub what: String,
+    /// Drawn as something that went wrong.
+    pub bad: bool,
+}
+
+impl CartView {
+    /// The facts this scenario can have, each once. A cart run: partial carts, stranded units,
+    /// a saga's compensations, refusals while units were there. A warehouse run: orders served
+    /// by a fallback and refusals; a partial order and stranded units only where an order may
+    /// be split over warehouses (or where one happened anyway), and never a cart or a
+    /// compensation, which no warehouse strategy has.
+    pub fn facts(&self) -> Vec<Fact> {
+        let hold = (self.longest_hold_us > 0).then(|| {
+            format!(
+                " · a doomed {} held units up to {} µs",
+                if self.warehouses { "order" } else { "cart" },
+                thousands(self.longest_hold_us as i64)
+            )
+        });
+        let refused = Fact {
+            id: "refused-with-units",
+            n: self.refused_with_units.into(),
+            what: format!(
+                " refused while the units were there{}",
+                hold.unwrap_or_default()
+            ),
+            bad: false,
+        };
+        let stranded = Fact {
+            id: "stranded-units",
+            n: self.stranded,
+            what: " units stranded in them".into(),
+            bad: self.stranded > 0,
+        };
+        if !self.warehouses {
+            return vec![
+                Fact {
+                    id: "partial-carts",
+                    n: self.partial.into(),
+                    what: " partial carts (failed orders still holding units)".into(),
+                    bad: self.partial > 0,
+                },
+                stranded,
+                Fact {
+                    id: "compensations",
+                    n: self.compensations.into(),
+                    what: " lines given back by compensation".into(),
+                    bad: false,
+                },
+                refused,
+            ];
+        }
+        let mut facts = Vec::new();
+        if self.split || self.partial > 0 || self.stranded > 0 {
+            facts.push(Fact {
+                id: "partial-carts",
+                n: self.partial.into(),
+                what: " partial orders (split orders that failed still holding units)".into(),
+                bad: self.partial > 0,
+            });
+            facts.push(stranded);
+        }
+        if self.compensations > 0 {
+            facts.push(Fact {
+                id: "compensations",
+                n: self.compensations.into(),
+                what: " lines given back by compensation".into(),
+                bad: false,
+            });
+        }
+        facts.push(Fact {
+            id: "fallback-orders",
+            n: self.fallbacks.into(),
+            what: " orders served by a fallback warehouse".into(),
+            bad: false,
+        });
+        facts.push(refused);
+        facts
+    }
 }
 
 /// The race timeline's sentence for a cart or warehouse run: its bars are orders, and what
@@ -383,6 +495,20 @@ mod tests {
         assert_eq!(phone.node, Some(("n0".into(), 0)));
         assert_eq!(v.rows[2].node, Some(("n2".into(), 2)));
         assert!(!v.final_numbers && v.crossslot.is_none());
+        let said: Vec<String> = v
+            .facts()
+            .iter()
+            .map(|f| format!("{}{}", f.n, f.what))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "1 partial carts (failed orders still holding units)",
+                "1 units stranded in them",
+                "0 lines given back by compensation",
+                "0 refused while the units were there",
+            ]
+        );
         // No order is a phantom by the run's total stock; the audit marks none oversold.
         assert!(run.rows.iter().all(|r| r.phantom_units == 0));
         assert_eq!(
@@ -416,6 +542,25 @@ mod tests {
             harbour.tiles,
             vec![(TileState::Sold(Some(1)), 1), (TileState::Phantom, 1)]
         );
+        // Warehouses without splitting: no carts, no partial orders, no compensations.
+        let ids: Vec<&str> = v.facts().iter().map(|f| f.id).collect();
+        assert_eq!(ids, ["fallback-orders", "refused-with-units"]);
+        let mut split = v.clone();
+        split.split = true;
+        let said: Vec<String> = split
+            .facts()
+            .iter()
+            .map(|f| format!("{}{}", f.n, f.what))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "0 partial orders (split orders that failed still holding units)",
+                "0 units stranded in them",
+                "0 orders served by a fallback warehouse",
+                "0 refused while the units were there",
+            ]
+        );
         run.fail("Redis refused the run: ... CROSSSLOT ...".into());
         assert!(view(&run).unwrap().crossslot.is_some());
         assert!(
@@ -425,6 +570,29 @@ mod tests {
             ))
             .is_none()
         );
+    }
+
+    #[test]
+    fn the_header_counts_the_units_the_shelves_will_hold() {
+        assert_eq!(
+            stock_phrase(Scenario::Cart, 10, 3, 3),
+            "45 in stock over 3 SKUs"
+        );
+        let run = RunModel::new("r-4".into(), config(Scenario::Cart));
+        let shelved: u32 = view(&run).unwrap().rows.iter().map(|r| r.stock).sum();
+        assert_eq!(
+            shelved, 45,
+            "the rows the run draws hold what the header says"
+        );
+        assert_eq!(
+            stock_phrase(Scenario::Warehouses, 10, 3, 3),
+            "10 in stock over 3 warehouses"
+        );
+        assert_eq!(
+            stock_phrase(Scenario::Cart, 1000, 1, 3),
+            "1,000 in stock over 1 SKU"
+        );
+        assert_eq!(stock_phrase(Scenario::Race, 10, 3, 3), "10 in stock");
     }
 
     #[test]

@@ -389,7 +389,7 @@ mod tests {
         k.scenario = Scenario::Checkout;
         let r = k.run_request("holds");
         assert_eq!(r.scenario, Some(Scenario::Checkout));
-        assert_eq!((r.time_scale, r.crash_fraction), (Some(100), Some(0.1)));
+        assert_eq!((r.time_scale, r.crash_fraction), (Some(20), Some(0.1)));
         let c = r
             .validate(5)
             .expect("the server accepts what the form sends");

@@ -5,7 +5,7 @@
 //! screen that is unsafe by design, L the featured one that is not, both as `hello` lists
 //! them ([`featured_pair`]). Digits belong to step-through mode, which binds its own.
 
-use oversold_protocol::StrategyInfo;
+use oversold_protocol::{Category, StrategyInfo};
 
 use super::strategies;
 
@@ -68,8 +68,8 @@ pub fn action(key: &str, modifier: bool, typing: bool) -> Option<Action> {
 }
 
 /// The strategies N and L run: the featured one that is unsafe by design and the featured
-/// one that is not. A scenario whose featured pair are both safe (the checkout's: one leaks,
-/// one does not) gives N the first of them and L the other.
+/// one that is not. A scenario whose featured pair are both safe gives N the first of them
+/// and L the other.
 pub fn featured_pair(infos: &[StrategyInfo]) -> (Option<&StrategyInfo>, Option<&StrategyInfo>) {
     let first = strategies::featured(infos)
         .find(|s| s.about.unsafe_by_design)
@@ -94,14 +94,18 @@ pub fn describe(action: Action, offered: &[StrategyInfo], race: &[StrategyInfo])
             Some(s) if !s.about.unsafe_by_design => {
                 format!("Run {}, the first featured strategy", s.about.short_label)
             }
-            Some(s) => format!(
+            Some(s) if s.about.category == Category::CheckThenWrite => format!(
                 "Run {}, the featured strategy that oversells by design",
+                s.about.short_label
+            ),
+            Some(s) => format!(
+                "Run {}, the featured strategy that is unsafe by design",
                 s.about.short_label
             ),
             None => "Run the featured unsafe strategy (this server features none)".into(),
         },
         Action::RunSafe => match short(safe_one) {
-            Some(who) => format!("Run {who}, the featured strategy that does not oversell"),
+            Some(who) => format!("Run {who}, the featured strategy that is safe by design"),
             None => "Run the featured safe strategy (this server features none)".into(),
         },
         Action::Compare => "Compare every strategy: the same crowd, one after another".into(),
@@ -206,11 +210,15 @@ mod tests {
         assert_eq!(
             (&*n.about.name, &*l.about.name),
             ("atomic_no_holds", "idempotent_holds"),
-            "neither oversells: N takes the first, L the other"
+            "N the one that leaks, L the one that does not"
         );
         assert_eq!(
             describe(Action::RunUnsafe, &checkout, &infos),
-            "Run Atomic, no holds, the first featured strategy"
+            "Run Atomic, no holds, the featured strategy that is unsafe by design"
+        );
+        assert_eq!(
+            describe(Action::RunSafe, &checkout, &infos),
+            "Run Idempotent holds, the featured strategy that is safe by design"
         );
         assert_eq!(
             describe(Action::Step, &checkout, &infos),

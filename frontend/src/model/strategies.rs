@@ -4,7 +4,7 @@
 //! page holds no strategy names or labels of its own. A name the server did not list is shown
 //! as itself (it came from the server too, in a `run_started` or a summary).
 
-use oversold_protocol::StrategyInfo;
+use oversold_protocol::{Category, StrategyInfo};
 
 /// The strategy called `name`, if `hello` listed it.
 pub fn find<'a>(infos: &'a [StrategyInfo], name: &str) -> Option<&'a StrategyInfo> {
@@ -61,14 +61,19 @@ pub fn script_for(infos: &[StrategyInfo], name: &str) -> ScriptChoice {
 }
 
 /// The header's claim, from the featured strategies: `Naive oversells; Atomic does not.`
-/// `None` unless the server features one unsafe and one safe strategy.
+/// when the unsafe one reads then writes (the race), else `Atomic, no holds is unsafe by
+/// design; Idempotent holds is not.` (a checkout that leaks, a script that loses units on a
+/// restart: neither oversells). `None` unless the server features one unsafe and one safe
+/// strategy.
 pub fn pitch(infos: &[StrategyInfo]) -> Option<String> {
     let unsafe_one = featured(infos).find(|s| s.about.unsafe_by_design)?;
     let safe_one = featured(infos).find(|s| !s.about.unsafe_by_design)?;
-    Some(format!(
-        "{} oversells; {} does not.",
-        unsafe_one.about.short_label, safe_one.about.short_label
-    ))
+    let (u, s) = (&unsafe_one.about.short_label, &safe_one.about.short_label);
+    Some(if unsafe_one.about.category == Category::CheckThenWrite {
+        format!("{u} oversells; {s} does not.")
+    } else {
+        format!("{u} is unsafe by design; {s} is not.")
+    })
 }
 
 #[cfg(test)]
@@ -133,5 +138,11 @@ mod tests {
             Some("Naive oversells; Atomic does not.")
         );
         assert_eq!(pitch(&[]), None);
+        // The checkout's unsafe one leaks; it does not oversell.
+        let checkout = crate::model::checkout::fixtures::checkout_strategies();
+        assert_eq!(
+            pitch(&checkout).as_deref(),
+            Some("Atomic, no holds is unsafe by design; Idempotent holds is not.")
+        );
     }
 }

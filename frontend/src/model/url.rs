@@ -722,7 +722,7 @@ mod tests {
         assert_eq!(
             r.problems,
             [
-                "The link's time_scale = 0 is out of range: it must be between 1 and 100000; the form keeps 100.",
+                "The link's time_scale = 0 is out of range: it must be between 1 and 100000; the form keeps 20.",
                 "The link's crash_fraction = 1.5 is out of range: it must be between 0.0 and 1.0; the form keeps 0.1.",
                 "The link's unknown fail mode \"ajar\": closed or open; the form keeps closed.",
             ]

@@ -152,7 +152,7 @@ pub(crate) fn tally_summary(
     s
 }
 
-/// A `holds` checkout's config with the defaults (hold 5 min, ×100).
+/// A `holds` checkout's config with the defaults (hold 5 min, ×20).
 pub(crate) fn checkout_config(stock: u32, buyers: u32) -> RunConfig {
     RunRequest {
         strategy: Some("holds".into()),
@@ -166,7 +166,8 @@ pub(crate) fn checkout_config(stock: u32, buyers: u32) -> RunConfig {
     .expect("defaults are valid")
 }
 
-/// A server's checkout strategies: two featured, one unsafe.
+/// A server's checkout strategies: two featured (`atomic_no_holds`, unsafe by design: it
+/// leaks; `idempotent_holds`), and `naive_checkout`, unsafe too.
 pub(crate) fn checkout_strategies() -> Vec<StrategyInfo> {
     let mut list = vec![
         info(
@@ -205,6 +206,7 @@ pub(crate) fn checkout_strategies() -> Vec<StrategyInfo> {
     for s in &mut list {
         s.about.scenario = Scenario::Checkout;
         s.about.tape = TapeRule::Story;
+        s.about.unsafe_by_design = matches!(&*s.about.name, "naive_checkout" | "atomic_no_holds");
     }
     list
 }

@@ -2,8 +2,15 @@
 //! rest name each thing that happened to it (only what did happen), the last whether the
 //! books add up. The strategy is named with the words `hello` gives it; the templates are
 //! the same for every strategy, so a new strategy needs no new sentence.
+//!
+//! A leak is named by its causes, read from the buyers' stories: which buyers' app servers
+//! died holding units no hold would give back, which resends took units a second time, which
+//! requests landed after the app had given up on them.
 
-use oversold_protocol::{BuyerOutcome, CheckoutConfig, CheckoutTally, RunSummary};
+use oversold_protocol::{
+    BuyerOutcome, CheckoutConfig, CheckoutEnd, CheckoutStory, CheckoutTally, RunSummary, Stage,
+    StepOutcome,
+};
 
 use super::super::text::count;
 use super::tradeoff;
@@ -28,10 +35,11 @@ pub fn happened<'a>(
     let Some(t) = s.checkout.as_deref() else {
         return Vec::new();
     };
+    let outcomes: Vec<&BuyerOutcome> = outcomes.collect();
     let mut out = Vec::new();
     out.push(headline(who, s, t));
-    what_came_back(t, &mut out);
-    what_was_asked(s, t, config, outcomes, &mut out);
+    what_came_back(t, &outcomes, &mut out);
+    what_was_asked(s, t, config, &outcomes, &mut out);
     how_it_closed(s, t, config, &mut out);
     out
 }
@@ -55,7 +63,7 @@ fn headline(who: &str, s: &RunSummary, t: &CheckoutTally) -> String {
 }
 
 /// Units that went back, or were lost, after a reservation.
-fn what_came_back(t: &CheckoutTally, out: &mut Vec<String>) {
+fn what_came_back(t: &CheckoutTally, outcomes: &[&BuyerOutcome], out: &mut Vec<String>) {
     let gave_back = u64::from(t.abandoned) + u64::from(t.payment_failed);
     if gave_back > 0 {
         out.push(format!(
@@ -89,18 +97,181 @@ fn what_came_back(t: &CheckoutTally, out: &mut Vec<String>) {
             "{} leaked: off the shelf, in no hold and in no order, lost until a reconciliation.",
             units(t.leaked_units as u64)
         ));
+        out.extend(leak_causes(t, outcomes));
     }
 }
 
+/// One crash that leaked: said alone, or in a list.
+struct Crash {
+    /// Whose.
+    buyer: u32,
+    /// `app server 2 died right after buyer #7's reserve`.
+    alone: String,
+    /// `#7 (app server 2)`.
+    short: String,
+}
+
+impl Crash {
+    /// A resent request went to another app server than the plan's, so only a buyer that
+    /// sent once names its app server.
+    fn of(o: &BuyerOutcome, s: &CheckoutStory) -> Self {
+        let b = o.buyer;
+        if s.retried {
+            Crash {
+                buyer: b,
+                alone: format!("buyer #{b}'s app server died right after its resend"),
+                short: format!("#{b} (after its resend)"),
+            }
+        } else {
+            let a = o.app_server;
+            Crash {
+                buyer: b,
+                alone: format!("app server {a} died right after buyer #{b}'s reserve"),
+                short: format!("#{b} (app server {a})"),
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Crash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.alone)
+    }
+}
+
+/// Most buyers a cause names before it says how many more.
+const NAMED: usize = 4;
+
+/// `#7`, `#7 and #12`, `#7, #12, #31, #40 and 3 more`.
+fn buyer_list(buyers: &[String]) -> String {
+    let shown = &buyers[..buyers.len().min(NAMED)];
+    let rest = buyers.len() - shown.len();
+    let mut parts: Vec<String> = shown.to_vec();
+    if rest > 0 {
+        parts.push(format!("{rest} more"));
+    }
+    match parts.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// What each leaked unit was, from the stories: a crash after units were taken without a
+/// hold, a resend that took them a second time, a request that landed after the app gave up.
+/// Names the buyers (and a crash's app server); says what no story explains, if anything.
+fn leak_causes(t: &CheckoutTally, outcomes: &[&BuyerOutcome]) -> Vec<String> {
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    // Holds expire and the reaper returns them, so only a run whose reserves took units
+    // without holds leaks what a late request took.
+    let no_holds = !outcomes
+        .iter()
+        .filter_map(|o| o.checkout.as_ref())
+        .any(|s| s.steps.iter().any(|st| st.outcome == StepOutcome::Held));
+    let (mut crashes, mut crashed) = (Vec::<Crash>::new(), 0u64);
+    let (mut resends, mut resent) = (Vec::<u32>::new(), 0u64);
+    let (mut lates, mut late) = (Vec::<u32>::new(), 0u64);
+    for o in outcomes {
+        let Some(s) = o.checkout.as_ref() else {
+            continue;
+        };
+        // The reserve the app heard (a resend's, for a client that resent).
+        let heard = s.steps.iter().rfind(|st| {
+            matches!(st.stage, Stage::Reserve | Stage::Retry) && st.outcome != StepOutcome::Orphaned
+        });
+        if s.end == CheckoutEnd::Crashed && heard.is_some_and(|st| st.outcome == StepOutcome::Taken)
+        {
+            crashed += u64::from(o.qty);
+            crashes.push(Crash::of(o, s));
+        }
+        // The first copy of a resent request took units the app never heard about: whatever
+        // the resend got (the units again, or sold out), no order holds the first copy's.
+        let first_took = s
+            .steps
+            .iter()
+            .find(|st| st.stage == Stage::Reserve)
+            .is_some_and(|st| st.outcome == StepOutcome::Taken);
+        if s.retried && first_took {
+            resent += u64::from(o.qty);
+            resends.push(o.buyer);
+        }
+        if no_holds {
+            let orphans = s
+                .steps
+                .iter()
+                .filter(|st| st.outcome == StepOutcome::Orphaned)
+                .count() as u64;
+            if orphans > 0 {
+                late += orphans * u64::from(o.qty);
+                lates.push(o.buyer);
+            }
+        }
+    }
+    // Buyer order, not the order their outcomes arrived in.
+    crashes.sort_by_key(|c| c.buyer);
+    resends.sort_unstable();
+    lates.sort_unstable();
+    let resends: Vec<String> = resends.iter().map(|b| format!("#{b}")).collect();
+    let lates: Vec<String> = lates.iter().map(|b| format!("#{b}")).collect();
+    let mut out = Vec::new();
+    match crashes.as_slice() {
+        [] => {}
+        [one] => out.push(format!(
+            "A crash leaked {}: {one}, with no hold to expire.",
+            units(crashed)
+        )),
+        _ => {
+            let who: Vec<String> = crashes.iter().map(|c| c.short.clone()).collect();
+            out.push(format!(
+                "Crashes leaked {}: app servers died right after the reserves of buyers {}, with no hold to expire.",
+                units(crashed),
+                buyer_list(&who)
+            ));
+        }
+    }
+    match resends.len() {
+        0 => {}
+        1 => out.push(format!(
+            "A resend leaked {}: buyer {} never heard its first reserve's answer and sent it again; the first copy had taken units that no order holds.",
+            units(resent),
+            resends[0]
+        )),
+        _ => out.push(format!(
+            "Resends leaked {}: buyers {} never heard their first reserve's answer and sent it again; each first copy had taken units that no order holds.",
+            units(resent),
+            buyer_list(&resends)
+        )),
+    }
+    if !lates.is_empty() {
+        out.push(format!(
+            "Late requests leaked {}: the reserves of buyers {} landed after the app had given up on them.",
+            units(late),
+            buyer_list(&lates)
+        ));
+    }
+    let explained = crashed + resent + late;
+    let leaked = u64::try_from(t.leaked_units).unwrap_or(0);
+    if explained < leaked && t.reconciled_units == 0 {
+        out.push(format!(
+            "{} more leaked that no buyer's story accounts for.",
+            units(leaked - explained)
+        ));
+    }
+    out
+}
+
 /// What the requests did: resends, duplicates, the per-customer limit, sold out.
-fn what_was_asked<'a>(
+fn what_was_asked(
     s: &RunSummary,
     t: &CheckoutTally,
     config: Option<&CheckoutConfig>,
-    outcomes: impl Iterator<Item = &'a BuyerOutcome>,
+    outcomes: &[&BuyerOutcome],
     out: &mut Vec<String>,
 ) {
     let resent = outcomes
+        .iter()
         .filter_map(|o| o.checkout.as_ref())
         .filter(|s| s.retried)
         .count() as u64;
@@ -265,6 +436,89 @@ mod tests {
                 std::iter::empty()
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn each_leak_is_named_by_its_cause_from_the_stories() {
+        use crate::model::checkout::fixtures::story;
+        use oversold_protocol::{Stage as S, StepOutcome as O};
+        // atomic_no_holds: units taken without holds. Buyer 7's app server (7) dies after its
+        // reserve; buyer 4's first reply is lost and its resend takes the unit again; buyer 9
+        // crashes after a resend that took twice; buyer 12 pays and confirms.
+        let crash = story(
+            7,
+            CheckoutEnd::Crashed,
+            &[(S::Reserve, O::Taken), (S::Crash, O::Crashed)],
+        );
+        let mut resend = story(
+            4,
+            CheckoutEnd::Confirmed,
+            &[
+                (S::Reserve, O::Taken),
+                (S::Retry, O::Taken),
+                (S::Pay, O::Paid),
+                (S::Confirm, O::Confirmed),
+            ],
+        );
+        let s4 = resend.checkout.as_mut().unwrap();
+        s4.retried = true;
+        s4.duplicate_units = 1;
+        let mut both = story(
+            9,
+            CheckoutEnd::Crashed,
+            &[
+                (S::Reserve, O::Taken),
+                (S::Retry, O::Taken),
+                (S::Crash, O::Crashed),
+            ],
+        );
+        let s9 = both.checkout.as_mut().unwrap();
+        s9.retried = true;
+        s9.duplicate_units = 1;
+        let fine = story(12, CheckoutEnd::Confirmed, &[(S::Reserve, O::Taken)]);
+        // Buyer 2's first copy took the last unit; its resend found nothing left.
+        let mut short = story(
+            2,
+            CheckoutEnd::SoldOut,
+            &[(S::Reserve, O::Taken), (S::Retry, O::SoldOut)],
+        );
+        short.checkout.as_mut().unwrap().retried = true;
+        let mut s = tally_summary(10, 4, 1, 5);
+        s.checkout.as_deref_mut().unwrap().crashed = 2;
+        // In the order the outcomes arrived, not the buyers'.
+        let all = [crash, resend, both, fine, short];
+        let lines = happened("Atomic, no holds", &s, None, all.iter());
+        assert_eq!(
+            lines[1..5],
+            [
+                "2 buyers lost their app server right after reserving: no answer, no order.",
+                "5 units leaked: off the shelf, in no hold and in no order, lost until a reconciliation.",
+                "Crashes leaked 2 units: app servers died right after the reserves of buyers #7 (app server 7) and #9 (after its resend), with no hold to expire.",
+                "Resends leaked 3 units: buyers #2, #4 and #9 never heard their first reserve's answer and sent it again; each first copy had taken units that no order holds.",
+            ]
+        );
+        // One of each, and a leak no story explains (outcomes kept of part of the run).
+        let mut s = tally_summary(10, 5, 1, 3);
+        s.checkout.as_deref_mut().unwrap().crashed = 1;
+        let lines = happened("Atomic, no holds", &s, None, all[..2].iter());
+        assert_eq!(
+            lines[3..6],
+            [
+                "A crash leaked 1 unit: app server 7 died right after buyer #7's reserve, with no hold to expire.",
+                "A resend leaked 1 unit: buyer #4 never heard its first reserve's answer and sent it again; the first copy had taken units that no order holds.",
+                "1 unit more leaked that no buyer's story accounts for.",
+            ]
+        );
+        // With holds a crash's units come back when the hold expires: no cause to name.
+        let held = ending(3, CheckoutEnd::Crashed);
+        assert_eq!(
+            leak_causes(s.checkout.as_deref().unwrap(), &[&held]),
+            ["3 units more leaked that no buyer's story accounts for."]
+        );
+        assert_eq!(
+            buyer_list(&(1..=6).map(|b| format!("#{b}")).collect::<Vec<_>>()),
+            "#1, #2, #3, #4 and 2 more"
         );
     }
 

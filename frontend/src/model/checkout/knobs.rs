@@ -200,7 +200,8 @@ mod tests {
         );
         assert_eq!(
             (k.hold_ttl_ms, k.time_scale, k.customers),
-            (300_000, 100, None)
+            (300_000, 20, None),
+            "a five-minute hold lasts fifteen real seconds"
         );
         assert_eq!(percent_range(CHECKOUT_LIMITS.crash_fraction).max, 100);
         assert_eq!((fraction(20), percent(0.2), percent(0.333)), (0.2, 20, 33));

@@ -284,3 +284,45 @@ pub(crate) fn overshoot_and_undo() -> (StepState, StepTrail) {
         ],
     )
 }
+
+/// Naive, `stock` units, two buyers who take turns: buyer 1 reads and takes, then buyer 2
+/// reads what is left (and takes, if anything is).
+pub(crate) fn naive_serial(stock: u32) -> (StepState, StepTrail) {
+    let k = i64::from(stock);
+    let r1 = ended(1, OutcomeResult::Reserved, Some(k), Some(k - 1));
+    if stock >= 2 {
+        let r2 = ended(2, OutcomeResult::Reserved, Some(k - 1), Some(k - 2));
+        return played(
+            stock,
+            &[get(), get()],
+            &[
+                (1, get(), int(k), k, &[Ok(decrby(1)), Ok(get())]),
+                (
+                    1,
+                    decrby(1),
+                    int(k - 1),
+                    k - 1,
+                    &[Err(r1.clone()), Ok(get())],
+                ),
+                (
+                    2,
+                    get(),
+                    int(k - 1),
+                    k - 1,
+                    &[Err(r1.clone()), Ok(decrby(1))],
+                ),
+                (2, decrby(1), int(k - 2), k - 2, &[Err(r1), Err(r2)]),
+            ],
+        );
+    }
+    let out = ended(2, OutcomeResult::SoldOut, Some(0), None);
+    played(
+        stock,
+        &[get(), get()],
+        &[
+            (1, get(), int(1), 1, &[Ok(decrby(1)), Ok(get())]),
+            (1, decrby(1), int(0), 0, &[Err(r1.clone()), Ok(get())]),
+            (2, get(), int(0), 0, &[Err(r1), Err(out)]),
+        ],
+    )
+}

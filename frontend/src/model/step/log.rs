@@ -98,12 +98,26 @@ fn first_look(
     if *answer == RedisReply::Nil {
         return CellKind::Nil;
     }
-    let is_get = call.single().is_some_and(|c| c.name == "GET");
-    let value = answer.integer();
-    if is_get && value.is_some() && (before.is_none() || value == before) {
+    let value = read_value(call, answer);
+    if value.is_some() && (before.is_none() || value == before) {
         return CellKind::Read;
     }
     CellKind::Other
+}
+
+/// What a read of the stock saw: a `GET`'s integer, or the sum of a pipeline of `GET`s (a
+/// stock split over buckets, read bucket by bucket and summed in the app); `None` for any
+/// other call.
+pub fn read_value(call: &RedisCall, answer: &RedisReply) -> Option<i64> {
+    match (call, answer) {
+        (RedisCall::Command(c), _) if c.name == "GET" => answer.integer(),
+        (RedisCall::Pipeline(cs), RedisReply::Array(items))
+            if !cs.is_empty() && cs.iter().all(|c| c.name == "GET") && cs.len() == items.len() =>
+        {
+            items.iter().map(RedisReply::integer).sum()
+        }
+        _ => None,
+    }
 }
 
 /// The call as a short verb, for a mark: `MULTI · DECRBY stock 1 · EXEC` is `EXEC` (its reply
@@ -238,7 +252,7 @@ fn mark_refusals(cells: &mut [StepCell], outcomes: &[Option<BuyerOutcome>]) {
             continue;
         }
         let c = &cells[i];
-        let short = c.answer.integer().is_some_and(|v| v < i64::from(o.qty));
+        let short = read_value(&c.call, &c.answer).is_some_and(|v| v < i64::from(o.qty));
         if c.kind == CellKind::Read && short {
             cells[i].kind = CellKind::RefusedRead;
         }
@@ -345,6 +359,23 @@ mod tests {
         // decr_compensate: below zero, then put back.
         let (s, t) = overshoot_and_undo();
         assert_eq!(kinds(&StepLog::read(&s, &t)), [Sale, Overshoot, Undo]);
+    }
+
+    #[test]
+    fn a_pipeline_of_gets_is_a_read_of_their_sum() {
+        use oversold_protocol::RedisCommand;
+        let reads = RedisCall::Pipeline(vec![
+            RedisCommand::new("GET").key("stock:b0"),
+            RedisCommand::new("GET").key("stock:b1"),
+        ]);
+        let answer = RedisReply::Array(vec![int(1), int(2)]);
+        assert_eq!(read_value(&reads, &answer), Some(3));
+        assert_eq!(read_value(&get(), &int(4)), Some(4));
+        assert_eq!(read_value(&set(1), &ok()), None);
+        assert_eq!(
+            first_look(&reads, &answer, Some(3), Some(3)),
+            CellKind::Read
+        );
     }
 
     #[test]

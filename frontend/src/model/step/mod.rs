@@ -11,8 +11,13 @@
 //! - [`log`]: each command classified (read, write, undo, refused...), reads joined to writes.
 //! - [`story`]: the sentences: an oversell, a lost update, one command that cannot be split, a
 //!   `nil`.
+//! - [`narrate`]: every click in one line (who sent what, what Redis answered, what it means
+//!   for the race), [`story`]'s sentence where it has one.
+//! - [`nudge`]: once every buyer is done and nothing went wrong, the order of clicks that breaks
+//!   the strategy, or why none does.
 //! - [`buyers`]: each buyer's button: its next command or how it ended.
-//! - [`tally`]: the page's counters while step mode is open (the stock is the real key).
+//! - [`tally`]: the page's counters while step mode is open (the stock is the real key), and
+//!   units sold against the stock in words.
 //! - [`keys`]: keys 1–4 while step mode is open.
 //! - [`view`]: the open panel as one plain value, drawn afresh on every answer.
 //!
@@ -22,6 +27,8 @@
 pub mod buyers;
 pub mod keys;
 pub mod log;
+pub mod narrate;
+pub mod nudge;
 pub mod story;
 pub mod tally;
 pub mod trail;

@@ -43,23 +43,14 @@ pub struct Line {
     pub text: String,
 }
 
-/// Everything worth saying about `log`, in the order it happened. `category` is the
-/// strategy's, from `hello` (`None` if the server did not list it).
-pub fn story(log: &StepLog, category: Option<Category>) -> Vec<Line> {
-    let mut lines = Vec::new();
-    for at in 0..log.cells.len() {
-        if let Some((tone, text)) = what_happened(log, at, category) {
-            lines.push(Line { at, tone, text });
-        }
-        if let Some(text) = one_command(log, at) {
-            lines.push(Line {
-                at,
-                tone: Tone::Good,
-                text,
-            });
-        }
-    }
-    lines
+/// What command `at` of `log` made happen, when it is worth more than what it read or took:
+/// a unit that did not exist, a lost update, a `nil`, an overshoot or its undo, an order done
+/// in one command. `category` is the strategy's, from `hello` (`None` if the server did not
+/// list it).
+pub fn said(log: &StepLog, at: usize, category: Option<Category>) -> Option<Line> {
+    let (tone, text) = what_happened(log, at, category)
+        .or_else(|| one_command(log, at).map(|text| (Tone::Good, text)))?;
+    Some(Line { at, tone, text })
 }
 
 /// What command `i` of the log did, when it is worth a line: a unit that did not exist, a lost
@@ -115,10 +106,11 @@ fn lost_update(log: &StepLog, i: usize) -> String {
 }
 
 /// A buyer done after one command (command `i`): the check and the write were one step, so
-/// nothing could run between them.
+/// nothing could run between them. Not a plain read that found too little (a `GET` → 0 that
+/// ends a check-then-write buyer is a read, said as one).
 fn one_command(log: &StepLog, i: usize) -> Option<String> {
     let c = &log.cells[i];
-    if log.of(c.buyer).count() != 1 {
+    if log.of(c.buyer).count() != 1 || c.kind == CellKind::RefusedRead {
         return None;
     }
     let who = format!("buyer {}", c.buyer);
@@ -205,7 +197,7 @@ fn why_nil(category: Option<Category>) -> &'static str {
 }
 
 /// `1 and 2`, `1, 2 and 3`.
-fn join(buyers: &[u32]) -> String {
+pub(super) fn join(buyers: &[u32]) -> String {
     match buyers {
         [] => String::new(),
         [one] => one.to_string(),
@@ -228,6 +220,13 @@ fn units(n: u32, noun: &str) -> String {
 mod tests {
     use super::super::fixtures::{lua_one_each, naive_oversell};
     use super::*;
+
+    /// Every line worth saying about `log`, in order.
+    fn story(log: &StepLog, category: Option<Category>) -> Vec<Line> {
+        (0..log.cells.len())
+            .filter_map(|at| said(log, at, category))
+            .collect()
+    }
 
     #[test]
     fn the_classic_oversell_is_said_with_who_read_what() {

@@ -4,6 +4,24 @@
 use oversold_protocol::{OutcomeResult, StepState};
 
 use crate::model::run::Counters;
+use crate::model::text::{count, thousands};
+
+/// Units sold against the stock, in the counters' numbers: `1 unit sold of 1 in stock, none
+/// oversold`, `2 units sold of 1 in stock: 1 oversold`. Never "2 of 1 unit sold", which reads
+/// as if the stock were the total.
+pub fn sold_of_stock(sold: u64, stock: u32) -> String {
+    let over = sold.saturating_sub(u64::from(stock));
+    let head = format!(
+        "{} sold of {} in stock",
+        count(sold, "unit"),
+        thousands(stock.into())
+    );
+    if over == 0 {
+        format!("{head}, none oversold")
+    } else {
+        format!("{head}: {} oversold", thousands(over as i64))
+    }
+}
 
 /// The counters for a step session.
 pub fn counters(state: &StepState) -> Counters {
@@ -70,5 +88,31 @@ mod tests {
         s.config.race.stock = 2;
         s.stock = Some(1);
         assert_eq!(counters(&s).lost_updates, 1);
+    }
+
+    #[test]
+    fn sold_against_stock_reads_as_the_truth() {
+        assert_eq!(
+            sold_of_stock(2, 1),
+            "2 units sold of 1 in stock: 1 oversold"
+        );
+        assert_eq!(
+            sold_of_stock(1, 1),
+            "1 unit sold of 1 in stock, none oversold"
+        );
+        assert_eq!(
+            sold_of_stock(0, 3),
+            "0 units sold of 3 in stock, none oversold"
+        );
+        let (s, _) = naive_oversell();
+        let c = counters(&s);
+        assert_eq!(
+            sold_of_stock(c.units_sold, s.config.race.stock),
+            format!(
+                "{} units sold of 1 in stock: {} oversold",
+                c.units_sold, c.oversold_units
+            ),
+            "the counters' numbers"
+        );
     }
 }

@@ -6,7 +6,9 @@
 use oversold_protocol::Category;
 
 use super::buyers::{Button, buttons};
-use super::story::{Line, story};
+use super::narrate::{Told, narrate};
+use super::nudge::nudge;
+use super::story::Line;
 use crate::model::page::PageState;
 use crate::model::strategies;
 
@@ -29,8 +31,10 @@ pub struct StepView {
     pub choices: Vec<(String, String, bool)>,
     /// One button per buyer.
     pub buttons: Vec<Button>,
-    /// What the visitor made happen, oldest first.
-    pub story: Vec<Line>,
+    /// Every click in one line, oldest first.
+    pub told: Vec<Told>,
+    /// Once every buyer is done and nothing went wrong: what to try next.
+    pub nudge: Option<Line>,
 }
 
 impl StepView {
@@ -39,7 +43,8 @@ impl StepView {
         let state = page.step.as_ref()?;
         let log = page.step_log()?;
         let infos = page.strategies();
-        let category = strategies::find(infos, &state.config.strategy).map(|i| i.about.category);
+        let about = strategies::find(infos, &state.config.strategy).map(|i| &i.about);
+        let category = about.map(|a| a.category);
         Some(Self {
             strategy: state.config.strategy.clone(),
             stock: state.config.race.stock,
@@ -57,7 +62,8 @@ impl StepView {
                 })
                 .collect(),
             buttons: buttons(state, &log),
-            story: story(&log, category),
+            told: narrate(state, &log, category),
+            nudge: nudge(state, &log, about),
         })
     }
 
@@ -112,11 +118,12 @@ mod tests {
         );
         assert_eq!(v.choices.len(), 6);
         assert_eq!(v.buttons.len(), 2);
-        assert_eq!(v.story.len(), 1);
+        assert_eq!(v.told.len(), 4, "one line per click");
         assert!(
-            v.story[0]
+            v.told[3]
                 .text
                 .starts_with("buyer 2 sold a unit that did not exist")
         );
+        assert_eq!(v.nudge, None, "it went wrong: nothing to nudge towards");
     }
 }

@@ -7,6 +7,7 @@ use oversold_protocol::StepState;
 
 use super::strip::{Band, CellKind, Column, LaneUnit, Link, Mark, SlotColumn, Strip};
 use crate::model::step::log::{StepLog, verb};
+use crate::model::step::tally::sold_of_stock;
 
 /// The strip of a step session.
 pub fn strip(state: &StepState, log: &StepLog) -> Strip {
@@ -74,16 +75,13 @@ pub fn strip(state: &StepState, log: &StepLog) -> Strip {
 
 /// The caption under the step tape: the same numbers the counters show, from the state.
 pub fn caption(state: &StepState) -> String {
-    let stock = state.config.race.stock;
-    let sold = state.units_sold;
-    let over = sold.saturating_sub(u64::from(stock));
     let now = state
         .stock
         .map_or_else(|| "unknown".to_string(), |v| v.to_string());
     let commands = state.log.len();
     format!(
-        "Step-through: {sold} of {stock} unit{} sold, {over} oversold; the counter is at {now}. {commands} command{} so far, each one on a click, in the exact order Redis ran them.",
-        if stock == 1 { "" } else { "s" },
+        "Step-through: {}; the counter is at {now}. {commands} command{} so far, each one on a click, in the exact order Redis ran them.",
+        sold_of_stock(state.units_sold, state.config.race.stock),
         if commands == 1 { "" } else { "s" }
     )
 }
@@ -129,7 +127,7 @@ mod tests {
         assert_eq!(band.ran_out, Some(2), "buyer 1's DECRBY took the last unit");
         assert_eq!(
             caption(&s),
-            "Step-through: 2 of 1 unit sold, 1 oversold; the counter is at -1. 4 commands so far, each one on a click, in the exact order Redis ran them."
+            "Step-through: 2 units sold of 1 in stock: 1 oversold; the counter is at -1. 4 commands so far, each one on a click, in the exact order Redis ran them."
         );
     }
 

@@ -25,7 +25,9 @@ pub const STRATEGY: CheckoutStrategy = CheckoutStrategy {
         description: text(
             "The race's fix: one script checks and decrements. It never oversells, but a crash after the decrement leaks units for good, and a resent request reserves twice.",
         ),
-        unsafe_by_design: false,
+        // It never oversells, but it leaks a crashed buyer's units and takes a resent
+        // request's twice, by design: the page wears the unsafe colour for it.
+        unsafe_by_design: true,
         category: Category::Atomic,
         featured: true,
         scripts: Cow::Borrowed(&[text("reserve.lua")]),

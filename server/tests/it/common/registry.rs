@@ -8,7 +8,8 @@
 //!   which checker its replies allow.
 //! - cart and warehouses (`strategy::cart::REGISTRY`): [`cart_all_or_nothing`],
 //!   [`cart_on_a_cluster`] and [`cart_failure`].
-//! - checkout (`strategy::checkout::REGISTRY`): safe means not `unsafe_by_design`; what
+//! - checkout (`strategy::checkout::REGISTRY`): safe means not `unsafe_by_design` (a strategy
+//!   without holds that never reads then decides in the app is raced with its checker too); what
 //!   an unsafe one shows is a table in `checkout/invariants.rs`, because nothing in a
 //!   checkout strategy's words says which of its lessons a default run shows.
 //!
