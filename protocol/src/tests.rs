@@ -433,7 +433,7 @@ fn checkout_defaults_are_filled_in_and_sit_flat() {
     assert_eq!(config.race.scenario(), Scenario::Checkout);
     assert_eq!(
         (c.hold_ttl_ms, c.time_scale, c.pay_ms),
-        (300_000, 100, 60_000)
+        (300_000, crate::limits::DEFAULT_TIME_SCALE, 60_000)
     );
     assert_eq!(
         (
