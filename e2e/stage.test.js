@@ -230,6 +230,7 @@ test('the stage view fits one screen at 1920x1080 and 1280x720, in both themes',
         return {
           unsafe: box(`[data-testid="run-${u}"]`), safe: box(`[data-testid="run-${s}"]`), counters: box('.counters'),
           grid: box('.inventory'), tape: box('[data-testid="tape"]'), result: box('[data-testid="result-line"]'),
+          caption: box('[data-testid="tape-caption"]'),
         };
       }, [unsafeOne.name, safeOne.name]);
       for (const [what, b] of Object.entries(boxes)) {
@@ -251,6 +252,9 @@ test('the stage view fits one screen at 1920x1080 and 1280x720, in both themes',
           }),
         );
         for (const [id, box, ink] of digits) assert.ok(box >= 96 && ink >= 96, `${id}: counter digits ${box} px (glyphs ${ink} px) at 1080p`);
+        // The tape's labels, read from the back of the room: its smallest is 16 px or more.
+        const smallest = Number(await lab.page.locator('.tape-canvas').getAttribute('data-smallest-label-px'));
+        assert.ok(smallest >= 16, `the tape's smallest label is ${smallest} px at 1080p`);
         console.log(`stage view, 1080p ${theme}: counter digits ${digits.map(([id, box, ink]) => `${id} ${box} px (glyphs ${ink} px)`).join(', ')}`);
       }
       await lab.page.screenshot({ path: path.join(shots, `stage-${name}-${theme}.png`) });

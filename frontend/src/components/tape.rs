@@ -23,6 +23,7 @@ use crate::model::tape_view::strip::{CellKind, Strip};
 use crate::model::tape_view::{cache, caption, from_step, from_tape};
 use crate::model::theme::{Palette, Theme};
 use crate::model::view::View;
+use crate::model::view::canvas_zoom;
 use crate::session::Session;
 
 #[wasm_bindgen]
@@ -150,23 +151,38 @@ impl Drawing {
         if width <= 0.0 {
             return; // not laid out (hidden): nothing to measure against
         }
-        let picture = self
-            .strip
-            .with_value(|s| s.as_ref().map(|s| scene(s, width)));
-        let picture = picture.unwrap_or_default();
+        // On stage the picture is laid out narrower and painted larger, so its smallest label
+        // reaches 16 px on a 1080-line projector (`view::canvas_zoom`).
+        let view = self.session.view.get_untracked();
+        let lines = window()
+            .inner_height()
+            .ok()
+            .and_then(|h| h.as_f64())
+            .unwrap_or(0.0);
+        let laid_out = |w: f64| self.strip.with_value(|s| s.as_ref().map(|s| scene(s, w)));
+        let mut picture = laid_out(width).unwrap_or_default();
+        let zoom = picture
+            .smallest_label()
+            .map_or(1.0, |px| canvas_zoom(view, lines, px));
+        if zoom > 1.0 {
+            picture = laid_out(width / zoom).unwrap_or_default();
+        }
         let palette = self.session.theme.get_untracked().palette();
-        paint(&el, &picture, |p| colour(p, palette));
+        paint(&el, &picture, zoom, |p| colour(p, palette));
+        let smallest = picture.smallest_label().unwrap_or(0.0) * zoom;
+        let _ = el.set_attribute("data-smallest-label-px", &format!("{smallest:.1}"));
         let drawn = now() - t0;
         let built = self.session.page.with_untracked(|p| p.tape_build_ms());
         let _ = el.set_attribute("data-draw-ms", &format!("{drawn:.2}"));
         if let Some(ms) = built {
             let _ = el.set_attribute("data-build-ms", &format!("{ms:.2}"));
         }
-        if picture.width != self.shown_w.get_untracked() {
-            self.shown_w.set(picture.width);
+        let (shown_w, shown_h) = (picture.width * zoom, picture.height * zoom);
+        if shown_w != self.shown_w.get_untracked() {
+            self.shown_w.set(shown_w);
         }
-        if picture.height != self.shown_h.get_untracked() {
-            self.shown_h.set(picture.height);
+        if shown_h != self.shown_h.get_untracked() {
+            self.shown_h.set(shown_h);
         }
     }
 

@@ -317,15 +317,17 @@ fn Legend(session: Session) -> impl IntoView {
 
 /// Paint the timeline's `scene` into `el` in `palette`'s colours.
 fn paint_timeline(el: &HtmlCanvasElement, scene: &Scene, palette: &Palette) {
-    paint(el, scene, |p| colour(p, palette));
+    paint(el, scene, 1.0, |p| colour(p, palette));
 }
 
-/// Paint `scene` into `el`, each paint in the colour `colour` gives it, sized in device pixels;
-/// nothing here decides what to draw. Shared with the tape panel (`components/tape.rs`): one
-/// painter, so both canvases snap to device pixels the same way.
+/// Paint `scene` into `el`, each paint in the colour `colour` gives it, sized in device pixels
+/// and enlarged `zoom` times (the stage view's, `view::canvas_zoom`); nothing here decides
+/// what to draw. Shared with the tape panel (`components/tape.rs`): one painter, so both
+/// canvases snap to device pixels the same way.
 pub(crate) fn paint<P: Copy>(
     el: &HtmlCanvasElement,
     scene: &canvas::Scene<P>,
+    zoom: f64,
     colour: impl Fn(P) -> Cow<'static, str>,
 ) {
     if scene.height <= 0.0 {
@@ -333,7 +335,7 @@ pub(crate) fn paint<P: Copy>(
         el.set_height(0);
         return;
     }
-    let dpr = window().device_pixel_ratio().max(1.0);
+    let dpr = window().device_pixel_ratio().max(1.0) * zoom.max(1.0);
     // Setting the size clears the canvas; everything is drawn fresh each frame.
     el.set_width((scene.width * dpr).round() as u32);
     el.set_height((scene.height * dpr).round() as u32);

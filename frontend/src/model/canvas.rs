@@ -119,6 +119,20 @@ pub struct Scene<P> {
     pub shapes: Vec<Shape<P>>,
 }
 
+impl<P> Scene<P> {
+    /// The smallest label's font size, CSS px (`None` when it has no label): what a projector
+    /// must enlarge to be read from the back (`view::canvas_zoom`).
+    pub fn smallest_label(&self) -> Option<f64> {
+        self.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Text(l) => Some(l.size),
+                _ => None,
+            })
+            .min_by(f64::total_cmp)
+    }
+}
+
 impl<P> Default for Scene<P> {
     fn default() -> Self {
         Self {

@@ -43,9 +43,42 @@ impl View {
     }
 }
 
+/// The smallest label a canvas may show on a 1080-line projector, CSS px: readable from the
+/// back of a room.
+pub const STAGE_LABEL_PX: f64 = 16.0;
+
+/// How much to enlarge a canvas whose smallest label is `smallest_px`, in `view`, on a window
+/// `window_height` CSS px tall. The stage view scales with the screen: at 1080 lines and up the
+/// smallest label reaches [`STAGE_LABEL_PX`]; below, proportionally less, never below 1 (a
+/// 720-line projector has less room, and its pixels are bigger). The normal page is never
+/// enlarged.
+pub fn canvas_zoom(view: View, window_height: f64, smallest_px: f64) -> f64 {
+    if view != View::Stage || smallest_px <= 0.0 || smallest_px >= STAGE_LABEL_PX {
+        return 1.0;
+    }
+    let full = STAGE_LABEL_PX / smallest_px;
+    (full * window_height / 1080.0).clamp(1.0, full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stage_enlarges_its_canvases_to_sixteen_px_labels_at_1080_lines() {
+        let z = canvas_zoom(View::Stage, 1080.0, 11.0);
+        assert!((11.0 * z - 16.0).abs() < 1e-9, "{z}");
+        assert_eq!(canvas_zoom(View::Stage, 2160.0, 11.0), 16.0 / 11.0);
+        // Fewer lines: proportionally less (900: 1.21), never shrunk (720: 0.97 becomes 1).
+        assert!(
+            (canvas_zoom(View::Stage, 900.0, 11.0) - 16.0 / 11.0 * 900.0 / 1080.0).abs() < 1e-9
+        );
+        assert_eq!(canvas_zoom(View::Stage, 720.0, 11.0), 1.0);
+        assert_eq!(canvas_zoom(View::Stage, 400.0, 11.0), 1.0);
+        assert_eq!(canvas_zoom(View::Normal, 1080.0, 11.0), 1.0);
+        assert_eq!(canvas_zoom(View::Stage, 1080.0, 18.0), 1.0);
+        assert_eq!(canvas_zoom(View::Stage, 1080.0, 0.0), 1.0);
+    }
 
     #[test]
     fn views_round_trip() {
