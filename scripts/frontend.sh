@@ -156,7 +156,11 @@ node -e '
 # busy script, a crash, an eviction, a failover: their summaries' types in the protocol, the
 # switch and the facts under the counters) to about 511 KB, and reading each scenario's tally
 # from the whole summary (a JSON value: flatten had lost a failover's tally) to about 521 KB
-# (the workshop and phone pages to about 255 KB). Issue 19 sets the targets: the lab 300 KB,
+# (the workshop and phone pages to about 255 KB); issue 18's presets and throughput chart, the
+# eviction policy knob and the tape across a failure (its breaks drawn and captioned), with
+# issue 19's step narration and nudges, the checkout's leak causes and the stage's tape zoom,
+# brought the lab to about 557 KB (looked at: each is a feature's own model code and words, no
+# dependency came with them). Issue 19 sets the targets: the lab 300 KB,
 # a phone's bytes to a usable Buy 150 KB. The gate fails a page past its ceiling (something
 # grew by accident: look before raising it); the target, when missed, is printed with the
 # shortfall, which is work still to do.
@@ -184,7 +188,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 540 300
+check_page dist 570 300
 check_page dist/workshop 280 300
 check_page dist/phone 280 150
 [ "$over" -eq 0 ] || exit 1
