@@ -493,6 +493,7 @@ test('when Redis fails: the failover scenario on the page shows confirmed sales 
   assert.ok(m, `the tape caption names the lost decrements: ${said}`);
   const units = (n) => `${n === 'no' ? 0 : n} unit${n === '1' ? '' : 's'}`;
   assert.deepEqual([units(m[3]), units(m[4])], [lua['Confirmed, then lost'], lua['Sold twice']], said);
+  assert.equal(await byTestId('tape-caption').getAttribute('data-tone'), 'bad', 'lost sales wear the unsafe colour');
   await byTestId('tape').scrollIntoViewIfNeeded();
   await lab.page.screenshot({ path: path.join(shots, 'failover-lua-tape-1280x720.png') });
   // The run's words are the failover strategy's, not the race's `lua`.

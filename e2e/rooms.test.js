@@ -183,6 +183,10 @@ test('on a server that owns its Redis, a chaos button lands on the timeline and 
       const box = await page.getByTestId(id).boundingBox();
       assert.ok(box && box.y >= 0 && box.y + box.height <= size.height && box.x + box.width <= size.width, `${id} on screen at ${size.width}x${size.height}: ${JSON.stringify(box)}`);
     }
+    // Three-digit counters (100 in stock, 300 refused) stay inside their boxes.
+    const spills = await page.locator('.counters .stat, .stock-counter').evaluateAll((els) =>
+      els.filter((e) => e.offsetParent && e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent.trim()));
+    assert.deepEqual(spills, [], `counters spill out of their boxes at ${size.width}x${size.height}`);
     await page.screenshot({ path: path.join(shots, `room-stage-controls-${size.width}x${size.height}.png`) });
   }
   await page.getByTestId('open-sale').click();

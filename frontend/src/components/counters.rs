@@ -108,7 +108,7 @@ fn StockCounter(session: Session) -> impl IntoView {
         <div class="stock-counter" class:negative=move || tally(session).stock_remaining < 0>
             <span class="caption">"Current stock"</span>
             <span class="stock-figure">
-                <span class="big" data-testid="stock-remaining">{move || tally(session).stock_remaining}</span>
+                <span class="big" data-testid="stock-remaining" data-len=move || tally(session).stock_remaining.to_string().len()>{move || tally(session).stock_remaining}</span>
                 <span class="of">" / " {move || stock(session)}</span>
             </span>
             <span class="caption small">{move || source(session)}</span>
@@ -198,7 +198,8 @@ fn Stat(
 ) -> impl IntoView {
     view! {
         <div class="stat" data-tone=tone class:lit=move || value.get() != 0>
-            <span class="num" data-testid=testid>{move || value.get()}</span>
+            // How many characters the number has, for the stage's type to fit its box.
+            <span class="num" data-testid=testid data-len=move || value.get().to_string().len()>{move || value.get()}</span>
             <span class="caption">{label}</span>
         </div>
     }

@@ -250,7 +250,8 @@ fn caption_of(p: &PageState) -> (String, &'static str) {
     match (&p.run, p.run_tape()) {
         (Some(r), Some(rt)) => (
             caption::caption(&rt, r.is_running()),
-            tone(rt.caption.oversold_units > 0),
+            // Acknowledged sales that Redis lost are as bad as units that never existed.
+            tone(rt.caption.oversold_units > 0 || rt.tape.breaks.iter().any(|b| b.lost_units > 0)),
         ),
         (Some(_), None) => (
             "This strategy did not say how its replies order it, so there is no tape to draw.".to_string(),
