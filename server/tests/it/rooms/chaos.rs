@@ -91,6 +91,22 @@ async fn press_during_sale(
     }
 }
 
+/// After a sale failed closed, the room opens a small sale on a fresh Redis and it ends with a
+/// summary.
+async fn sells_again(presenter: &mut Client, room: &Room) {
+    presenter
+        .send_json(open_sale(
+            room,
+            json!({"strategy": "lua", "stock": 3, "duration_ms": 1000}),
+        ))
+        .await;
+    let seen = until_closed(presenter, 20).await;
+    let Some(ServerMessage::SaleClosed(after)) = seen.last() else {
+        unreachable!()
+    };
+    assert!(after.summary.is_some(), "the room recovered: {after:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn chaos_buttons_do_what_they_say() {
     let (server, _redis) = owning_server().await;
@@ -165,17 +181,7 @@ async fn chaos_buttons_do_what_they_say() {
         closed.summary.is_none() && closed.error.is_some(),
         "{closed:?}"
     );
-    presenter
-        .send_json(open_sale(
-            &room,
-            json!({"strategy": "lua", "stock": 3, "duration_ms": 1000}),
-        ))
-        .await;
-    let seen = until_closed(&mut presenter, 20).await;
-    let Some(ServerMessage::SaleClosed(after)) = seen.last() else {
-        unreachable!()
-    };
-    assert!(after.summary.is_some(), "the room recovered: {after:?}");
+    sells_again(&mut presenter, &room).await;
 }
 
 /// The two busy buttons (issue 18): a read-only script past the threshold is killed and the
@@ -226,18 +232,7 @@ async fn a_busy_script_is_killed_and_an_unkillable_one_ends_the_sales_redis() {
         closed.summary.is_none() && closed.error.is_some(),
         "{closed:?}"
     );
-    // The room sells again on a fresh Redis.
-    presenter
-        .send_json(open_sale(
-            &room,
-            json!({"strategy": "lua", "stock": 3, "duration_ms": 1000}),
-        ))
-        .await;
-    let seen = until_closed(&mut presenter, 20).await;
-    let Some(ServerMessage::SaleClosed(after)) = seen.last() else {
-        unreachable!()
-    };
-    assert!(after.summary.is_some(), "the room recovered: {after:?}");
+    sells_again(&mut presenter, &room).await;
 }
 
 /// The page draws its chaos buttons from `hello.chaos`: every button, in order, with the
