@@ -25,6 +25,10 @@ pub struct StrategyInfo {
     /// Why it is unavailable, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// Why step-through (one command per click) cannot step it, when it cannot: the page
+    /// leaves such a strategy out of its step picker rather than offer what the server refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_refusal: Option<String>,
 }
 
 impl StrategyInfo {
@@ -34,6 +38,7 @@ impl StrategyInfo {
             about,
             available: true,
             unavailable_reason: None,
+            step_refusal: None,
         }
     }
 }

@@ -333,6 +333,7 @@ fn strategy_info_is_flat_and_round_trips() {
         },
         available: true,
         unavailable_reason: None,
+        step_refusal: None,
     };
     let v = serde_json::to_value(&info).unwrap();
     assert_eq!(v["name"], "naive");

@@ -46,6 +46,8 @@ pub(crate) fn info(
         },
         available: true,
         unavailable_reason: None,
+        step_refusal: (category == Category::Database)
+            .then(|| format!("{short_label} runs in PostgreSQL; step-through steps Redis commands")),
     }
 }
 

@@ -149,6 +149,7 @@ impl Strategy {
             about: self.about.clone(),
             available: unavailable_reason.is_none(),
             unavailable_reason,
+            step_refusal: self.step_refusal(),
         }
     }
 }

@@ -510,6 +510,11 @@ async fn step_through_refuses_redlock_and_says_why() {
     };
     assert!(why.contains("3 lock masters at once"), "{why}");
     assert!(strategy("lock").step_refusal().is_none());
+    // The page learns it from `hello`, so its step picker never offers redlock.
+    let backends = redis.backends();
+    let said = strategy("redlock").info(&backends).step_refusal;
+    assert_eq!(said.as_deref(), Some(why.as_str()));
+    assert_eq!(strategy("lock").info(&backends).step_refusal, None);
     let mut raw = redis.raw().await;
     assert!(
         crate::common::run_keys(&mut raw).await.is_empty(),

@@ -3,8 +3,6 @@
 //! (one reactive closure) rather than wired node by node: a smaller page, and nothing on
 //! screen can disagree with the state.
 
-use oversold_protocol::Category;
-
 use super::buyers::{Button, buttons};
 use super::narrate::{Told, narrate};
 use super::nudge::nudge;
@@ -23,11 +21,12 @@ pub struct StepView {
     pub max_stock: u32,
     /// Buyers standing ready (2–4).
     pub buyers: u32,
-    /// The strategies on offer: (name, label, available). Redis ones only: a `database`
-    /// strategy keeps its stock in PostgreSQL, and step mode steps Redis commands, so the
-    /// server refuses it; a choice that can only fail is noise on a projector, so it is left
-    /// out rather than offered and answered with an error. Strategies this server cannot run
-    /// are kept, disabled, like the run buttons.
+    /// The strategies on offer: (name, label, available). Only those the server says it can
+    /// step (`hello`'s `step_refusal` is empty): a `database` strategy keeps its stock in
+    /// PostgreSQL and `redlock` votes on three lock masters at once, so the server refuses
+    /// them; a choice that can only fail is noise on a projector, so it is left out rather
+    /// than offered and answered with an error. Strategies this server cannot run are kept,
+    /// disabled, like the run buttons.
     pub choices: Vec<(String, String, bool)>,
     /// One button per buyer.
     pub buttons: Vec<Button>,
@@ -52,7 +51,7 @@ impl StepView {
             buyers: state.config.race.buyers,
             choices: infos
                 .iter()
-                .filter(|s| s.about.category != Category::Database)
+                .filter(|s| s.step_refusal.is_none())
                 .map(|s| {
                     (
                         s.about.name.to_string(),
@@ -77,7 +76,7 @@ impl StepView {
 
 #[cfg(test)]
 mod tests {
-    use oversold_protocol::{ServerMessage, StrategyInfo};
+    use oversold_protocol::{Category, ServerMessage, StrategyInfo};
 
     use super::super::fixtures::naive_oversell;
     use super::*;
@@ -114,7 +113,7 @@ mod tests {
         assert_eq!((v.strategy.as_str(), v.stock, v.buyers), ("naive", 1, 2));
         assert!(
             v.choices.iter().all(|c| c.0 != "postgres"),
-            "database strategies are left out"
+            "strategies the server refuses to step are left out"
         );
         assert_eq!(v.choices.len(), 6);
         assert_eq!(v.buttons.len(), 2);
