@@ -5,9 +5,9 @@
 //! an event names, calls `release_hold_ttl.lua`, which returns the units from the hold's
 //! shadow. Nothing scans, so:
 //!
-//! - **Lost while it is down.** At a seeded moment the app server restarts its subscriber
-//!   ([`Restart`]): the connection is dropped (Redis forgets the subscriber) and a new one
-//!   subscribes [`LISTENER_DOWN`] later. Redis publishes to whoever is subscribed at that
+//! - **Lost while it is down.** At a seeded moment shortly before the first hold falls due the
+//!   app server restarts its subscriber ([`Restart`]): the connection is dropped (Redis
+//!   forgets the subscriber) and a new one subscribes [`LISTENER_DOWN`] later. Redis publishes to whoever is subscribed at that
 //!   instant and keeps nothing, so a hold whose key is removed in the gap is never returned.
 //!   The run finds it at the end as a shadow with no key: stranded, leaked.
 //! - **Late under lazy expiry.** Redis publishes `expired` when it removes the key (when a
@@ -37,15 +37,19 @@ use crate::store::{CheckoutKeys, RedisConn, Store, StoreError};
 
 /// How long the app server's subscriber is gone when it restarts (a deploy, a crash loop).
 pub const LISTENER_DOWN: Duration = Duration::from_secs(2);
-/// The latest a restart begins before the first holds are due: it begins, seeded, within this
-/// much before a hold's life has passed since the gate, so the holds of the first arrivals
-/// expire while it is down (and later ones, with a spread of arrivals, mostly after).
+/// The latest a restart begins before the first hold is due: it begins, seeded, within this
+/// much before a hold's life has passed since the listener saw the first hold, so the holds
+/// of the first arrivals expire while it is down (and later ones, with a spread of arrivals,
+/// mostly after). Counted from the first hold, not from the gate: on a busy machine the
+/// buyers may reach Redis a second or more after the gate opens, and a restart timed from the
+/// gate would then be over before anything expired.
 pub const RESTART_LEAD: Duration = Duration::from_secs(1);
 /// How long past the last deadline the drain waits for Redis to remove the keys by itself.
 pub const GRACE: Duration = Duration::from_secs(1);
 /// How long the drain waits for its own marker to come back.
 const MARKER_WAIT: Duration = Duration::from_secs(2);
-/// How often a draining listener asks whether any hold is unsettled.
+/// How often a draining listener asks whether any hold is unsettled, and how often, before
+/// the first hold, it asks whether there is one yet.
 const DRAIN_CHECK: Duration = Duration::from_millis(20);
 /// How soon it tries again after its connection broke by itself.
 const RESUBSCRIBE_AFTER: Duration = Duration::from_millis(200);
@@ -55,19 +59,19 @@ const SALT: u64 = 0x11c7_e4e4_0000_d0d0;
 /// When the subscriber goes away, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Restart {
-    /// When the connection is dropped.
-    pub at: Instant,
+    /// How long after the first hold was seen the connection is dropped.
+    pub after_first_hold: Duration,
     /// How long until a new one subscribes.
     pub down_for: Duration,
 }
 
 impl Restart {
     /// The run's restart: [`LISTENER_DOWN`] long, beginning at a seeded moment up to
-    /// [`RESTART_LEAD`] before a hold's life has passed since the gate (never before the gate).
-    pub fn seeded(seed: u64, clock: &ShopClock, hold_real: Duration) -> Self {
+    /// [`RESTART_LEAD`] before a hold's life (`hold_real`) has passed since the first hold.
+    pub fn seeded(seed: u64, hold_real: Duration) -> Self {
         let lead = RESTART_LEAD.mul_f64(ChaCha8Rng::seed_from_u64(seed ^ SALT).random::<f64>());
         Restart {
-            at: clock.opened() + hold_real.saturating_sub(lead),
+            after_first_hold: hold_real.saturating_sub(lead),
             down_for: LISTENER_DOWN,
         }
     }
@@ -130,6 +134,8 @@ pub struct Listener {
 struct Subscription {
     /// The subscription while it is up.
     events: Option<ExpiredEvents>,
+    /// Until the first hold is seen: the restart still to be timed from it.
+    awaiting_first_hold: Option<Restart>,
     /// When the seeded restart drops it (once).
     drop_at: Option<Instant>,
     /// When it subscribes again, while it is down.
@@ -191,13 +197,16 @@ impl Listener {
         let mut report = ListenerReport::default();
         let mut sub = Subscription {
             events: Some(events),
-            drop_at: Some(self.restart.at),
+            awaiting_first_hold: Some(self.restart),
+            drop_at: None,
             back_at: None,
             down_since: None,
         };
         let mut drain_by = None::<Instant>;
         let mut check = tokio::time::interval(DRAIN_CHECK);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut first_hold = tokio::time::interval(DRAIN_CHECK);
+        first_hold.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 biased;
@@ -210,6 +219,9 @@ impl Listener {
                         sub.go_down(RESUBSCRIBE_AFTER);
                     }
                 },
+                _ = first_hold.tick(), if sub.awaiting_first_hold.is_some() => {
+                    self.time_the_restart(&mut sub, &mut report).await;
+                }
                 _ = until(sub.drop_at) => {
                     tracing::info!("listener: the app server restarts its subscriber");
                     sub.drop_at = None;
@@ -230,6 +242,19 @@ impl Listener {
         }
         report.down_us += sub.down_since.map_or(0, |t| micros(t.elapsed()));
         report
+    }
+
+    /// Before the first hold: once there is one, time the seeded restart from now.
+    async fn time_the_restart(&mut self, sub: &mut Subscription, report: &mut ListenerReport) {
+        match notify::unsettled(&mut self.conn, &self.keys).await {
+            Ok(0) => {}
+            Ok(_) => {
+                if let Some(restart) = sub.awaiting_first_hold.take() {
+                    sub.drop_at = Some(Instant::now() + restart.after_first_hold);
+                }
+            }
+            Err(e) => self.failed(&e, report),
+        }
     }
 
     /// A draining listener's check: true once no hold is unsettled, or once `by` has passed

@@ -610,7 +610,7 @@ impl<'w> Race<'_, 'w> {
             conn,
             keys: self.shop.keys.clone(),
             clock,
-            restart: Restart::seeded(self.config.race.seed, &clock, hold_real),
+            restart: Restart::seeded(self.config.race.seed, hold_real),
             draining,
             drain_for: hold_real + clock.real(u64::from(knobs.outage_ms)) + listener::GRACE,
             stop: stop.clone(),
