@@ -1,4 +1,4 @@
-//! The rooms load benchmark: N participants (default 500) in one room across two
+//! The rooms load benchmark: N participants (default 500) in one room across S (default two)
 //! `oversold serve` processes on loopback sharing one private Redis, everyone pressing Buy
 //! within one second. Checks that every click gets exactly one `buy_result`, delivered to the
 //! phone that made it, and prints: click → own result latency, fan-out latency (an outcome's
@@ -7,8 +7,10 @@
 //!
 //! ```text
 //! cargo build --release -p oversold --bin oversold --example room_bench
-//! target/release/examples/room_bench [--participants 500] [--strategy naive] [--stock 100]
+//! target/release/examples/room_bench [--participants 500] [--servers 2] [--strategy naive] [--stock 100]
 //! ```
+//! Issue 20's hall: `--participants 2000 --servers 4` (each server is started with
+//! `--max-room-people` for the whole room, since a room holds 1000 people by default).
 //! Loopback only (it binds 127.0.0.1 and starts its own redis-server); Linux only (it reads
 //! `/proc` for memory and CPU). The servers are `oversold` next to this example's binary,
 //! or `--server PATH`.
@@ -36,10 +38,13 @@ type Ws =
 /// Longest the whole run may take before it is declared stuck.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// Most participants this benchmark will open (each is a socket).
-const MAX_PARTICIPANTS: usize = 2_000;
+const MAX_PARTICIPANTS: usize = 4_000;
+/// Most `oversold serve` processes it starts.
+const MAX_SERVERS: usize = 8;
 
 struct Args {
     participants: usize,
+    servers: usize,
     strategy: String,
     stock: u32,
     server: PathBuf,
@@ -48,6 +53,7 @@ struct Args {
 fn args() -> anyhow::Result<Args> {
     let mut a = Args {
         participants: 500,
+        servers: 2,
         strategy: "naive".into(),
         stock: 100,
         server: std::env::current_exe()?
@@ -61,6 +67,7 @@ fn args() -> anyhow::Result<Args> {
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--participants" => a.participants = value.parse()?,
+            "--servers" => a.servers = value.parse()?,
             "--strategy" => a.strategy = value,
             "--stock" => a.stock = value.parse()?,
             "--server" => a.server = value.into(),
@@ -69,6 +76,9 @@ fn args() -> anyhow::Result<Args> {
     }
     if !(1..=MAX_PARTICIPANTS).contains(&a.participants) {
         bail!("--participants must be 1 to {MAX_PARTICIPANTS}");
+    }
+    if !(1..=MAX_SERVERS).contains(&a.servers) {
+        bail!("--servers must be 1 to {MAX_SERVERS}");
     }
     Ok(a)
 }
@@ -79,11 +89,18 @@ struct Server {
     addr: String,
 }
 
-async fn start_server(bin: &PathBuf, redis_url: &str, sockets: usize) -> anyhow::Result<Server> {
+/// Start one server taking `sockets` sockets, all from loopback, in rooms of `people`.
+async fn start_server(
+    bin: &PathBuf,
+    redis_url: &str,
+    sockets: usize,
+    people: usize,
+) -> anyhow::Result<Server> {
     let mut child = Command::new(bin)
         .args(["--redis-url", redis_url, "serve", "--addr", "127.0.0.1:0"])
         .args(["--max-sockets", &sockets.to_string()])
         .args(["--max-sockets-per-address", &sockets.to_string()])
+        .args(["--max-room-people", &people.to_string()])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -205,15 +222,19 @@ fn usage(pid: u32) -> (u64, f64) {
 async fn main() -> anyhow::Result<()> {
     let a = args()?;
     let redis = tokio::task::spawn_blocking(PrivateRedis::start).await??;
-    let per_server = a.participants / 2 + 8;
+    let per_server = a.participants.div_ceil(a.servers) + 8;
+    // Everyone, the presenter and the spectator, with room to spare.
+    let people = (a.participants + 8).max(1_000);
     let mut servers = Vec::new();
-    for _ in 0..2 {
-        servers.push(start_server(&a.server, &redis.url(), per_server + 16).await?);
+    for _ in 0..a.servers {
+        servers.push(start_server(&a.server, &redis.url(), per_server + 16, people).await?);
     }
-    let (sa, sb) = (servers[0].addr.clone(), servers[1].addr.clone());
-    println!("servers: {sa} and {sb}; redis: {}", redis.url());
+    let addrs: Vec<String> = servers.iter().map(|s| s.addr.clone()).collect();
+    println!("servers: {}; redis: {}", addrs.join(", "), redis.url());
+    let first = &addrs[0];
+    let last = &addrs[addrs.len() - 1];
 
-    let mut presenter = connect(&sa).await?;
+    let mut presenter = connect(first).await?;
     send(&mut presenter, json!({"type":"create_room"})).await?;
     let (room, token) = loop {
         if let ServerMessage::RoomCreated {
@@ -226,11 +247,11 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    // Phones alternate between the two servers; one spectator on the second.
+    // Phones take the servers in turn; one spectator on the last.
     let joined = Instant::now();
     let mut phones = Vec::new();
     for i in 0..a.participants {
-        let mut ws = connect(if i % 2 == 0 { &sa } else { &sb }).await?;
+        let mut ws = connect(&addrs[i % addrs.len()]).await?;
         send(&mut ws, json!({"type":"join_room","room":room})).await?;
         loop {
             if let ServerMessage::RoomJoined { .. } = next(&mut ws, Duration::from_secs(10)).await?
@@ -240,7 +261,7 @@ async fn main() -> anyhow::Result<()> {
         }
         phones.push(ws);
     }
-    let mut spectator = connect(&sb).await?;
+    let mut spectator = connect(last).await?;
     send(
         &mut spectator,
         json!({"type":"join_room","room":room,"as":"spectator"}),
@@ -310,8 +331,8 @@ fn report(
     fanout.sort_unstable();
     let ms = |us: u64| us as f64 / 1000.0;
     println!(
-        "participants {} · strategy {} · stock {}",
-        a.participants, a.strategy, a.stock
+        "participants {} · servers {} · strategy {} · stock {}",
+        a.participants, a.servers, a.strategy, a.stock
     );
     println!(
         "clicks {} · answered exactly once {} · lost {lost}",

@@ -138,7 +138,15 @@ pub struct ServeArgs {
         conflicts_with = "public"
     )]
     pub max_buyers: Option<u32>,
+    /// Most people in one room (phones, spectators and presenters, counted across every
+    /// process sharing the Redis) [default: 1000]. Each is a socket on some process and a seat
+    /// in Redis; a conference hall spread over several processes may need more.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_ROOM_PEOPLE)))]
+    pub max_room_people: Option<u32>,
 }
+
+/// The most `--max-room-people` may say: ten times the default, a hall of phones.
+pub const MAX_ROOM_PEOPLE: u32 = 10 * crate::rooms::DEFAULT_MAX_PARTICIPANTS;
 
 impl Cli {
     /// Which Redis the flags ask for.
@@ -174,6 +182,7 @@ impl Default for ServeArgs {
             allow_origins: Vec::new(),
             public_origins: Vec::new(),
             max_buyers: None,
+            max_room_people: None,
         }
     }
 }
@@ -194,6 +203,8 @@ pub struct ServeLimits {
     pub postgres_needs_explicit_url: bool,
     /// `--max-buyers`: most buyers in one race.
     pub max_buyers: u32,
+    /// `--max-room-people`: most people in one room.
+    pub room_people: u32,
 }
 
 impl ServeLimits {
@@ -206,6 +217,7 @@ impl ServeLimits {
             pg_max_connections: crate::budget::DEFAULT_PG_MAX_CONNECTIONS,
             postgres_needs_explicit_url: false,
             max_buyers: oversold_protocol::limits::MAX_BUYERS,
+            room_people: crate::rooms::DEFAULT_MAX_PARTICIPANTS,
         }
     }
 
@@ -222,6 +234,7 @@ impl ServeLimits {
             pg_max_connections: 10,
             postgres_needs_explicit_url: true,
             max_buyers: oversold_protocol::limits::MAX_BUYERS,
+            room_people: crate::rooms::DEFAULT_MAX_PARTICIPANTS,
         }
     }
 }
@@ -249,6 +262,7 @@ impl ServeArgs {
             postgres_needs_explicit_url: profile.postgres_needs_explicit_url,
             // clap keeps it off `--public` and within the protocol's range.
             max_buyers: self.max_buyers.unwrap_or(profile.max_buyers),
+            room_people: self.max_room_people.unwrap_or(profile.room_people),
         }
     }
 }
@@ -557,6 +571,20 @@ mod tests {
         );
         assert!(argv(&["--public", "--max-buyers", "20000"]).is_err());
         assert_eq!(serve_args(&["--public"]).limits().max_buyers, 10_000);
+    }
+
+    #[test]
+    fn a_room_holds_a_thousand_people_unless_told_and_never_past_ten_thousand() {
+        assert_eq!(serve_args(&[]).limits().room_people, 1_000);
+        assert_eq!(
+            serve_args(&["--max-room-people", "2500"])
+                .limits()
+                .room_people,
+            2_500
+        );
+        let argv = |n: &str| Cli::try_parse_from(["oversold", "serve", "--max-room-people", n]);
+        assert!(argv("0").is_err());
+        assert!(argv("10001").is_err());
     }
 
     #[test]

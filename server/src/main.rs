@@ -223,7 +223,11 @@ async fn serve(
             .with_allowed_origins(args.allow_origins.clone())
             .with_public_origins(args.public_origins.clone())
             .with_max_buyers(limits.max_buyers)
-            .with_rooms(rooms.with_seats_per_address(2 * limits.per_client.sockets as u64)),
+            .with_rooms(
+                rooms
+                    .with_seats_per_address(2 * limits.per_client.sockets as u64)
+                    .with_max_participants(limits.room_people),
+            ),
     );
     if !args.assets.join("index.html").exists() {
         tracing::warn!(assets = %args.assets.display(), "page not built: run scripts/frontend.sh");

@@ -162,6 +162,12 @@ impl Rooms {
         self
     }
 
+    /// Let `n` people into one room (`--max-room-people`; at least one).
+    pub fn with_max_participants(mut self, n: u32) -> Self {
+        self.max_participants = n.max(1);
+        self
+    }
+
     /// Let one address take `n` new seats per room (a venue whose phones share one
     /// address needs more than the default).
     pub fn with_seats_per_address(mut self, n: u64) -> Self {
