@@ -29,7 +29,7 @@ use oversold_protocol::ServerMessage;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use tokio_tungstenite::tungstenite::Message;
 
 type Ws =
@@ -90,6 +90,8 @@ struct Server {
 }
 
 /// Start one server taking `sockets` sockets, all from loopback, in rooms of `people`.
+/// Every phone comes from 127.0.0.1, and a room's seats per address are counted in Redis
+/// across the processes (twice the per-address socket cap), so that cap covers the room.
 async fn start_server(
     bin: &PathBuf,
     redis_url: &str,
@@ -99,7 +101,10 @@ async fn start_server(
     let mut child = Command::new(bin)
         .args(["--redis-url", redis_url, "serve", "--addr", "127.0.0.1:0"])
         .args(["--max-sockets", &sockets.to_string()])
-        .args(["--max-sockets-per-address", &sockets.to_string()])
+        .args([
+            "--max-sockets-per-address",
+            &sockets.max(people).to_string(),
+        ])
         .args(["--max-room-people", &people.to_string()])
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
@@ -143,6 +148,22 @@ async fn next(ws: &mut Ws, limit: Duration) -> anyhow::Result<ServerMessage> {
     }
 }
 
+/// Phones joining at once.
+const JOINING_AT_ONCE: usize = 64;
+
+/// Phone `i` joins `room` on the server at `addr`.
+async fn join_phone(addr: &str, room: &str, i: usize) -> anyhow::Result<Ws> {
+    let mut ws = connect(addr).await?;
+    send(&mut ws, json!({"type":"join_room","room":room})).await?;
+    loop {
+        match next(&mut ws, Duration::from_secs(20)).await? {
+            ServerMessage::RoomJoined { .. } => return Ok(ws),
+            ServerMessage::Error(e) => bail!("phone {i} was not let in: {e:?}"),
+            _ => {}
+        }
+    }
+}
+
 /// What one screen saw: each buyer's outcome arrival (µs since the epoch), its own results.
 #[derive(Default)]
 struct Seen {
@@ -152,27 +173,50 @@ struct Seen {
     outcome_end_us: HashMap<u32, u64>,
 }
 
-/// Follow one screen until `sale_closed`, pressing Buy once at `click_at` if it is a phone.
+/// Longest the phones may take to join, all of them.
+const JOIN_LIMIT: Duration = Duration::from_secs(300);
+
+/// What one screen does once the sale is about to open: the presenter opens it, a phone
+/// presses Buy this long after the start.
+enum Part {
+    Opens(serde_json::Value),
+    Clicks(String, Duration),
+    Watches,
+}
+
+/// Follow one screen until `sale_closed`, reading (and so answering the server's pings) from
+/// the moment it joined; once `start` is known, play its part.
 async fn screen(
     mut ws: Ws,
     room: String,
-    click: Option<(String, Instant)>,
+    part: Part,
+    mut start: watch::Receiver<Option<Instant>>,
 ) -> anyhow::Result<(Seen, Option<u64>)> {
     let mut seen = Seen::default();
     let mut sent_at = None;
-    let mut click = click;
-    let deadline = Instant::now() + RUN_LIMIT;
+    let mut part = Some(part);
+    let joined_by = Instant::now() + JOIN_LIMIT;
     loop {
-        let wait = match &click {
-            Some((_, at)) => at.saturating_duration_since(Instant::now()),
-            None => deadline.saturating_duration_since(Instant::now()),
+        let began = *start.borrow();
+        let deadline = began.map_or(joined_by, |b| b + RUN_LIMIT);
+        let click_at = match (&part, began) {
+            (Some(Part::Clicks(_, after)), Some(b)) => Some(b + *after),
+            _ => None,
         };
         let frame = tokio::select! {
             f = next(&mut ws, deadline.saturating_duration_since(Instant::now())) => f?,
-            _ = tokio::time::sleep(wait), if click.is_some() => {
-                let (request_id, _) = click.take().expect("checked");
-                sent_at = Some(unix_us());
-                send(&mut ws, json!({"type":"buy","room":room,"request_id":request_id})).await?;
+            changed = start.changed(), if began.is_none() => {
+                changed?;
+                if let Some(Part::Opens(open)) = part.take_if(|p| matches!(p, Part::Opens(_))) {
+                    send(&mut ws, open).await?;
+                }
+                continue;
+            }
+            _ = tokio::time::sleep_until(click_at.unwrap_or(deadline).into()), if click_at.is_some() => {
+                if let Some(Part::Clicks(request_id, _)) = part.take() {
+                    sent_at = Some(unix_us());
+                    send(&mut ws, json!({"type":"buy","room":room,"request_id":request_id})).await?;
+                }
                 continue;
             }
         };
@@ -247,19 +291,32 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    // Phones take the servers in turn; one spectator on the last.
+    // Every screen is read from the moment it joined (an unread socket stops answering the
+    // server's pings and is closed as gone); `start` tells them all when the sale opens.
+    let (start_tx, start_rx) = watch::channel(None::<Instant>);
+    let mut tasks = tokio::task::JoinSet::new();
+    // No simulated app work: the click-to-result times are the server's own path.
+    let open = json!({"type":"open_sale","room":room,"presenter_token":token,
+        "config":{"strategy":a.strategy,"stock":a.stock,"duration_ms":8000,"app_servers":8,
+        "race_window_ms":0}});
+    tasks.spawn(screen(
+        presenter,
+        room.clone(),
+        Part::Opens(open),
+        start_rx.clone(),
+    ));
+
+    // Phones take the servers in turn, JOINING_AT_ONCE at a time; one spectator on the last.
+    // Everyone presses Buy within one second of the sale opening (spread evenly).
     let joined = Instant::now();
-    let mut phones = Vec::new();
-    for i in 0..a.participants {
-        let mut ws = connect(&addrs[i % addrs.len()]).await?;
-        send(&mut ws, json!({"type":"join_room","room":room})).await?;
-        loop {
-            if let ServerMessage::RoomJoined { .. } = next(&mut ws, Duration::from_secs(10)).await?
-            {
-                break;
-            }
-        }
-        phones.push(ws);
+    let mut joins = futures_util::stream::iter(0..a.participants)
+        .map(|i| join_phone(&addrs[i % addrs.len()], &room, i))
+        .buffered(JOINING_AT_ONCE)
+        .enumerate();
+    while let Some((i, ws)) = joins.next().await {
+        let after = Duration::from_micros((i as u64 * 1_000_000) / a.participants as u64);
+        let part = Part::Clicks(format!("p{i}"), after);
+        tasks.spawn(screen(ws?, room.clone(), part, start_rx.clone()));
     }
     let mut spectator = connect(last).await?;
     send(
@@ -267,29 +324,14 @@ async fn main() -> anyhow::Result<()> {
         json!({"type":"join_room","room":room,"as":"spectator"}),
     )
     .await?;
+    tasks.spawn(screen(spectator, room.clone(), Part::Watches, start_rx));
     println!("{} phones joined in {:?}", a.participants, joined.elapsed());
 
     let before: Vec<(u64, f64)> = servers
         .iter()
         .map(|s| usage(s.child.id().unwrap_or(0)))
         .collect();
-    // No simulated app work: the click-to-result times are the server's own path.
-    send(
-        &mut presenter,
-        json!({"type":"open_sale","room":room,"presenter_token":token,
-        "config":{"strategy":a.strategy,"stock":a.stock,"duration_ms":8000,"app_servers":8,
-        "race_window_ms":0}}),
-    )
-    .await?;
-    // Everyone presses Buy within one second of the sale opening (spread evenly, seeded).
-    let start = Instant::now() + Duration::from_millis(500);
-    let mut tasks = tokio::task::JoinSet::new();
-    for (i, ws) in phones.into_iter().enumerate() {
-        let at = start + Duration::from_micros((i as u64 * 1_000_000) / a.participants as u64);
-        tasks.spawn(screen(ws, room.clone(), Some((format!("p{i}"), at))));
-    }
-    tasks.spawn(screen(presenter, room.clone(), None));
-    tasks.spawn(screen(spectator, room.clone(), None));
+    start_tx.send_replace(Some(Instant::now() + Duration::from_millis(500)));
     let screens = Arc::new(Mutex::new(Vec::new()));
     while let Some(done) = tokio::time::timeout(RUN_LIMIT, tasks.join_next())
         .await

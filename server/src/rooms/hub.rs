@@ -21,8 +21,14 @@ use super::event::{self, Event, Stamped, StreamId};
 use crate::store::rooms::{self as store, RoomKeys};
 use crate::store::{RedisConn, Store, StoreError};
 
-/// Events the local channel buffers before a slow receiver lags.
-const LOCAL_BUFFER: usize = 4_096;
+/// Events the local channel buffers before a slow receiver lags. A sale of 2,000 phones is
+/// about 6,000 events (clicks, outcomes, answers); with 4,096, under load most of a
+/// process's 500 receivers lagged, and each then read the stream's tail from Redis on its own
+/// (hundreds of 1,000-entry `XRANGE`s at once, the clicks queued behind them): 1,853 of
+/// 2,000 clicks went unanswered before the sale ended (`examples/room_bench --participants
+/// 2000 --servers 4`); with 16,384, 150. The slots hold `Arc`s of events the hub decoded
+/// anyway: a few MB per busy room.
+const LOCAL_BUFFER: usize = 16_384;
 /// How long one `XREAD` waits for something new.
 const BLOCK_MS: u64 = 1_000;
 /// Entries one read (or one catch-up) takes at most.
