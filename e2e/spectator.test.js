@@ -143,7 +143,7 @@ test('a spectator screen is the lab page drawing the room on one screen, with th
         return {
           code: box('[data-testid="room-code"]'), qr: box('[data-testid="room-qr"]'), url: box('[data-testid="room-url"]'),
           counters: box('.counters'), result: box('[data-testid="result-line"]'), grid: box('.inventory'),
-          tape: box('[data-testid="tape"]'), caption: box('[data-testid="tape-caption"]'),
+          tape: box('[data-testid="tape"]'), caption: box('[data-testid="tape-caption"]'), drawing: box('.tape-scroll'),
         };
       });
       for (const [what, b] of Object.entries(boxes)) {
@@ -153,6 +153,7 @@ test('a spectator screen is the lab page drawing the room on one screen, with th
         );
       }
       assert.ok(!boxes.grid.clipped, `${where}: the whole grid shows`);
+      assert.ok(boxes.drawing.height >= size.height * 0.15, `${where}: the tape's drawing is ${boxes.drawing.height} px tall`);
       // Large: the QR code a third of the screen's height at the least, the code's letters
       // 48 px and more (a tenth of that on a projected 3 m screen is readable from 15 m).
       assert.ok(boxes.qr.height >= size.height * 0.3 && boxes.qr.width >= size.height * 0.3, `${where}: the QR code is large: ${JSON.stringify(boxes.qr)}`);
