@@ -1,7 +1,8 @@
 // Accessibility: axe-core (npm, run inside the page) on the lab (fresh, and after a naive run
 // oversold), the workshop (after a failing check), a phone (after its buy) and a spectator
-// screen, in the dark and the light theme: no serious or critical violation of WCAG 2 A/AA or
-// axe's best practices. Each violation is printed with where it is before the test fails.
+// screen (on a phone, and on a projector), in the dark and the light theme: no serious or
+// critical violation of WCAG 2 A/AA or axe's best practices. Each violation is printed with
+// where it is before the test fails.
 //
 //   cargo build -p oversold && scripts/frontend.sh --browser && (cd e2e && node --test a11y.test.js)
 
@@ -80,9 +81,15 @@ for (const theme of ['dark', 'light']) {
     await phone.getByTestId('buy').click();
     await phone.getByTestId('buy-verdict').filter({ hasText: /\S/ }).waitFor();
     found.phone = await audit(phone, `phone after its buy (${theme})`);
+    // The spectator screen (the lab's page drawing the room): stacked on a phone, and the
+    // projector's one screen at 1280x720.
     await phone.goto(`${joinUrl}?as=spectator`);
-    await phone.getByTestId('room-phone').waitFor();
+    await phone.getByTestId('spectator').waitFor();
+    await phone.getByTestId('room-sale').filter({ hasText: 'Sale open' }).waitFor();
     found.spectator = await audit(phone, `spectator (${theme})`);
+    await phone.setViewportSize(HD);
+    await phone.waitForFunction(() => document.body.dataset.view === 'stage');
+    found.spectatorProjector = await audit(phone, `spectator at 1280x720 (${theme})`);
     await context.close();
     await byTestId('close-sale').click();
 

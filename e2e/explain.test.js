@@ -8,12 +8,13 @@
 //   cargo build -p oversold            # the server the test spawns
 //   (cd e2e && node --test explain.test.js)
 //
-// Screenshots land in e2e/screenshots/ (gitignored): explain-*-{1280x720,1920x1080,390x844}.png.
+// Screenshots land in e2e/screenshots/ (gitignored): explain-*-{1280x720,1920x1080,390x844}.png,
+// and explain-step-*-1440x900.png (step-through's click kept on screen, issue 19 item 2).
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { byTestId, fresh, hello, knobs, lab, num, run, setUp, shots, tearDown } from './harness.js';
+import { WIDE, byTestId, fresh, hello, knobs, lab, num, run, setUp, shots, tearDown } from './harness.js';
 
 const SMALL = { width: 1280, height: 720 };
 const PHONE = { width: 390, height: 844 };
@@ -80,7 +81,7 @@ const onScreen = (sel) =>
     return r.bottom > 0 && r.top < innerHeight && r.width > 0;
   }, sel);
 
-for (const viewport of [SMALL, FULL_HD, PHONE]) {
+for (const viewport of [SMALL, WIDE, FULL_HD, PHONE]) {
   test(`step-through tells every click and nudges a serial try (${name(viewport)})`, async () => {
     await fresh(viewport);
     const h = await hello();

@@ -232,15 +232,34 @@ test('compare races every available strategy and scores them side by side', asyn
   for (const s of h.strategies.filter((x) => available.includes(x.name))) {
     assert.ok(line.includes(s.short_label), `the result line names ${s.short_label}: ${line}`);
   }
-  // The stage view shows the comparison's headline and bars, not the last race's tape.
+  // The stage view shows the comparison's headline and bars, not the last race's grid and
+  // tape: every strategy's bar on the one screen, none behind a scroll bar, at each projector
+  // size (issue 19, item 1; at 1440x900 seven of thirteen were hidden).
   await byTestId('view-stage').click();
   await lab.page.locator('[data-testid="scoreboard"]').waitFor({ state: 'visible' });
-  assert.equal(await lab.page.locator('.layout .tape').isVisible(), false);
-  const bars = await lab.page.locator('.scoreboard .bar-row.units').evaluateAll((els) => els.filter((e) => e.getBoundingClientRect().height > 0).length);
-  assert.equal(bars, available.length, 'a bar per strategy on the stage');
-  await lab.page.screenshot({ path: path.join(shots, 'stage-after-compare.png') });
-  await lab.page.setViewportSize({ width: 1280, height: 720 });
-  await lab.page.screenshot({ path: path.join(shots, 'stage-after-compare-1280x720.png') });
+  for (const size of [WIDE, { width: 1280, height: 720 }, { width: 1920, height: 1080 }]) {
+    const where = `${size.width}x${size.height}`;
+    await lab.page.setViewportSize(size);
+    await lab.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    assert.equal(await lab.page.locator('.layout .tape').isVisible(), false, `${where}: no tape on the stage after a comparison`);
+    const seen = await lab.page.evaluate(() => {
+      const board = document.querySelector('[data-testid="scoreboard"]').getBoundingClientRect();
+      const bars = [...document.querySelectorAll('.scoreboard .bar-row.units')]
+        .map((e) => e.getBoundingClientRect())
+        .filter((r) => r.height > 0);
+      return {
+        bars: bars.length,
+        // On screen, and not behind the scoreboard's own scroll bar.
+        hidden: bars.filter((r) => r.top < Math.max(0, board.top) - 0.5 || r.bottom > Math.min(innerHeight, board.bottom) + 0.5).length,
+        scroll: [document.scrollingElement.scrollHeight - innerHeight, document.scrollingElement.scrollWidth - innerWidth],
+      };
+    });
+    const shot = size === WIDE ? 'stage-after-compare.png' : `stage-after-compare-${where}.png`;
+    await lab.page.screenshot({ path: path.join(shots, shot) });
+    assert.equal(seen.bars, available.length, `${where}: a bar per strategy on the stage`);
+    assert.equal(seen.hidden, 0, `${where}: every bar on screen: ${JSON.stringify(seen)}`);
+    assert.deepEqual(seen.scroll.map((n) => Math.max(0, n)), [0, 0], `${where}: one screen, no scrolling`);
+  }
   await lab.page.setViewportSize(WIDE);
   await byTestId('view-stage').click();
 

@@ -199,7 +199,7 @@ test('a recent run reopens with its counters, grid, audit and timeline', async (
   assert.equal(await byTestId('history-row').count(), 2, 'reopening adds no run');
 });
 
-test('the stage view fits one screen at 1920x1080 and 1280x720, in both themes', async () => {
+test('the stage view fits one screen at 1920x1080, 1440x900 and 1280x720, in both themes', async () => {
   await fresh(FULL_HD);
   await run('run-naive');
   await run('run-lua');
@@ -209,7 +209,7 @@ test('the stage view fits one screen at 1920x1080 and 1280x720, in both themes',
   const [unsafeOne, safeOne] = await featuredPair();
   for (const theme of ['dark', 'light']) {
     if ((await lab.page.evaluate(() => document.body.dataset.theme)) !== theme) await byTestId('theme-toggle').click();
-    for (const [name, size] of [['1080', FULL_HD], ['720', HD]]) {
+    for (const [name, size] of [['1080', FULL_HD], ['900', WIDE], ['720', HD]]) {
       await lab.page.setViewportSize(size);
       await lab.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       const fit = await lab.page.evaluate(() => ({
@@ -230,13 +230,16 @@ test('the stage view fits one screen at 1920x1080 and 1280x720, in both themes',
         return {
           unsafe: box(`[data-testid="run-${u}"]`), safe: box(`[data-testid="run-${s}"]`), counters: box('.counters'),
           grid: box('.inventory'), tape: box('[data-testid="tape"]'), result: box('[data-testid="result-line"]'),
-          caption: box('[data-testid="tape-caption"]'),
+          caption: box('[data-testid="tape-caption"]'), drawing: box('.tape-scroll'),
         };
       }, [unsafeOne.name, safeOne.name]);
       for (const [what, b] of Object.entries(boxes)) {
         assert.ok(b && b.height > 0 && b.top >= 0 && b.bottom <= size.height + 0.5 && b.right <= size.width + 0.5, `${name}p ${theme}: ${what} on screen: ${JSON.stringify(b)}`);
       }
       assert.ok(!boxes.grid.clipped, `${name}p ${theme}: the whole grid shows`);
+      // The tape is a drawing, not a sliver between its legend and its caption (at 1440x900
+      // it was 27 px tall, at 1280x720 nothing).
+      assert.ok(boxes.drawing.height >= size.height * 0.08, `${name}p ${theme}: the tape's drawing is ${boxes.drawing.height} px tall`);
       if (name === '1080') {
         // The line box (getBoundingClientRect), and the digits' own ink: the rendered font's
         // ascent above the baseline for the number shown, measured on a canvas.

@@ -1,4 +1,7 @@
 //! The page: creates the session and the socket, provides them as context, lays out the panels.
+//! A room's address with `?as=spectator` (a projector's screen; the server serves this page for
+//! it) mounts the room's spectator screen instead (`components/room/spectator.rs`), which
+//! reuses these panels with a session and a socket of its own.
 //!
 //! One tree serves both layouts. The stage view (`<body data-view="stage">`, static/style.css)
 //! re-flows the same panels into one screen and hides the rest, so nothing is drawn twice and
@@ -7,12 +10,14 @@
 //! none): `<main class="checkout">` tells the styles.
 
 use leptos::prelude::*;
+use oversold_protocol::room::RoomRole;
 
 use crate::components::checkout::{
     self, books::Books, counters::CheckoutCounters, grid::CheckoutGrid, happened::Happened,
     scenario::ScenarioSwitch,
 };
 use crate::components::room::presenter::RoomPanel;
+use crate::components::room::spectator::SpectatorApp;
 use crate::components::{
     audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
     files::use_drop_zone, header::Header, history::History, inventory::Inventory, notices::Notices,
@@ -23,10 +28,19 @@ use crate::session::Session;
 use crate::socket::Socket;
 use crate::sync;
 
-/// The whole page. Panels find [`Session`] and [`Socket`] in context rather than in props,
-/// because nearly all of them need both and threading them through would add noise, not clarity.
+/// The whole page: the lab, or a room's spectator screen when the address asks for one.
 #[component]
 pub fn App() -> impl IntoView {
+    match crate::components::room::joined_by_url() {
+        Some((code, RoomRole::Spectator)) => view! { <SpectatorApp code/> }.into_any(),
+        _ => view! { <Lab/> }.into_any(),
+    }
+}
+
+/// The lab. Panels find [`Session`] and [`Socket`] in context rather than in props, because
+/// nearly all of them need both and threading them through would add noise, not clarity.
+#[component]
+fn Lab() -> impl IntoView {
     let session = Session::new();
     provide_context(session);
     // Before the socket: the address must be read before `hello` can arrive to check it.

@@ -32,8 +32,9 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/index.html", get(index))
-        // A room's join URL opens the phone page (its own wasm), named for the room.
-        .route("/r/{room}", get(phone))
+        // A room's join URL opens the phone page (its own wasm), named for the room; with
+        // `?as=spectator` the lab, which draws the projector's view of the room.
+        .route("/r/{room}", get(room))
         // The workshop is a page of its own (`/?view=workshop` opens it too).
         .route("/workshop", get(workshop))
         .route("/workshop/", get(workshop))
@@ -135,11 +136,17 @@ async fn workshop(State(state): State<Arc<AppState>>) -> Response {
 
 /// `GET /r/CODE`: the phone page, its first paint naming the room (`__ROOM__` in its HTML)
 /// before the wasm arrives. A code that is not one is shown as a dash: the page then says
-/// the address names no room.
-async fn phone(
+/// the address names no room. `GET /r/CODE?as=spectator` is a projector's screen: the lab's
+/// page, whose wasm already carries the counters, the grid and the tape it shows (the phone's
+/// stays small); the lab reads the room and the role from the address.
+async fn room(
     State(state): State<Arc<AppState>>,
     axum::extract::Path(room): axum::extract::Path<String>,
+    uri: axum::http::Uri,
 ) -> Response {
+    if opens_spectator(uri.query().unwrap_or("")) {
+        return serve_page(&state, "index.html").await;
+    }
     let code = if oversold_protocol::room::is_room_code(&room) {
         room
     } else {
@@ -164,6 +171,11 @@ const WORKSHOP_PAGE: &str = "workshop/index.html";
 /// The address names the workshop view: a `view=workshop` pair in its query.
 fn opens_workshop(query: &str) -> bool {
     query.split('&').any(|pair| pair == "view=workshop")
+}
+
+/// The address asks for a room's spectator screen: an `as=spectator` pair in its query.
+fn opens_spectator(query: &str) -> bool {
+    query.split('&').any(|pair| pair == "as=spectator")
 }
 
 /// A built page (`page`, under the assets), with a policy that allows its inline script, or a
@@ -192,7 +204,7 @@ async fn serve_page(state: &AppState, page: &str) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_hashed_asset, opens_workshop};
+    use super::{is_hashed_asset, opens_spectator, opens_workshop};
 
     #[test]
     fn the_workshop_is_opened_by_its_view_pair_only() {
@@ -203,6 +215,16 @@ mod tests {
         assert!(!opens_workshop("view=workshops"));
         assert!(!opens_workshop("strategy=lua&seed=3"));
         assert!(!opens_workshop("xview=workshop"));
+    }
+
+    #[test]
+    fn the_spectator_screen_is_opened_by_its_role_pair_only() {
+        assert!(opens_spectator("as=spectator"));
+        assert!(opens_spectator("lang=en&as=spectator"));
+        assert!(!opens_spectator(""));
+        assert!(!opens_spectator("as=phone"));
+        assert!(!opens_spectator("as=spectators"));
+        assert!(!opens_spectator("has=spectator"));
     }
 
     #[test]

@@ -43,6 +43,21 @@ impl View {
     }
 }
 
+/// From this many CSS px wide a room's spectator screen is laid out as the stage view is (one
+/// screen: the code and QR code, the counters, the grid, the tape); narrower, a phone, its
+/// panels stack as on the normal page. A projector is 1024 px wide at the least (XGA).
+pub const SPECTATOR_STAGE_MIN_PX: f64 = 1024.0;
+
+/// The layout of a room's spectator screen on a window `window_width` CSS px wide. It follows
+/// the window, and is never remembered (the lab in the same browser keeps its own).
+pub fn spectator_view(window_width: f64) -> View {
+    if window_width >= SPECTATOR_STAGE_MIN_PX {
+        View::Stage
+    } else {
+        View::Normal
+    }
+}
+
 /// The smallest label a canvas may show on a 1080-line projector, CSS px: readable from the
 /// back of a room.
 pub const STAGE_LABEL_PX: f64 = 16.0;
@@ -78,6 +93,16 @@ mod tests {
         assert_eq!(canvas_zoom(View::Normal, 1080.0, 11.0), 1.0);
         assert_eq!(canvas_zoom(View::Stage, 1080.0, 18.0), 1.0);
         assert_eq!(canvas_zoom(View::Stage, 1080.0, 0.0), 1.0);
+    }
+
+    #[test]
+    fn a_spectator_screen_is_a_stage_on_a_projector_and_a_stack_on_a_phone() {
+        for width in [1024.0, 1280.0, 1440.0, 1920.0, 3840.0] {
+            assert_eq!(spectator_view(width), View::Stage, "{width}");
+        }
+        for width in [0.0, 390.0, 844.0, 1023.0] {
+            assert_eq!(spectator_view(width), View::Normal, "{width}");
+        }
     }
 
     #[test]

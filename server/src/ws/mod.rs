@@ -118,18 +118,20 @@ pub enum HelloFor {
     Lab,
     /// The workshop page: no Lua sources (it shows the exercises' own scripts).
     Workshop,
-    /// A phone or a spectator screen: neither Lua sources, nor exercises, nor the strategies of
-    /// scenarios other than the race.
+    /// A phone or a spectator screen (`page=phone`, `page=spectator`): neither Lua sources, nor
+    /// exercises, nor the strategies of scenarios other than the race. A room's sale is a
+    /// race; its tape needs only the race strategies' words (their tape rules).
     Phone,
 }
 
 impl HelloFor {
-    /// From the socket's query: `page=phone`, `page=workshop`; anything else is the lab.
+    /// From the socket's query: `page=phone` (or `page=spectator`), `page=workshop`; anything
+    /// else is the lab.
     pub fn from_query(query: &str) -> HelloFor {
         let mut page = HelloFor::Lab;
         for pair in query.split('&') {
             match pair {
-                "page=phone" => page = HelloFor::Phone,
+                "page=phone" | "page=spectator" => page = HelloFor::Phone,
                 "page=workshop" => page = HelloFor::Workshop,
                 _ => {}
             }

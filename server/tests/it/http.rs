@@ -225,7 +225,8 @@ async fn the_page_allows_exactly_its_own_inline_script() {
                     'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='; style-src 'self'; \
                     connect-src 'self' ws://127.0.0.1:8080; object-src 'none'; base-uri 'none'; \
                     form-action 'none'; frame-ancestors 'none'";
-    for path in ["/", "/index.html"] {
+    // A room's spectator screen is the lab's page, under the same policy.
+    for path in ["/", "/index.html", "/r/ABC23?as=spectator"] {
         let (status, headers) = headers_of(with_origin.clone(), path).await;
         assert_eq!(status, StatusCode::OK);
         assert_security_headers(&headers, page_csp, path);
@@ -234,7 +235,8 @@ async fn the_page_allows_exactly_its_own_inline_script() {
 }
 
 /// Each page from its own folder: the workshop for `view=workshop` (and `/workshop`), the phone
-/// for a join URL with the room's code painted in; a precompressed file goes as it is.
+/// for a join URL with the room's code painted in, the lab for a join URL's spectator screen;
+/// a precompressed file goes as it is.
 #[tokio::test]
 async fn each_page_comes_from_its_folder_and_precompressed_files_go_as_they_are() {
     let dir = std::env::temp_dir().join(format!("oversold-pages-{}", std::process::id()));
@@ -255,6 +257,12 @@ async fn each_page_comes_from_its_folder_and_precompressed_files_go_as_they_are(
     assert_eq!(page("/?view=workshop&exercise=reserve").await.1, "workshop");
     assert_eq!(page("/workshop").await.1, "workshop");
     assert_eq!(page("/r/ABC23").await.1, "<p>Room ABC23 · joining…</p>");
+    // A projector's screen is the lab's page (its wasm has the grid and the tape).
+    assert_eq!(page("/r/ABC23?as=spectator").await.1, "lab");
+    assert_eq!(
+        page("/r/ABC23?as=spectators").await.1,
+        "<p>Room ABC23 · joining…</p>"
+    );
     // Not a room code: nothing of it reaches the page.
     let (status, body) = page("/r/%3Cscript%3E").await;
     assert_eq!(

@@ -604,8 +604,9 @@ async fn the_next_run_may_start_the_moment_the_last_one_ends() {
     }
 }
 
-/// A phone's `hello` leaves out the Lua sources and the exercises (it shows neither), the
-/// workshop's only the sources; the lab's has both. Everything else is the same.
+/// A phone's `hello` leaves out the Lua sources and the exercises (it shows neither), and so
+/// does a spectator screen's (the lab's page drawing a room for a projector); the workshop's
+/// only the sources; the lab's has both. Everything else is the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_page_gets_the_hello_it_needs() {
     let redis = TestRedis::start();
@@ -613,6 +614,8 @@ async fn each_page_gets_the_hello_it_needs() {
     let lab = server.client().await.hello().await;
     let phone = server.client_at("/ws?page=phone").await.hello().await;
     let workshop = server.client_at("/ws?page=workshop").await.hello().await;
+    let spectator = server.client_at("/ws?page=spectator").await.hello().await;
+    assert_eq!(spectator, phone);
     assert!(!lab.scripts.is_empty() && !lab.exercises.is_empty());
     assert!(phone.scripts.is_empty() && phone.exercises.is_empty());
     assert!(phone.checkout_strategies.is_empty() && phone.cart_strategies.is_empty());

@@ -1,9 +1,11 @@
-//! Rooms on the page: the phone and spectator view a join URL opens ([`phone`]), and the
-//! presenter's panel on the normal page ([`presenter`]). Both send through [`send`], typed.
+//! Rooms on the page: the phone view a join URL opens ([`phone`], the phone's own wasm), the
+//! projector's screen `?as=spectator` opens ([`spectator`], the lab's wasm), and the
+//! presenter's panel on the normal page ([`presenter`]). All send through [`send`], typed.
 
 pub mod phone;
 pub mod presenter;
 pub mod send;
+pub mod spectator;
 
 use leptos::prelude::*;
 use oversold_protocol::room::RoomRole;

@@ -307,3 +307,76 @@ async fn with_bots_a_naive_sale_oversells_and_a_lua_sale_does_not() {
     assert!(oversold[0] > 0, "naive oversells: {oversold:?}");
     assert_eq!(oversold[1], 0, "lua never does");
 }
+
+/// A projector's screen (`/ws?page=spectator`, the lab's page at `/r/CODE?as=spectator`)
+/// draws the sale's counters, grid and tape from the very frames the presenter's page draws
+/// them from: `sale_opened` (the run's config), every batch of `outcomes` and `sale_closed`
+/// (the summary), the same frames in the same order, batched alike (a few dozen frames for
+/// hundreds of buyers, never a frame per buyer). A screen that joins after the close gets the
+/// same again from the stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_spectator_screen_gets_the_presenters_sale_frame_for_frame() {
+    let redis = TestRedis::start();
+    let server = TestServer::start(redis.store.clone(), 4).await;
+    let mut presenter = server.client().await;
+    let room = create(&mut presenter).await;
+    let mut screen = server.client_at("/ws?page=spectator").await;
+    join(&mut screen, &room.code, "spectator").await;
+    let mut phone = server.client().await;
+    join(&mut phone, &room.code, "phone").await;
+
+    let config = json!({"strategy": "naive", "stock": 20, "bots": 300, "duration_ms": 2000});
+    presenter.send_json(open_sale(&room, config)).await;
+    wait_opened(&mut phone).await;
+    phone
+        .send_json(json!({"type": "buy", "room": room.code, "request_id": "tap"}))
+        .await;
+    wait_result(&mut phone).await;
+
+    // The frames a screen draws a sale from (head counts and chaos aside).
+    let sale_frames = |seen: Vec<ServerMessage>| -> Vec<ServerMessage> {
+        seen.into_iter()
+            .filter(|m| {
+                matches!(
+                    m,
+                    ServerMessage::SaleOpened(_)
+                        | ServerMessage::Outcomes { .. }
+                        | ServerMessage::SaleClosed(_)
+                )
+            })
+            .collect()
+    };
+    let presenters = sale_frames(until_closed(&mut presenter, 30).await);
+    let screens = sale_frames(until_closed(&mut screen, 30).await);
+    let mut late = server.client_at("/ws?page=spectator").await;
+    join(&mut late, &room.code, "spectator").await;
+    let lates = sale_frames(until_closed(&mut late, 30).await);
+
+    let Some(ServerMessage::SaleClosed(closed)) = presenters.last() else {
+        panic!("the presenter's last sale frame is sale_closed")
+    };
+    let summary = closed.summary.as_ref().expect("a summary");
+    assert_eq!(summary.buyers, 301, "300 bots and the phone");
+    assert!(
+        matches!(presenters.first(), Some(ServerMessage::SaleOpened(_))),
+        "from the opening on"
+    );
+    let batches = presenters.len() - 2;
+    let outcomes: usize = presenters
+        .iter()
+        .map(|m| match m {
+            ServerMessage::Outcomes { outcomes, .. } => outcomes.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(outcomes, 301, "every buyer's outcome, once");
+    assert!(
+        batches < outcomes / 3,
+        "outcomes go in batches: {batches} frames for {outcomes} buyers"
+    );
+    assert!(
+        screens == presenters,
+        "the screen got the presenter's frames"
+    );
+    assert!(lates == presenters, "a late screen gets them too");
+}
