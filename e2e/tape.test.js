@@ -162,9 +162,11 @@ test('step-through: naive oversold by hand, Lua cannot be split, keys and reset'
   assert.equal(await byTestId('step-stock').inputValue(), '1');
   assert.equal(await lab.page.locator('[data-testid^="step-buyer-"]').count(), 2);
   assert.equal(await num('stock-remaining'), 1, 'the counter is the real key');
-  // The picker offers Redis strategies only.
+  // The picker offers only what the server says it can step (no PostgreSQL, no redlock).
   const offered = await byTestId('step-strategy').locator('option').evaluateAll((os) => os.map((o) => o.value));
-  assert.deepEqual(offered, h.strategies.filter((s) => s.category !== 'database').map((s) => s.name));
+  assert.deepEqual(offered, h.strategies.filter((s) => !s.step_refusal).map((s) => s.name));
+  assert.ok(!offered.includes('redlock'), 'redlock votes on three lock masters at once: not steppable');
+  assert.ok(h.strategies.find((s) => s.name === 'redlock')?.step_refusal, 'hello says why');
 
   // Naive: both read 1 before either writes; the second write sells a unit that did not exist.
   await stepOn('naive');
