@@ -190,7 +190,11 @@ for (const viewport of [SMALL, WIDE, FULL_HD, PHONE]) {
       }
       assert.equal(await num('oversold-units'), 1);
       for (const theme of ['dark', 'light']) {
-        if ((await lab.page.evaluate(() => document.body.dataset.theme)) !== theme) await byTestId('theme-toggle').click();
+        if ((await lab.page.evaluate(() => document.body.dataset.theme)) !== theme) {
+          await byTestId('theme-toggle').click();
+          // The toggle sits at the top: scroll back to where the last click left the window.
+          await lab.page.evaluate(() => document.querySelector('.stage .counters').scrollIntoView());
+        }
         await lab.page.screenshot({ path: path.join(shots, `explain-stepview-${view}-${theme}-${name(viewport)}.png`) });
       }
       await byTestId('step-close').click();
