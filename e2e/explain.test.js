@@ -144,6 +144,68 @@ for (const viewport of [SMALL, WIDE, FULL_HD, PHONE]) {
   });
 }
 
+/** The whole box of every element matching `sel` lies inside the window (none cut off). A box
+ *  may be 0 px tall: the tape's canvas before the first click has nothing to draw. */
+const wholeInWindow = (sel) =>
+  lab.page.evaluate((s) => {
+    const boxes = [...document.querySelectorAll(s)].map((e) => e.getBoundingClientRect());
+    const inside = (r) =>
+      r.width > 0 && r.top >= -0.5 && r.left >= -0.5 && r.bottom <= innerHeight + 0.5 && r.right <= innerWidth + 0.5;
+    const show = (r) => `${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}`;
+    return { ok: boxes.length > 0 && boxes.every(inside), boxes: boxes.map(show).join('; '), window: `${innerWidth}x${innerHeight}` };
+  }, sel);
+
+// Issue 19, item 2: stepping keeps the counter, the buyer buttons and the tape in one window,
+// on the normal page and on the stage, so a click and what it did to the key are seen at once.
+// On a phone the tape is below (its canvas scrolls sideways); the counter and buttons stay.
+for (const viewport of [SMALL, WIDE, FULL_HD, PHONE]) {
+  const views = viewport.width >= 1280 ? ['normal', 'stage'] : ['normal'];
+  test(`stepping keeps the counter, the buyers and the tape in one window (${name(viewport)})`, async () => {
+    await fresh(viewport);
+    const theme0 = await lab.page.evaluate(() => document.body.dataset.theme);
+    for (const view of views) {
+      if ((await lab.page.evaluate(() => document.body.dataset.view)) !== view) await byTestId('view-stage').click();
+      // The stage shows no way in while closed: its key, S, opens it.
+      if (view === 'stage') await lab.page.keyboard.press('s');
+      else await byTestId('step-mode').click();
+      await lab.page.locator('[data-testid="step-panel"][data-open="true"]').waitFor();
+      await stepOn('naive');
+      const watched = [
+        ['the stock counter', '[data-testid="stock-remaining"]'],
+        ['the buyer buttons', '[data-testid^="step-buyer-"]'],
+        ...(viewport.width >= 1280 ? [['the tape', '[data-testid="tape"] canvas']] : []),
+      ];
+      const check = async (when) => {
+        // The answer is drawn, then the window follows it the frame after.
+        await lab.page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        for (const [what, sel] of watched) {
+          const fit = await wholeInWindow(sel);
+          assert.ok(fit.ok, `${name(viewport)} ${view}, ${when}: ${what} wholly in the ${fit.window} window: ${fit.boxes}`);
+        }
+      };
+      await check('opened');
+      for (const [i, b] of [1, 2, 1, 2].entries()) {
+        await step(b);
+        await check(`click ${i + 1} (buyer ${b})`);
+      }
+      assert.equal(await num('oversold-units'), 1);
+      for (const theme of ['dark', 'light']) {
+        if ((await lab.page.evaluate(() => document.body.dataset.theme)) !== theme) {
+          await byTestId('theme-toggle').click();
+          // The toggle sits at the top: scroll back to where the last click left the window.
+          await lab.page.evaluate(() => document.querySelector('.stage .counters').scrollIntoView());
+        }
+        await lab.page.screenshot({ path: path.join(shots, `explain-stepview-${view}-${theme}-${name(viewport)}.png`) });
+      }
+      await byTestId('step-close').click();
+      await lab.page.locator('[data-testid="step-panel"][data-open="false"]').waitFor({ state: 'attached' });
+    }
+    // Leave the page as the next test expects it: the normal view, in the theme it opened in.
+    if ((await lab.page.evaluate(() => document.body.dataset.view)) !== 'normal') await byTestId('view-stage').click();
+    if ((await lab.page.evaluate(() => document.body.dataset.theme)) !== theme0) await byTestId('theme-toggle').click();
+  });
+}
+
 /** What "What happened" must say about each leak, from the outcomes the server sent. */
 function expectedCauses(outcomes) {
   const list = (xs) => {

@@ -104,31 +104,28 @@ fn Lab() -> impl IntoView {
     }
 }
 
-/// Whatever a click (or a key) starts comes into view: a live run's counters and grid, and
-/// the step-through panel when it opens. The buttons sit high on the page and the counters
-/// below the fold at 1280×720, so without this a click seemed to do nothing. The stage view is
-/// one screen already.
+/// Whatever a click (or a key) starts comes into view: a live run's counters and grid. The
+/// buttons sit high on the page and the counters below the fold at 1280×720, so without this a
+/// click seemed to do nothing. The stage view is one screen already. (Step-through mode keeps
+/// its own group on screen: `components/step.rs`.)
 fn keep_what_started_on_screen(session: Session) {
     let live = Memo::new(move |_| {
         session.page.with(|p| {
-            let run = p
-                .run
+            p.run
                 .as_ref()
                 .filter(|r| r.is_running())
-                .map(|r| r.run_id.clone());
-            (run, p.step.is_some())
+                .map(|r| r.run_id.clone())
         })
     });
-    Effect::new(move |last: Option<(Option<String>, bool)>| {
+    Effect::new(move |last: Option<Option<String>>| {
         let now = live.get();
-        let (last_run, last_step) = last.clone().unwrap_or_default();
         let normal = session.view.get_untracked() != crate::model::view::View::Stage;
-        if normal && last.is_some() {
-            if now.1 && !last_step {
-                crate::web::bring_into_view(".step-through");
-            } else if now.0.is_some() && now.0 != last_run {
-                crate::web::bring_into_view(".stage .counters, .stage .carts");
-            }
+        if let Some(last_run) = last
+            && normal
+            && now.is_some()
+            && now != last_run
+        {
+            crate::web::bring_into_view(".stage .counters, .stage .carts");
         }
         now
     });

@@ -75,17 +75,17 @@ pub fn bring_into_view(selector: &str) {
     }
 }
 
-/// Scroll the window the least that puts all of the first element matching `selector` inside
-/// it (its bottom first: what was just added sits at the bottom), so what a click added is on
-/// screen without pushing away what is above it. Nothing on the stage view, which is one
-/// screen already.
-pub fn keep_in_view(selector: &str) {
+/// While stepping through: scroll the window the least that keeps the first element matching
+/// `top` whole on screen and, under it, as much as fits of the first element matching each of
+/// `below` (`model::view::group_scroll`). Nothing on the stage view, which is one screen
+/// already.
+pub fn keep_group_in_view(top: &str, below: &[&str]) {
     let doc = document();
     let stage = doc
         .body()
         .and_then(|b| b.get_attribute("data-view"))
         .is_some_and(|v| v == "stage");
-    let Ok(Some(el)) = doc.query_selector(selector) else {
+    let Ok(Some(first)) = doc.query_selector(top) else {
         return;
     };
     if stage {
@@ -97,12 +97,17 @@ pub fn keep_in_view(selector: &str) {
         .ok()
         .and_then(|h| h.as_f64())
         .unwrap_or(0.0);
-    let rect = el.get_bounding_client_rect();
-    const MARGIN: f64 = 12.0;
-    if rect.bottom() > height {
-        win.scroll_by_with_x_and_y(0.0, rect.bottom() - height + MARGIN);
-    } else if rect.top() < 0.0 {
-        win.scroll_by_with_x_and_y(0.0, rect.top() - MARGIN);
+    let bottoms: Vec<f64> = below
+        .iter()
+        .filter_map(|s| doc.query_selector(s).ok().flatten())
+        .map(|el| el.get_bounding_client_rect())
+        .filter(|r| r.height() > 0.0)
+        .map(|r| r.bottom())
+        .collect();
+    let top = first.get_bounding_client_rect().top();
+    let by = crate::model::view::group_scroll(top, &bottoms, height, 12.0);
+    if by != 0.0 {
+        win.scroll_by_with_x_and_y(0.0, by);
     }
 }
 

@@ -29,14 +29,22 @@ pub fn StepThrough() -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
     let log_len = move || session.page.with(|p| p.step.as_ref().map(|s| s.log.len()));
-    // Syncing with the outside world (the window's scroll): after each answer, what the click
-    // added (its line, or the nudge once every buyer is done) is brought on screen, after the
-    // panel has been redrawn (the next frame).
+    // Syncing with the outside world (the window's scroll): once the panel opens and after
+    // each answer, the counter (the real key), the buyers and the tape are brought on screen
+    // together, and under them what the click added (its line, or the nudge once every buyer
+    // is done) as far as it fits, after the panel has been redrawn (the next frame).
     Effect::new(move |_| {
-        if log_len().is_some_and(|n| n > 0) {
+        if log_len().is_some() {
             request_animation_frame(|| {
-                crate::web::keep_in_view(".step-nudge");
-                crate::web::keep_in_view(".step-story li.latest");
+                crate::web::keep_group_in_view(
+                    ".stage .counters",
+                    &[
+                        ".step-buyers",
+                        ".tape-canvas",
+                        ".step-story li.latest",
+                        ".step-nudge",
+                    ],
+                );
             });
         }
     });

@@ -75,6 +75,24 @@ pub fn canvas_zoom(view: View, window_height: f64, smallest_px: f64) -> f64 {
     (full * window_height / 1080.0).clamp(1.0, full)
 }
 
+/// How far to scroll the window (CSS px, down positive) to keep a group on screen while
+/// stepping through: the element on top (the counter) whole, its top `margin` px below the
+/// window's top (`top` is where it is now), and then as much of what follows it (the buyers,
+/// the tape, the click's line: `bottoms`, their bottom edges) as the window's `height` allows.
+/// The least scroll that does it; 0 when all of it is on screen already. The top wins: the
+/// window never scrolls it away to show more below (a phone shows the counter and the buyers,
+/// and the story under them as far as it fits).
+pub fn group_scroll(top: f64, bottoms: &[f64], height: f64, margin: f64) -> f64 {
+    if top < 0.0 {
+        return top - margin;
+    }
+    let below = bottoms
+        .iter()
+        .map(|b| b - height + margin)
+        .fold(0.0_f64, f64::max);
+    below.min(top - margin).max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +121,22 @@ mod tests {
         for width in [0.0, 390.0, 844.0, 1023.0] {
             assert_eq!(spectator_view(width), View::Normal, "{width}");
         }
+    }
+
+    #[test]
+    fn stepping_scrolls_the_least_that_keeps_the_counter_and_then_the_rest_on_screen() {
+        // All on screen: no scroll.
+        assert_eq!(group_scroll(100.0, &[500.0, 700.0], 720.0, 12.0), 0.0);
+        // The tape's bottom is 80 px below the window: down by 92, the counter stays on screen.
+        assert_eq!(group_scroll(300.0, &[500.0, 800.0], 720.0, 12.0), 92.0);
+        // Too much below: the counter is brought to the top and no further.
+        assert_eq!(group_scroll(300.0, &[2000.0], 720.0, 12.0), 288.0);
+        // The counter is above the window: back up to it, whatever is below.
+        assert_eq!(group_scroll(-50.0, &[900.0], 720.0, 12.0), -62.0);
+        // Below the window altogether: up until the last of the group is on screen.
+        assert_eq!(group_scroll(1000.0, &[1300.0], 720.0, 12.0), 592.0);
+        // Nothing below it, the counter already in the top margin: no scroll.
+        assert_eq!(group_scroll(5.0, &[], 720.0, 12.0), 0.0);
     }
 
     #[test]
