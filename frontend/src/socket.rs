@@ -32,6 +32,10 @@ impl Drop for Conn {
     }
 }
 
+/// Reads one text frame into the session: `Ok(true)` when it was the server's greeting (the
+/// server is really there, not just accepting sockets), `Err` saying why it could not be read.
+pub type Reader = fn(&Session, &str) -> Result<bool, String>;
+
 /// The page's handle on the server. `Copy`, so buttons can hold it.
 #[derive(Clone, Copy)]
 pub struct Socket {
@@ -41,6 +45,8 @@ pub struct Socket {
     /// Which page this is (`/ws?page=…`), when not the lab: the server leaves out of `hello`
     /// what that page never shows (the Lua sources; for a phone, the exercises too).
     page: Option<&'static str>,
+    /// How frames are read: every frame into [`Session::apply`], or a page's own reading.
+    read: Reader,
 }
 
 impl Socket {
@@ -51,11 +57,18 @@ impl Socket {
 
     /// Open the socket of `page` (`"phone"`, `"workshop"`; `None`: the lab).
     pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
+        Self::connect_reading(session, page, read_any)
+    }
+
+    /// Open the socket of `page`, its frames read by `read`. The phone reads only the frames it
+    /// shows (`crate::phone`), so its wasm carries no decoder for the rest of the protocol.
+    pub fn connect_reading(session: Session, page: Option<&'static str>, read: Reader) -> Self {
         let socket = Self {
             session,
             conn: StoredValue::new_local(None),
             backoff: StoredValue::new(Backoff::page_default()),
             page,
+            read,
         };
         socket.open();
         socket
@@ -73,14 +86,10 @@ impl Socket {
             let Some(text) = ev.data().as_string() else {
                 return;
             };
-            match serde_json::from_str::<ServerMessage>(&text) {
-                Ok(msg) => {
-                    // A greeting means the server is really there, not just accepting sockets.
-                    if matches!(msg, ServerMessage::Hello(_)) {
-                        self.backoff.update_value(Backoff::reset);
-                    }
-                    self.session.apply(msg);
-                }
+            match (self.read)(&self.session, &text) {
+                // A greeting means the server is really there, not just accepting sockets.
+                Ok(true) => self.backoff.update_value(Backoff::reset),
+                Ok(false) => {}
                 Err(err) => self.session.notify(
                     "unreadable_frame",
                     &format!("The page could not read a server message: {err}"),
@@ -223,6 +232,14 @@ impl Socket {
             );
         }
     }
+}
+
+/// Every frame, decoded whole, into [`Session::apply`]: the lab's and the workshop's reading.
+fn read_any(session: &Session, text: &str) -> Result<bool, String> {
+    let msg = serde_json::from_str::<ServerMessage>(text).map_err(|err| err.to_string())?;
+    let hello = matches!(msg, ServerMessage::Hello(_));
+    session.apply(msg);
+    Ok(hello)
 }
 
 /// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both

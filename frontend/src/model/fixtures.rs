@@ -46,8 +46,9 @@ pub(crate) fn info(
         },
         available: true,
         unavailable_reason: None,
-        step_refusal: (category == Category::Database)
-            .then(|| format!("{short_label} runs in PostgreSQL; step-through steps Redis commands")),
+        step_refusal: (category == Category::Database).then(|| {
+            format!("{short_label} runs in PostgreSQL; step-through steps Redis commands")
+        }),
     }
 }
 

@@ -44,6 +44,7 @@ pub mod failures;
 pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
+pub mod phone;
 pub mod presets;
 pub mod room;
 pub mod run;
