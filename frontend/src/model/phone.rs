@@ -10,15 +10,19 @@
 //!
 //! A room's sale is a race, so its run config, outcomes and summary are read as a race's:
 //! every field the protocol sends for a race, into the protocol's own types, and nothing of
-//! another scenario (a run config of another scenario is refused). The tests below decode
-//! what the protocol writes and compare it with what went in, so the two cannot drift apart.
+//! another scenario (a run config of another scenario is refused). The greeting's strategies
+//! are read as a phone's `hello` carries them: names, labels, flags and tape rule, without the
+//! words (description, explanation, scripts), which the server leaves out for a phone. The
+//! tests below decode what the protocol writes and compare it with what went in, so the two
+//! cannot drift apart.
 
 use std::borrow::Cow;
 
 use oversold_protocol::room::{BuyResult, Presence, RoomRole, SaleConfig};
 use oversold_protocol::{
-    BuyerOutcome, Epoch, Knobs, LatencySummary, OutcomeResult, RaceConfig, RedisState, RunConfig,
-    RunSummary, Scenario, StrategyInfo, WireError,
+    BuyerOutcome, Category, Epoch, Explanation, Guard, Knobs, LatencySummary, OutcomeResult,
+    RaceConfig, RedisState, RunConfig, RunSummary, Scenario, ScriptCall, StrategyAbout,
+    StrategyInfo, TapeRule, WireError,
 };
 use serde::Deserialize;
 
@@ -29,7 +33,7 @@ use super::room::RoomState;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// `hello`: Redis as it stands, and the strategies (a sale's verdict names its strategy by
-    /// their words). The rest of the greeting is the lab's.
+    /// its short label). The rest of the greeting is the lab's.
     Hello {
         /// Redis as the server sees it.
         redis: RedisState,
@@ -101,7 +105,11 @@ impl Frame {
         Ok(match &*tag.kind {
             "hello" => {
                 let HelloBody { redis, strategies } = body(text)?;
-                Frame::Hello { redis, strategies }
+                let strategies = strategies.into_iter().map(StrategyBody::into_info);
+                Frame::Hello {
+                    redis,
+                    strategies: strategies.collect::<Result<_, _>>()?,
+                }
             }
             "redis_status" => Frame::RedisStatus(body::<RedisStatusBody>(text)?.redis),
             "room_joined" => {
@@ -263,7 +271,105 @@ fn body<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
 struct HelloBody {
     redis: RedisState,
     #[serde(default)]
-    strategies: Vec<StrategyInfo>,
+    strategies: Vec<StrategyBody>,
+}
+
+/// A [`StrategyInfo`] as a phone's `hello` carries it: everything but the words, which the
+/// server sends only to the lab (a phone shows a strategy by its short label alone).
+#[derive(Deserialize)]
+struct StrategyBody {
+    name: String,
+    label: String,
+    short_label: String,
+    unsafe_by_design: bool,
+    category: Category,
+    featured: bool,
+    tape: TapeBody,
+    #[serde(default)]
+    scenario: Scenario,
+    available: bool,
+    #[serde(default)]
+    unavailable_reason: Option<String>,
+    #[serde(default)]
+    step_refusal: Option<String>,
+}
+
+impl StrategyBody {
+    fn into_info(self) -> Result<StrategyInfo, String> {
+        let no_words = || Cow::Borrowed("");
+        Ok(StrategyInfo {
+            about: StrategyAbout {
+                name: self.name.into(),
+                label: self.label.into(),
+                short_label: self.short_label.into(),
+                description: no_words(),
+                unsafe_by_design: self.unsafe_by_design,
+                category: self.category,
+                featured: self.featured,
+                scripts: Cow::Borrowed(&[]),
+                explanation: Explanation {
+                    title: no_words(),
+                    how: no_words(),
+                    why: no_words(),
+                    cost: no_words(),
+                    steps: Cow::Borrowed(&[]),
+                },
+                tape: self.tape.into_rule()?,
+                scenario: self.scenario,
+            },
+            available: self.available,
+            unavailable_reason: self.unavailable_reason,
+            step_refusal: self.step_refusal,
+        })
+    }
+}
+
+/// A [`TapeRule`] as it is written (`{"kind": …}` and the variant's one field). Read by hand:
+/// serde's reading of an internally tagged enum buffers the object first, and that machinery
+/// alone is a sixth of this page's wasm.
+#[derive(Deserialize)]
+struct TapeBody {
+    kind: TapeKind,
+    #[serde(default)]
+    guard: Option<Guard>,
+    #[serde(default)]
+    call: Option<ScriptCall>,
+    #[serde(default)]
+    buckets: Option<u32>,
+}
+
+/// [`TapeRule`]'s variants, by their wire names.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TapeKind {
+    ReadThenDecrement,
+    ReadThenSet,
+    SelectThenUpdate,
+    AtomicCall,
+    AtomicPerBucket,
+    DecrementThenUndo,
+    Story,
+}
+
+impl TapeBody {
+    fn into_rule(self) -> Result<TapeRule, String> {
+        let missing = |field: &str| format!("a tape rule without its `{field}`");
+        Ok(match self.kind {
+            TapeKind::ReadThenDecrement => TapeRule::ReadThenDecrement {
+                guard: self.guard.ok_or_else(|| missing("guard"))?,
+            },
+            TapeKind::ReadThenSet => TapeRule::ReadThenSet,
+            TapeKind::SelectThenUpdate => TapeRule::SelectThenUpdate,
+            TapeKind::AtomicCall => TapeRule::AtomicCall {
+                call: self.call.ok_or_else(|| missing("call"))?,
+            },
+            TapeKind::AtomicPerBucket => TapeRule::AtomicPerBucket {
+                buckets: self.buckets.ok_or_else(|| missing("buckets"))?,
+            },
+            TapeKind::DecrementThenUndo => TapeRule::DecrementThenUndo,
+            TapeKind::Story => TapeRule::Story,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -619,14 +725,87 @@ mod tests {
         );
     }
 
+    /// A strategy as a phone's `hello` carries it: without its words.
+    fn wordless(mut s: StrategyInfo) -> StrategyInfo {
+        s.about.description = "".into();
+        s.about.scripts = Cow::Borrowed(&[]);
+        s.about.explanation = Explanation {
+            title: "".into(),
+            how: "".into(),
+            why: "".into(),
+            cost: "".into(),
+            steps: Cow::Borrowed(&[]),
+        };
+        s
+    }
+
+    /// Every tape rule there is (a new one fails to compile here until it is listed).
+    fn every_tape_rule() -> Vec<TapeRule> {
+        let rules = vec![
+            TapeRule::ReadThenDecrement {
+                guard: Guard::Unguarded,
+            },
+            TapeRule::ReadThenDecrement { guard: Guard::Lock },
+            TapeRule::ReadThenDecrement {
+                guard: Guard::Watch,
+            },
+            TapeRule::ReadThenDecrement {
+                guard: Guard::RowLock,
+            },
+            TapeRule::ReadThenSet,
+            TapeRule::SelectThenUpdate,
+            TapeRule::AtomicCall {
+                call: ScriptCall::Evalsha,
+            },
+            TapeRule::AtomicCall {
+                call: ScriptCall::Fcall,
+            },
+            TapeRule::AtomicPerBucket { buckets: 4 },
+            TapeRule::DecrementThenUndo,
+            TapeRule::Story,
+        ];
+        for rule in &rules {
+            match rule {
+                TapeRule::ReadThenDecrement { .. }
+                | TapeRule::ReadThenSet
+                | TapeRule::SelectThenUpdate
+                | TapeRule::AtomicCall { .. }
+                | TapeRule::AtomicPerBucket { .. }
+                | TapeRule::DecrementThenUndo
+                | TapeRule::Story => {}
+            }
+        }
+        rules
+    }
+
     #[test]
     fn the_greeting_room_frames_and_errors_are_read() {
-        let hello = fixtures::hello();
+        let mut hello = fixtures::hello();
+        let mut strategies: Vec<StrategyInfo> = hello.strategies.drain(..).map(wordless).collect();
+        strategies[0].unavailable_reason = Some("no PostgreSQL".into());
+        strategies[0].available = false;
+        strategies[1].step_refusal = Some("not stepped".into());
+        // Every tape rule, so each reads back as itself.
+        for (i, tape) in every_tape_rule().into_iter().enumerate() {
+            let mut s = strategies[i % strategies.len()].clone();
+            s.about.name = format!("s{i}").into();
+            s.about.tape = tape;
+            strategies.push(s);
+        }
+        hello.strategies = strategies.clone();
         assert_eq!(
-            read(&ServerMessage::Hello(Box::new(hello.clone()))),
+            read(&ServerMessage::Hello(Box::new(hello))),
             Frame::Hello {
                 redis: RedisState::Up,
-                strategies: hello.strategies
+                strategies
+            }
+        );
+        // A lab's greeting, words and all, reads too (the words are not kept).
+        assert_eq!(
+            read(&ServerMessage::Hello(Box::new(fixtures::hello()))),
+            Frame::Hello {
+                redis: RedisState::Up,
+                strategies: fixtures::strategies().into_iter().map(wordless).collect()
             }
         );
         assert_eq!(
@@ -779,8 +958,15 @@ mod tests {
         assert_eq!(phone_page.redis, page.redis);
         assert_eq!(phone_page.notices, page.notices);
         assert_eq!(phone_page.history, page.history);
+        // The same short labels (the verdict's words), the rest of the words left out.
         let scenario = Some(Scenario::Race);
-        assert_eq!(phone_page.known_for(scenario), page.known_for(scenario));
+        let wordless_page: Vec<_> = page
+            .known_for(scenario)
+            .iter()
+            .cloned()
+            .map(wordless)
+            .collect();
+        assert_eq!(phone_page.known_for(scenario), wordless_page);
         assert_eq!(
             room.verdict().as_deref(),
             Some("you were sold a unit that does not exist: you are one of the 2 oversold")
