@@ -23,6 +23,7 @@ mod rate;
 pub mod step;
 mod workshop;
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +33,9 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use oversold_protocol::{ClientMessage, ErrorCode, RunRequest, ServerMessage, WireError};
+use oversold_protocol::{
+    ClientMessage, ErrorCode, Explanation, RunRequest, ServerMessage, WireError, text,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
@@ -119,7 +122,8 @@ pub enum HelloFor {
     /// The workshop page: no Lua sources (it shows the exercises' own scripts).
     Workshop,
     /// A phone or a spectator screen: neither Lua sources, nor exercises, nor the strategies of
-    /// scenarios other than the race.
+    /// scenarios other than the race, nor the presenter's chaos buttons; and the race's
+    /// strategies without their words (a phone names a strategy by its short label only).
     Phone,
 }
 
@@ -145,6 +149,21 @@ impl HelloFor {
         }
         if self == HelloFor::Phone {
             // A room's sale is a race: a phone never shows another scenario's strategies.
+            // Nor any strategy's description, explanation or scripts: those words were most
+            // of a phone's greeting (23 of its 25 KB), on the slowest link in the room.
+            for s in &mut hello.strategies {
+                let about = &mut s.about;
+                about.description = text("");
+                about.scripts = Cow::Borrowed(&[]);
+                about.explanation = Explanation {
+                    title: text(""),
+                    how: text(""),
+                    why: text(""),
+                    cost: text(""),
+                    steps: Cow::Borrowed(&[]),
+                };
+            }
+            hello.chaos.clear();
             hello.exercises.clear();
             hello.checkout_strategies.clear();
             hello.cart_strategies.clear();
