@@ -126,6 +126,11 @@ fi
 # into dist/workshop/) and the phone (phone.html, into dist/phone/); the server serves each
 # one's files under its folder. The lab first: Trunk empties its dist folder, and the others
 # live inside the lab's.
+# The phone's stylesheet is style.css's rules that can style the phone page (it blocks the
+# phone's first paint); rewritten from style.css on every build, so style.css stays the one
+# file anyone edits.
+say "static/phone.css from static/style.css"
+node scripts/phone-css.js
 say "trunk build --release: the lab into dist/"
 trunk build --release
 for page in workshop phone; do
