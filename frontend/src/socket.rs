@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use oversold_protocol::{ClientMessage, ServerMessage};
-use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::js_sys::{Array, Reflect};
 use web_sys::{MessageEvent, WebSocket};
 
 use crate::model::backoff::Backoff;
@@ -47,6 +48,8 @@ pub struct Socket {
     page: Option<&'static str>,
     /// How frames are read: every frame into [`Session::apply`], or a page's own reading.
     read: Reader,
+    /// The page's HTML joined its room on the connection now open (see [`Self::joined_by_page`]).
+    joined_by_page: StoredValue<bool>,
 }
 
 impl Socket {
@@ -61,7 +64,10 @@ impl Socket {
     }
 
     /// Open the socket of `page`, its frames read by `read`. The phone reads only the frames it
-    /// shows (`crate::phone`), so its wasm carries no decoder for the rest of the protocol.
+    /// shows (`model::phone`), so its wasm carries no decoder for the rest of the protocol.
+    ///
+    /// A page whose HTML opened the socket already, while the wasm was on its way (the
+    /// phone's: `window.oversoldSocket`), has it taken over with the frames that came meanwhile.
     pub fn connect_reading(session: Session, page: Option<&'static str>, read: Reader) -> Self {
         let socket = Self {
             session,
@@ -69,31 +75,51 @@ impl Socket {
             backoff: StoredValue::new(Backoff::page_default()),
             page,
             read,
+            joined_by_page: StoredValue::new(false),
         };
-        socket.open();
+        match early_socket(&ws_url(page)) {
+            Some(early) => socket.adopt(early),
+            None => socket.open(),
+        }
         socket
+    }
+
+    /// True while the connection is the one the page's HTML opened and joined its room on
+    /// (the phone's): the room is joined already, and joining again would replay the sale.
+    pub fn joined_by_page(&self) -> bool {
+        self.joined_by_page.get_value()
     }
 
     fn open(self) {
         // Replacing the old connection drops it; we are in a timer callback, not one of its own.
         self.conn.set_value(None);
-        let ws = match WebSocket::new(&ws_url(self.page)) {
-            Ok(ws) => ws,
-            Err(_) => return self.retry_later(),
-        };
+        self.joined_by_page.set_value(false);
+        match WebSocket::new(&ws_url(self.page)) {
+            Ok(ws) => self.attach(ws),
+            Err(_) => self.retry_later(),
+        }
+    }
+
+    /// Take over a socket the page opened before the wasm ran: hooked up, said to be open if its
+    /// `open` event has passed already, and the frames it buffered read in their order.
+    fn adopt(self, early: Early) {
+        let open = early.ws.ready_state() == WebSocket::OPEN;
+        self.joined_by_page.set_value(early.joined);
+        self.attach(early.ws);
+        if open {
+            self.session.link.set(Link::Open);
+        }
+        for text in early.frames {
+            self.receive(&text);
+        }
+    }
+
+    /// Hook `ws` up: its events drive the link, its frames go to the page's reader.
+    fn attach(self, ws: WebSocket) {
         let on_open = Closure::<dyn FnMut()>::new(move || self.session.link.set(Link::Open));
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let Some(text) = ev.data().as_string() else {
-                return;
-            };
-            match (self.read)(&self.session, &text) {
-                // A greeting means the server is really there, not just accepting sockets.
-                Ok(true) => self.backoff.update_value(Backoff::reset),
-                Ok(false) => {}
-                Err(err) => self.session.notify(
-                    "unreadable_frame",
-                    &format!("The page could not read a server message: {err}"),
-                ),
+            if let Some(text) = ev.data().as_string() {
+                self.receive(&text);
             }
         });
         // `error` is always followed by `close`, so `close` alone drives reconnecting.
@@ -107,6 +133,19 @@ impl Socket {
             _on_message: on_message,
             _on_close: on_close,
         }));
+    }
+
+    /// One text frame, read into the session.
+    fn receive(self, text: &str) {
+        match (self.read)(&self.session, text) {
+            // A greeting means the server is really there, not just accepting sockets.
+            Ok(true) => self.backoff.update_value(Backoff::reset),
+            Ok(false) => {}
+            Err(err) => self.session.notify(
+                "unreadable_frame",
+                &format!("The page could not read a server message: {err}"),
+            ),
+        }
     }
 
     fn retry_later(self) {
@@ -232,6 +271,38 @@ impl Socket {
             );
         }
     }
+}
+
+/// A socket the page's HTML opened before the wasm arrived.
+struct Early {
+    ws: WebSocket,
+    /// What came on it meanwhile, oldest first.
+    frames: Vec<String>,
+    /// The HTML joins its room on it (once it is open: its own `open` listener).
+    joined: bool,
+}
+
+/// The socket the page's HTML opened for `url` before the wasm arrived
+/// (`window.oversoldSocket = {socket, frames, join}`, phone.html): taken once, and only while
+/// it is still connecting or open.
+fn early_socket(url: &str) -> Option<Early> {
+    let window = window();
+    let key = JsValue::from_str("oversoldSocket");
+    let early = Reflect::get(&window, &key).ok().filter(JsValue::is_object)?;
+    let _ = Reflect::delete_property(window.unchecked_ref::<web_sys::js_sys::Object>(), &key);
+    let field = |name: &str| Reflect::get(&early, &name.into()).ok();
+    let ws: WebSocket = field("socket")?.dyn_into().ok()?;
+    let live = matches!(ws.ready_state(), WebSocket::CONNECTING | WebSocket::OPEN);
+    if !live || ws.url() != url {
+        let _ = ws.close();
+        return None;
+    }
+    let frames: Array = field("frames")?.dyn_into().ok()?;
+    Some(Early {
+        ws,
+        frames: frames.iter().filter_map(|f| f.as_string()).collect(),
+        joined: field("join").is_some_and(|j| j.is_string()),
+    })
 }
 
 /// Every frame, decoded whole, into [`Session::apply`]: the lab's and the workshop's reading.
