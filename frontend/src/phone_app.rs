@@ -21,7 +21,7 @@ pub fn PhoneApp() -> impl IntoView {
     let session = Session::new();
     provide_context(session);
     sync::looks(session);
-    provide_context(Socket::connect_reading(session, Some("phone"), read));
+    provide_context(Socket::take_over(session, Some("phone"), read));
     // The HTML's placeholder goes as the real page arrives.
     if let Some(boot) = document().get_element_by_id("boot") {
         boot.remove();

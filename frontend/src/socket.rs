@@ -60,28 +60,34 @@ impl Socket {
 
     /// Open the socket of `page` (`"phone"`, `"workshop"`; `None`: the lab).
     pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
-        Self::connect_reading(session, page, read_any)
+        let socket = Self::new(session, page, read_any);
+        socket.open();
+        socket
     }
 
-    /// Open the socket of `page`, its frames read by `read`. The phone reads only the frames it
-    /// shows (`model::phone`), so its wasm carries no decoder for the rest of the protocol.
-    ///
-    /// A page whose HTML opened the socket already, while the wasm was on its way (the
-    /// phone's: `window.oversoldSocket`), has it taken over with the frames that came meanwhile.
-    pub fn connect_reading(session: Session, page: Option<&'static str>, read: Reader) -> Self {
-        let socket = Self {
+    /// The phone's socket: its frames read by `read` (the phone reads only the frames it
+    /// shows, `model::phone`, so its wasm carries no decoder for the rest of the protocol),
+    /// and the connection its HTML opened while the wasm was on its way
+    /// (`window.oversoldSocket`, phone.html) taken over with the frames that came meanwhile;
+    /// a fresh one when there is none.
+    pub fn take_over(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+        let socket = Self::new(session, page, read);
+        match early_socket(&ws_url(page)) {
+            Some(early) => socket.adopt(early),
+            None => socket.open(),
+        }
+        socket
+    }
+
+    fn new(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+        Self {
             session,
             conn: StoredValue::new_local(None),
             backoff: StoredValue::new(Backoff::page_default()),
             page,
             read,
             joined_by_page: StoredValue::new(false),
-        };
-        match early_socket(&ws_url(page)) {
-            Some(early) => socket.adopt(early),
-            None => socket.open(),
         }
-        socket
     }
 
     /// True while the connection is the one the page's HTML opened and joined its room on
