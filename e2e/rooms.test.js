@@ -196,15 +196,19 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
   await presenter.screenshot({ path: path.join(shots, 'room-stage.png') });
 });
 
-test('a phone paints its room and a disabled Buy before its wasm arrives, in the theme it keeps', async () => {
+test('a phone paints its room and a disabled Buy, and joins, before its wasm arrives, in the theme it keeps', async () => {
   phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   for (const theme of ['dark', 'light']) {
     const context = await phonesBrowser.newContext({ viewport: NARROW });
     await context.addInitScript((t) => localStorage.setItem('oversold.theme', t), theme);
     const page = await context.newPage();
-    // The wasm never comes: what shows is the HTML's own paint.
+    // The wasm never comes: what shows is the HTML's own paint, and its own socket joins.
     await page.route('**/*.wasm', (route) => route.abort());
+    const joined = new Promise((resolve) =>
+      page.on('websocket', (ws) => ws.on('framesent', (f) => resolve(JSON.parse(f.payload)))),
+    );
     await page.goto(`${lab.server.url}/r/AB3CD`);
+    assert.deepEqual(await joined, { type: 'join_room', room: 'AB3CD', as: 'phone' });
     assert.equal((await page.locator('#boot .room-code').textContent()).trim(), 'AB3CD');
     assert.ok(await page.locator('#boot .buy-button').isDisabled());
     assert.equal(await page.evaluate(() => document.body.dataset.theme), theme);
