@@ -294,7 +294,9 @@ struct Early {
 fn early_socket(url: &str) -> Option<Early> {
     let window = window();
     let key = JsValue::from_str("oversoldSocket");
-    let early = Reflect::get(&window, &key).ok().filter(JsValue::is_object)?;
+    let early = Reflect::get(&window, &key)
+        .ok()
+        .filter(JsValue::is_object)?;
     let _ = Reflect::delete_property(window.unchecked_ref::<web_sys::js_sys::Object>(), &key);
     let field = |name: &str| Reflect::get(&early, &name.into()).ok();
     let ws: WebSocket = field("socket")?.dyn_into().ok()?;
