@@ -1,7 +1,9 @@
 // The phone's cold start, measured: a throttled phone (CPU 4x slower, 1.6 Mbit/s down,
 // 750 kbit/s up, 150 ms round trip, cold cache, 390x844) opens a room's join URL while a sale
-// is open; this prints when the room code was first painted, when Buy became usable (enabled),
-// and the bytes it took (HTTP bodies as sent, plus the WebSocket frames before Buy), beside
+// is open; this prints when the room code was first painted, when Buy became usable (enabled:
+// as this script sees it, one poll and one round trip to the page after the fact, and the
+// moment the page itself saw the button enabled), and the bytes it took (HTTP bodies as sent,
+// plus the WebSocket frames before Buy), beside
 // issue 19's targets: paint <= 1 s, Buy <= 1.5 s, <= 150 KB. The lab's own cold start under the
 // same throttle (to its run buttons) prints beside it, as the reference measured in the same
 // run. A benchmark, not a test: it prints, it asserts nothing about time.
@@ -41,6 +43,15 @@ const now = (page) => page.evaluate(() => Math.round(performance.now()));
 
 async function phoneRun(browser, joinUrl) {
   const { context, page, bytes } = await throttledPage(browser);
+  // The moment the page enables Buy, seen from inside it.
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (document.querySelector('[data-testid="buy"]:not([disabled])')) {
+        window.buyEnabledAt = Math.round(performance.now());
+        observer.disconnect();
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true });
+  });
   await page.goto(joinUrl, { waitUntil: 'commit' });
   await page.locator('.room-code').first().waitFor({ timeout: 60_000 });
   const paint = await page.evaluate(() => {
@@ -49,9 +60,10 @@ async function phoneRun(browser, joinUrl) {
   });
   await page.locator('[data-testid="buy"]:not([disabled])').waitFor({ timeout: 60_000 });
   const buy = await now(page);
+  const enabled = await page.evaluate(() => window.buyEnabledAt);
   const total = bytes.http + bytes.ws;
   await context.close();
-  return { paint, buy, kb: total / 1024, httpKb: bytes.http / 1024, wsKb: bytes.ws / 1024 };
+  return { paint, buy, enabled, kb: total / 1024, httpKb: bytes.http / 1024, wsKb: bytes.ws / 1024 };
 }
 
 async function labRun(browser, url) {
@@ -89,12 +101,12 @@ try {
   await browser.close();
   console.log('throttle: CPU 4x, 1.6 Mbit/s down, 750 kbit/s up, 150 ms RTT, cold cache, 390x844');
   for (const [i, p] of phones.entries()) {
-    console.log(`phone run ${i + 1}: room code painted ${p.paint} ms, Buy usable ${p.buy} ms, ${p.kb.toFixed(0)} KB (HTTP ${p.httpKb.toFixed(0)} KB, WebSocket ${p.wsKb.toFixed(0)} KB)`);
+    console.log(`phone run ${i + 1}: room code painted ${p.paint} ms, Buy usable ${p.buy} ms (enabled in the page at ${p.enabled} ms), ${p.kb.toFixed(0)} KB (HTTP ${p.httpKb.toFixed(0)} KB, WebSocket ${p.wsKb.toFixed(0)} KB)`);
   }
-  const m = { paint: median(phones.map((p) => p.paint)), buy: median(phones.map((p) => p.buy)), kb: median(phones.map((p) => p.kb)) };
+  const m = { paint: median(phones.map((p) => p.paint)), buy: median(phones.map((p) => p.buy)), enabled: median(phones.map((p) => p.enabled)), kb: median(phones.map((p) => p.kb)) };
   const lm = { ready: median(labs.map((l) => l.ready)), kb: median(labs.map((l) => l.kb)) };
   const vs = (v, t) => `${(v / t).toFixed(2)}x of the target${v > t ? ' (OVER)' : ''}`;
-  console.log(`phone, median of ${runs}: paint ${m.paint} ms (${vs(m.paint, TARGETS.paintMs)}), Buy ${m.buy} ms (${vs(m.buy, TARGETS.buyMs)}), ${m.kb.toFixed(0)} KB (${vs(m.kb, TARGETS.kb)})`);
+  console.log(`phone, median of ${runs}: paint ${m.paint} ms (${vs(m.paint, TARGETS.paintMs)}), Buy ${m.buy} ms (${vs(m.buy, TARGETS.buyMs)}; enabled in the page at ${m.enabled} ms), ${m.kb.toFixed(0)} KB (${vs(m.kb, TARGETS.kb)})`);
   console.log(`lab (the reference, same throttle), median of ${runs}: run buttons usable ${lm.ready} ms, ${lm.kb.toFixed(0)} KB; the phone's Buy at ${(m.buy / lm.ready).toFixed(2)}x of the lab's time, ${(m.kb / lm.kb).toFixed(2)}x of its bytes`);
 } finally {
   await tearDown();

@@ -1,6 +1,8 @@
 // Rooms in a real browser: a presenter page and three phones (three browser contexts) run a
 // naive sale against the real server and a Redis of the test's own; each phone shows its own
-// result, and the QR code the presenter shows decodes to the join URL.
+// result, the QR code the presenter shows decodes to the join URL, and the phone's own
+// stylesheet styles it as the lab's does. A phone paints its room before its wasm arrives,
+// and joins again on its own after its server restarts.
 //
 //   cargo build -p oversold && (cd e2e && node --test rooms.test.js)
 //
@@ -14,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import jsQR from 'jsqr';
-import { NARROW, WIDE, fresh, lab, num, setUp, shots, tearDown } from './harness.js';
+import { NARROW, WIDE, fresh, lab, num, restartServer, setUp, shots, tearDown } from './harness.js';
 
 const FULL_HD = { width: 1920, height: 1080 };
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +48,65 @@ async function decodeQr(page) {
   const code = jsQR(Uint8ClampedArray.from(data), width, height);
   assert.ok(code, 'the QR code decodes');
   return code.data;
+}
+
+/** Every element's computed style on `page` (its ::before and ::after too), custom
+ *  properties left out (what they do shows in the properties that use them). */
+function computedStyles(page) {
+  return page.evaluate(() => {
+    const out = {};
+    document.querySelectorAll('body, body *').forEach((el, i) => {
+      for (const pseudo of [null, '::before', '::after']) {
+        const cs = getComputedStyle(el, pseudo);
+        const props = {};
+        for (const p of cs) if (!p.startsWith('--')) props[p] = cs.getPropertyValue(p);
+        out[`${i} ${el.tagName.toLowerCase()}${[...el.classList].map((c) => `.${c}`).join('')}${pseudo ?? ''}`] = props;
+      }
+    });
+    return out;
+  });
+}
+
+/** The phone's own stylesheet (static/phone.css, written by scripts/phone-css.js) styles the
+ *  phone page on `page` exactly as the lab's whole style.css (`labCss`) does, in both themes
+ *  and both views. */
+async function samePhoneStyles(page, labCss) {
+  // No animation mid-way: a swapped sheet restarts the tiles' pop.
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const restyle = (href) =>
+    page.evaluate(
+      (href) =>
+        new Promise((resolve, reject) => {
+          const link = document.querySelector('link[rel="stylesheet"]');
+          if (link.href === href) return resolve();
+          link.removeAttribute('integrity');
+          link.onload = resolve;
+          link.onerror = () => reject(new Error(`${href} did not load`));
+          link.href = href;
+        }),
+      href,
+    );
+  const phoneCss = await page.evaluate(() => document.querySelector('link[rel="stylesheet"]').href);
+  assert.match(phoneCss, /\/phone\/phone-[0-9a-f]+\.css$/, 'the phone links its own stylesheet');
+  const kept = await page.evaluate(() => [document.body.dataset.theme, document.body.dataset.view]);
+  for (const [theme, view] of [['dark', 'normal'], ['light', 'normal'], ['dark', 'stage'], ['light', 'stage']]) {
+    await page.evaluate(([t, v]) => Object.assign(document.body.dataset, { theme: t, view: v }), [theme, view]);
+    await restyle(phoneCss);
+    const phone = await computedStyles(page);
+    await restyle(labCss);
+    const full = await computedStyles(page);
+    assert.deepEqual(Object.keys(phone), Object.keys(full));
+    const differ = [];
+    for (const [el, props] of Object.entries(full)) {
+      for (const [p, v] of Object.entries(props)) {
+        if (phone[el][p] !== v) differ.push(`${el} ${p}: ${phone[el][p]} with phone.css, ${v} with style.css`);
+      }
+    }
+    assert.deepEqual(differ.slice(0, 8), [], `${theme} theme, ${view} view: ${differ.length} computed values differ`);
+  }
+  await restyle(phoneCss);
+  await page.evaluate(([t, v]) => Object.assign(document.body.dataset, { theme: t, view: v }), kept);
+  await page.emulateMedia({ reducedMotion: null });
 }
 
 /** A phone: its own browser context (its own cookies, storage and socket), 390 px wide. */
@@ -122,11 +183,86 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
   await presenter.getByTestId('close-sale').click();
   await presenter.getByTestId('sale-ended').filter({ hasText: 'Last sale: 0 oversold' }).waitFor();
   for (const p of phones) await p.getByTestId('room-sale').filter({ hasText: 'Sale over' }).waitFor();
+  // The phone downloads only the rules that can style it, and they style it as the lab's do.
+  const labCss = await presenter.evaluate(() =>
+    [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.href).find((h) => /\/style-[0-9a-f]+\.css$/.test(h)),
+  );
+  assert.ok(labCss, 'the lab links style.css');
+  await samePhoneStyles(phones[0], labCss);
   await phones[0].screenshot({ path: path.join(shots, 'room-phone.png'), fullPage: true });
   await presenter.screenshot({ path: path.join(shots, 'room-presenter.png') });
   await presenter.setViewportSize(FULL_HD);
   await presenter.getByTestId('view-stage').click();
   await presenter.screenshot({ path: path.join(shots, 'room-stage.png') });
+});
+
+test('a phone paints its room and a disabled Buy, and joins, before its wasm arrives, in the theme it keeps', async () => {
+  phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  for (const theme of ['dark', 'light']) {
+    const context = await phonesBrowser.newContext({ viewport: NARROW });
+    await context.addInitScript((t) => localStorage.setItem('oversold.theme', t), theme);
+    const page = await context.newPage();
+    // The wasm never comes: what shows is the HTML's own paint, and its own socket joins.
+    await page.route('**/*.wasm', (route) => route.abort());
+    const joined = new Promise((resolve) =>
+      page.on('websocket', (ws) => ws.on('framesent', (f) => resolve(JSON.parse(f.payload)))),
+    );
+    await page.goto(`${lab.server.url}/r/AB3CD`);
+    assert.deepEqual(await joined, { type: 'join_room', room: 'AB3CD', as: 'phone' });
+    assert.equal((await page.locator('#boot .room-code').textContent()).trim(), 'AB3CD');
+    assert.ok(await page.locator('#boot .buy-button').isDisabled());
+    assert.equal(await page.evaluate(() => document.body.dataset.theme), theme);
+    const ground = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(ground, theme === 'light' ? 'rgb(233, 236, 242)' : 'rgb(10, 12, 17)');
+    await page.screenshot({ path: path.join(shots, `room-phone-first-paint-${theme}.png`) });
+    await context.close();
+  }
+});
+
+test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
+  phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  // A room of its own (not the one an earlier test's presenter kept in this browser).
+  await lab.page.goto(lab.server.url);
+  await lab.page.evaluate(() => localStorage.clear());
+  await fresh(WIDE);
+  const presenter = lab.page;
+  await presenter.getByTestId('create-room').click();
+  const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
+  await presenter.getByTestId('sale-seconds').fill('120');
+  await presenter.getByTestId('sale-seconds').dispatchEvent('change');
+  await presenter.getByTestId('open-sale').click();
+  const context = await phonesBrowser.newContext({ viewport: NARROW });
+  const p = await context.newPage();
+  // Each socket's joins, in order.
+  const joins = [];
+  p.on('websocket', (ws) => {
+    const mine = [];
+    joins.push(mine);
+    ws.on('framesent', (f) => {
+      const msg = JSON.parse(f.payload);
+      if (msg.type === 'join_room') mine.push(msg);
+    });
+  });
+  await p.goto(joinUrl);
+  await p.locator('[data-testid="buy"]:not([disabled])').waitFor();
+  await p.getByTestId('buy').click();
+  await p.getByTestId('buy-verdict').filter({ hasText: /\S/ }).waitFor();
+  const buyer = (await p.getByTestId('buy-buyer').textContent()).trim();
+  // The page's HTML opened the first socket and joined on it; the app took it over and did
+  // not join again.
+  assert.equal(joins.length, 1);
+  assert.deepEqual(joins[0].map((j) => [j.room, j.as]), [[joinUrl.split('/r/')[1], 'phone']]);
+  // That connection goes; the app opens its own and joins on it, with the seat it kept.
+  await restartServer();
+  await p.locator('.room-phone-head .bad').filter({ hasText: 'reconnecting' }).waitFor();
+  await p.locator('.room-phone-head .muted').filter({ hasText: /^live$/ }).waitFor({ timeout: 20_000 });
+  await p.getByTestId('buy-buyer').filter({ hasText: buyer }).waitFor();
+  // (Attempts while the server was down opened nothing and said nothing.)
+  const again = joins.slice(1).flat();
+  assert.equal(again.length, 1, `one join after the restart: ${JSON.stringify(joins)}`);
+  assert.ok(again[0].participant_id > 0 && /^[0-9a-f]+$/.test(again[0].seat_token), 'it joins back with its seat');
+  assert.ok(await p.getByTestId('buy').isDisabled(), 'still one buy per phone');
+  await context.close();
 });
 
 /** `oversold --private-redis serve`: a server that starts its own Redis, so chaos is allowed. */

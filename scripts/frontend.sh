@@ -126,6 +126,11 @@ fi
 # into dist/workshop/) and the phone (phone.html, into dist/phone/); the server serves each
 # one's files under its folder. The lab first: Trunk empties its dist folder, and the others
 # live inside the lab's.
+# The phone's stylesheet is style.css's rules that can style the phone page (it blocks the
+# phone's first paint); rewritten from style.css on every build, so style.css stays the one
+# file anyone edits.
+say "static/phone.css from static/style.css"
+node scripts/phone-css.js
 say "trunk build --release: the lab into dist/"
 trunk build --release
 for page in workshop phone; do
@@ -161,9 +166,13 @@ node -e '
 # issue 19's step narration and nudges, the checkout's leak causes and the stage's tape zoom,
 # brought the lab to about 557 KB (looked at: each is a feature's own model code and words, no
 # dependency came with them). Issue 19 sets the targets: the lab 300 KB,
-# a phone's bytes to a usable Buy 150 KB. The gate fails a page past its ceiling (something
-# grew by accident: look before raising it); the target, when missed, is printed with the
-# shortfall, which is work still to do.
+# a phone's bytes to a usable Buy 150 KB. The phone's wasm + js came down from 271 KB to 148 KB
+# (150,733 bytes) once it decoded only the frames it shows (model/phone.rs; it had linked a
+# decoder for every frame of every scenario), and its ceiling sits just above that. Its HTML,
+# stylesheet (static/phone.css) and greeting are not counted here: with brotli, the whole load
+# to a usable Buy measured 135 KB in e2e/phone_bench.js (2026-12-02). The gate fails a page past
+# its ceiling (something grew by accident: look before raising it); the target, when missed, is
+# printed with the shortfall, which is work still to do.
 over=0
 check_page() { # dir ceiling_kb target_kb
   local dir=$1 ceiling=$2 target=$3 total=0 brotli=0 f raw gz
@@ -190,5 +199,5 @@ check_page() { # dir ceiling_kb target_kb
 }
 check_page dist 570 300
 check_page dist/workshop 280 300
-check_page dist/phone 280 150
+check_page dist/phone 152 150
 [ "$over" -eq 0 ] || exit 1

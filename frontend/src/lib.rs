@@ -6,8 +6,9 @@
 //!   Everything a test should pin down lives here and runs with `cargo test -p oversold-frontend`.
 //! - `session`: the page's reactive state: one signal around [`model::page::PageState`], whose
 //!   `apply` is the one place server frames change it.
-//! - `socket`: the only module that touches the WebSocket or JSON; decodes into typed frames and
-//!   offers a typed `send`, reconnecting with backoff.
+//! - `socket`: the only module that touches the WebSocket; decodes into typed frames (or hands
+//!   them to a page's own reader: the phone's is [`model::phone`]) and offers a typed `send`,
+//!   reconnecting with backoff.
 //! - `app` and `components/`: the view, one file per panel, reading signals from context.
 //! - `web` and `sync`: the rest of the browser (address bar, localStorage, `<body>`
 //!   attributes, full screen, files), and the Effects that keep it in step with the session.

@@ -2,10 +2,15 @@
 //! room's counters and grid and a big Buy button, nothing of the lab. The server paints
 //! "Room CODE · joining…" and a disabled Buy in the HTML before this arrives (`#boot`); the
 //! app takes its place once mounted.
+//!
+//! Its socket reads only the frames a phone shows ([`Frame`]), so this wasm carries no
+//! decoder for the rest of the protocol; what it reads goes into the same session state, by
+//! the same rules, as the full page's.
 
 use leptos::prelude::*;
 
 use crate::components::room::{joined_by_url, phone::RoomPage};
+use crate::model::phone::Frame;
 use crate::session::Session;
 use crate::socket::Socket;
 use crate::sync;
@@ -16,7 +21,7 @@ pub fn PhoneApp() -> impl IntoView {
     let session = Session::new();
     provide_context(session);
     sync::looks(session);
-    provide_context(Socket::connect_for(session, Some("phone")));
+    provide_context(Socket::take_over(session, Some("phone"), read));
     // The HTML's placeholder goes as the real page arrives.
     if let Some(boot) = document().get_element_by_id("boot") {
         boot.remove();
@@ -32,4 +37,18 @@ pub fn PhoneApp() -> impl IntoView {
         }
         .into_any(),
     }
+}
+
+/// One frame into the session: only the signals it changes are touched (a frame of the lab's
+/// changes nothing, so nothing redraws).
+fn read(session: &Session, text: &str) -> Result<bool, String> {
+    let frame = Frame::decode(text)?;
+    let hello = frame.is_hello();
+    if frame.is_room_frame() {
+        session.room.update(|r| frame.fold_room(r));
+    }
+    if frame.is_page_frame() {
+        session.page.update(move |p| frame.fold_page(p));
+    }
+    Ok(hello)
 }

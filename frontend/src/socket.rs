@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use oversold_protocol::{ClientMessage, ServerMessage};
-use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::js_sys::{Array, Reflect};
 use web_sys::{MessageEvent, WebSocket};
 
 use crate::model::backoff::Backoff;
@@ -32,6 +33,10 @@ impl Drop for Conn {
     }
 }
 
+/// Reads one text frame into the session: `Ok(true)` when it was the server's greeting (the
+/// server is really there, not just accepting sockets), `Err` saying why it could not be read.
+pub type Reader = fn(&Session, &str) -> Result<bool, String>;
+
 /// The page's handle on the server. `Copy`, so buttons can hold it.
 #[derive(Clone, Copy)]
 pub struct Socket {
@@ -41,6 +46,10 @@ pub struct Socket {
     /// Which page this is (`/ws?page=…`), when not the lab: the server leaves out of `hello`
     /// what that page never shows (the Lua sources; for a phone, the exercises too).
     page: Option<&'static str>,
+    /// How frames are read: every frame into [`Session::apply`], or a page's own reading.
+    read: Reader,
+    /// The page's HTML joined its room on the connection now open (see [`Self::joined_by_page`]).
+    joined_by_page: StoredValue<bool>,
 }
 
 impl Socket {
@@ -51,40 +60,72 @@ impl Socket {
 
     /// Open the socket of `page` (`"phone"`, `"workshop"`; `None`: the lab).
     pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
-        let socket = Self {
+        let socket = Self::new(session, page, read_any);
+        socket.open();
+        socket
+    }
+
+    /// The phone's socket: its frames read by `read` (the phone reads only the frames it
+    /// shows, `model::phone`, so its wasm carries no decoder for the rest of the protocol),
+    /// and the connection its HTML opened while the wasm was on its way
+    /// (`window.oversoldSocket`, phone.html) taken over with the frames that came meanwhile;
+    /// a fresh one when there is none.
+    pub fn take_over(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+        let socket = Self::new(session, page, read);
+        match early_socket(&ws_url(page)) {
+            Some(early) => socket.adopt(early),
+            None => socket.open(),
+        }
+        socket
+    }
+
+    fn new(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+        Self {
             session,
             conn: StoredValue::new_local(None),
             backoff: StoredValue::new(Backoff::page_default()),
             page,
-        };
-        socket.open();
-        socket
+            read,
+            joined_by_page: StoredValue::new(false),
+        }
+    }
+
+    /// True while the connection is the one the page's HTML opened and joined its room on
+    /// (the phone's): the room is joined already, and joining again would replay the sale.
+    pub fn joined_by_page(&self) -> bool {
+        self.joined_by_page.get_value()
     }
 
     fn open(self) {
         // Replacing the old connection drops it; we are in a timer callback, not one of its own.
         self.conn.set_value(None);
-        let ws = match WebSocket::new(&ws_url(self.page)) {
-            Ok(ws) => ws,
-            Err(_) => return self.retry_later(),
-        };
+        self.joined_by_page.set_value(false);
+        match WebSocket::new(&ws_url(self.page)) {
+            Ok(ws) => self.attach(ws),
+            Err(_) => self.retry_later(),
+        }
+    }
+
+    /// Take over a socket the page opened before the wasm ran: hooked up, said to be open if its
+    /// `open` event has passed already, and the frames it buffered read in their order.
+    fn adopt(self, early: Early) {
+        let open = early.ws.ready_state() == WebSocket::OPEN;
+        self.joined_by_page.set_value(early.joined);
+        self.attach(early.ws);
+        if open {
+            self.session.link.set(Link::Open);
+        }
+        for text in early.frames {
+            self.receive(&text);
+        }
+    }
+
+    /// Hook `ws` up: its events drive the link, its frames go to the page's reader.
+    fn attach(self, ws: WebSocket) {
         let on_open = Closure::<dyn FnMut()>::new(move || self.session.link.set(Link::Open));
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let Some(text) = ev.data().as_string() else {
-                return;
-            };
-            match serde_json::from_str::<ServerMessage>(&text) {
-                Ok(msg) => {
-                    // A greeting means the server is really there, not just accepting sockets.
-                    if matches!(msg, ServerMessage::Hello(_)) {
-                        self.backoff.update_value(Backoff::reset);
-                    }
-                    self.session.apply(msg);
-                }
-                Err(err) => self.session.notify(
-                    "unreadable_frame",
-                    &format!("The page could not read a server message: {err}"),
-                ),
+            if let Some(text) = ev.data().as_string() {
+                self.receive(&text);
             }
         });
         // `error` is always followed by `close`, so `close` alone drives reconnecting.
@@ -98,6 +139,19 @@ impl Socket {
             _on_message: on_message,
             _on_close: on_close,
         }));
+    }
+
+    /// One text frame, read into the session.
+    fn receive(self, text: &str) {
+        match (self.read)(&self.session, text) {
+            // A greeting means the server is really there, not just accepting sockets.
+            Ok(true) => self.backoff.update_value(Backoff::reset),
+            Ok(false) => {}
+            Err(err) => self.session.notify(
+                "unreadable_frame",
+                &format!("The page could not read a server message: {err}"),
+            ),
+        }
     }
 
     fn retry_later(self) {
@@ -223,6 +277,48 @@ impl Socket {
             );
         }
     }
+}
+
+/// A socket the page's HTML opened before the wasm arrived.
+struct Early {
+    ws: WebSocket,
+    /// What came on it meanwhile, oldest first.
+    frames: Vec<String>,
+    /// The HTML joins its room on it (once it is open: its own `open` listener).
+    joined: bool,
+}
+
+/// The socket the page's HTML opened for `url` before the wasm arrived
+/// (`window.oversoldSocket = {socket, frames, join}`, phone.html): taken once, and only while
+/// it is still connecting or open.
+fn early_socket(url: &str) -> Option<Early> {
+    let window = window();
+    let key = JsValue::from_str("oversoldSocket");
+    let early = Reflect::get(&window, &key)
+        .ok()
+        .filter(JsValue::is_object)?;
+    let _ = Reflect::delete_property(window.unchecked_ref::<web_sys::js_sys::Object>(), &key);
+    let field = |name: &str| Reflect::get(&early, &name.into()).ok();
+    let ws: WebSocket = field("socket")?.dyn_into().ok()?;
+    let live = matches!(ws.ready_state(), WebSocket::CONNECTING | WebSocket::OPEN);
+    if !live || ws.url() != url {
+        let _ = ws.close();
+        return None;
+    }
+    let frames: Array = field("frames")?.dyn_into().ok()?;
+    Some(Early {
+        ws,
+        frames: frames.iter().filter_map(|f| f.as_string()).collect(),
+        joined: field("join").is_some_and(|j| j.is_string()),
+    })
+}
+
+/// Every frame, decoded whole, into [`Session::apply`]: the lab's and the workshop's reading.
+fn read_any(session: &Session, text: &str) -> Result<bool, String> {
+    let msg = serde_json::from_str::<ServerMessage>(text).map_err(|err| err.to_string())?;
+    let hello = matches!(msg, ServerMessage::Hello(_));
+    session.apply(msg);
+    Ok(hello)
 }
 
 /// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both

@@ -8,7 +8,9 @@
 //! - [`page`]: the page's state and [`page::PageState::apply`], the one place a server frame
 //!   changes it; [`strategies`]: every word about a strategy, looked up in `hello`.
 //! - [`run`], [`compare`], [`history`]: one run, one comparison, the runs so far.
-//! - [`room`]: what a room adds (role, head count, this phone's results, chaos).
+//! - [`room`]: what a room adds (role, head count, this phone's results, chaos); [`phone`]: the
+//!   phone page's reading of the server's frames (only those it shows), folded into the same
+//!   state by the same rules.
 //! - [`checkout`]: the checkout scenario: its knobs, the books, unit states, stories, and
 //!   what happened in words. [`carts`]: the cart and warehouse scenarios: a row of tiles
 //!   and a ledger per shelf, partial carts, the CROSSSLOT lesson.
@@ -44,6 +46,7 @@ pub mod failures;
 pub(crate) mod fixtures;
 pub mod history;
 pub mod page;
+pub mod phone;
 pub mod presets;
 pub mod room;
 pub mod run;

@@ -10,8 +10,8 @@
 //! server answers it.
 
 use oversold_protocol::{
-    Hello, RaceConfig, RedisState, RunConfig, RunSummary, SavedRun, Scenario, ServerMessage,
-    StepState, StrategyAbout, StrategyInfo, WireError,
+    BuyerOutcome, Hello, RaceConfig, RedisState, RunConfig, RunSummary, SavedRun, Scenario,
+    ServerMessage, StepState, StrategyAbout, StrategyInfo, WireError,
 };
 
 use std::sync::Arc;
@@ -99,12 +99,7 @@ impl PageState {
             }
             ServerMessage::StepClosed { run_id } => self.step_closed(&run_id),
             ServerMessage::RunStarted { run_id, config } => self.run_started(run_id, config),
-            ServerMessage::Outcomes { run_id, outcomes } => {
-                // One fold per frame, however many buyers it carries.
-                if let Some(run) = self.running(&run_id) {
-                    run.push_batch(outcomes);
-                }
-            }
+            ServerMessage::Outcomes { run_id, outcomes } => self.outcomes(&run_id, outcomes),
             ServerMessage::RunFinished { run_id, summary } => self.run_finished(run_id, summary),
             ServerMessage::RunCancelled { run_id, summary } => self.run_cancelled(run_id, summary),
             // The races in between arrive as ordinary runs; these two frames bracket them.
@@ -150,6 +145,13 @@ impl PageState {
         }
     }
 
+    /// A phone's reading of the greeting (the phone page decodes no more of `hello`): Redis
+    /// as it stands, and the strategies a room's sale may race, kept by name.
+    pub fn greeted(&mut self, redis: RedisState, strategies: Vec<StrategyInfo>) {
+        self.redis = Some(redis);
+        self.known = strategies;
+    }
+
     /// The server's greeting: Redis as it stands, and every strategy it lists, kept by name.
     fn hello(&mut self, hello: Hello) {
         self.redis = Some(hello.redis);
@@ -171,6 +173,14 @@ impl PageState {
     fn step_closed(&mut self, run_id: &str) {
         if self.step.as_ref().is_some_and(|s| s.run_id == run_id) {
             self.step = None;
+        }
+    }
+
+    /// An `outcomes` frame: into the run on screen, if it is `run_id` and still running. One
+    /// fold per frame, however many buyers it carries.
+    pub fn outcomes(&mut self, run_id: &str, outcomes: Vec<BuyerOutcome>) {
+        if let Some(run) = self.running(run_id) {
+            run.push_batch(outcomes);
         }
     }
 
@@ -220,7 +230,7 @@ impl PageState {
     }
 
     /// A room's sale closed: finished with a summary (into the history), or cancelled without.
-    fn sale_closed(&mut self, sale_id: String, summary: Option<RunSummary>) {
+    pub fn sale_closed(&mut self, sale_id: String, summary: Option<RunSummary>) {
         let Some(run) = self.running(&sale_id) else {
             return;
         };
@@ -234,7 +244,7 @@ impl PageState {
     }
 
     /// A run (or a room's sale) started: it answers the pending `start_run`, and takes the screen.
-    fn run_started(&mut self, run_id: String, config: RunConfig) {
+    pub fn run_started(&mut self, run_id: String, config: RunConfig) {
         if self.run.as_ref().is_some_and(|r| r.run_id == run_id) {
             return; // a replayed frame must not wipe the outcomes so far
         }
@@ -251,7 +261,7 @@ impl PageState {
     /// An error ends the run whose id it carries. Without an id it answers a `start_*` (or some
     /// other frame) the server refused, so nothing is pending any more. With the id of a run
     /// the page never saw start, it can only be the answer to the start it waits for.
-    fn error(&mut self, err: WireError) {
+    pub fn error(&mut self, err: WireError) {
         let ours = match err.run_id.as_deref() {
             Some(id) => self.running(id),
             None => None,

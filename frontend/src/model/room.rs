@@ -3,7 +3,7 @@
 //! run model (`page.rs` treats a sale as a run); this holds only what a room adds.
 
 use oversold_protocol::room::{BuyResult, ChaosApplied, ChaosInfo, Presence, RoomRole, SaleConfig};
-use oversold_protocol::{ErrorCode, Hello, OutcomeResult, ServerMessage};
+use oversold_protocol::{ErrorCode, Hello, OutcomeResult, ServerMessage, WireError};
 
 /// Chaos events kept for the log (the newest; older ones drop off).
 const CHAOS_KEPT: usize = 20;
@@ -94,50 +94,84 @@ impl RoomState {
                 participant_id,
                 role,
                 seat_token,
-            } => {
-                self.code = Some(room.clone());
-                self.role = Some(*role);
-                self.participant_id = Some(*participant_id);
-                self.seat_token = seat_token.clone();
-                self.waiting = false;
-            }
+            } => self.joined(room, *participant_id, *role, seat_token.clone()),
             ServerMessage::RoomPresence { presence, .. } => self.presence = *presence,
             ServerMessage::SaleOpened(s) => self.sale_opened(&s.sale_id, &s.config),
-            ServerMessage::SaleClosed(c) => {
-                if let Some(sale) = self.sale.as_mut().filter(|s| s.sale_id == c.sale_id) {
-                    sale.open = false;
-                    sale.oversold = c.summary.as_ref().map(|s| s.oversold_units);
-                    sale.error = c.error.clone();
-                    sale.reloads = c.reloads;
-                }
-                self.waiting = false;
-            }
-            ServerMessage::BuyResult(r) => {
-                self.waiting = false;
-                self.refusal = None;
-                self.results.push(r.clone());
-            }
+            ServerMessage::SaleClosed(c) => self.sale_closed(
+                &c.sale_id,
+                c.summary.as_ref().map(|s| s.oversold_units),
+                c.error.clone(),
+                c.reloads,
+            ),
+            ServerMessage::BuyResult(r) => self.bought(r.clone()),
             ServerMessage::ChaosApplied(c) => {
                 self.chaos.push(c.clone());
                 if self.chaos.len() > CHAOS_KEPT {
                     self.chaos.remove(0);
                 }
             }
-            // The room this page presented is gone (it expired): start over.
-            ServerMessage::Error(e)
-                if e.code == ErrorCode::NoSuchRoom && self.role == Some(RoomRole::Presenter) =>
-            {
-                *self = RoomState::default();
-            }
-            ServerMessage::Error(e) if self.code.is_some() && is_room_refusal(e.code) => {
-                self.waiting = false;
-                self.refusal = Some(e.message.clone());
-            }
+            ServerMessage::Error(e) => self.error(e),
             _ => {}
         }
     }
 
-    fn sale_opened(&mut self, sale_id: &str, config: &SaleConfig) {
+    // One method per frame a phone reads, so the phone page (which decodes only those frames,
+    // `crate::phone`) folds them in by the same rules as `apply`.
+
+    /// `room_joined`: this socket is in room `room` as `role`.
+    pub fn joined(
+        &mut self,
+        room: &str,
+        participant_id: u32,
+        role: RoomRole,
+        seat_token: Option<String>,
+    ) {
+        self.code = Some(room.to_string());
+        self.role = Some(role);
+        self.participant_id = Some(participant_id);
+        self.seat_token = seat_token;
+        self.waiting = false;
+    }
+
+    /// `sale_closed` for sale `sale_id`: `oversold` from its summary, `error` when it ended
+    /// without one.
+    pub fn sale_closed(
+        &mut self,
+        sale_id: &str,
+        oversold: Option<u64>,
+        error: Option<String>,
+        reloads: u64,
+    ) {
+        if let Some(sale) = self.sale.as_mut().filter(|s| s.sale_id == sale_id) {
+            sale.open = false;
+            sale.oversold = oversold;
+            sale.error = error;
+            sale.reloads = reloads;
+        }
+        self.waiting = false;
+    }
+
+    /// `buy_result`: this phone's click was answered.
+    pub fn bought(&mut self, result: BuyResult) {
+        self.waiting = false;
+        self.refusal = None;
+        self.results.push(result);
+    }
+
+    /// An `error` frame: a presenter whose room is gone starts over; a refusal of a room
+    /// action is shown on the phone.
+    pub fn error(&mut self, e: &WireError) {
+        if e.code == ErrorCode::NoSuchRoom && self.role == Some(RoomRole::Presenter) {
+            // The room this page presented is gone (it expired): start over.
+            *self = RoomState::default();
+        } else if self.code.is_some() && is_room_refusal(e.code) {
+            self.waiting = false;
+            self.refusal = Some(e.message.clone());
+        }
+    }
+
+    /// `sale_opened`: a new sale (a replayed one after a reconnect changes nothing).
+    pub fn sale_opened(&mut self, sale_id: &str, config: &SaleConfig) {
         if self.sale.as_ref().is_some_and(|s| s.sale_id == sale_id) {
             return; // replayed after a reconnect
         }

@@ -23,6 +23,7 @@ mod rate;
 pub mod step;
 mod workshop;
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +33,9 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use oversold_protocol::{ClientMessage, ErrorCode, RunRequest, ServerMessage, WireError};
+use oversold_protocol::{
+    ClientMessage, ErrorCode, Explanation, RunRequest, ServerMessage, WireError, text,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
@@ -118,20 +121,24 @@ pub enum HelloFor {
     Lab,
     /// The workshop page: no Lua sources (it shows the exercises' own scripts).
     Workshop,
-    /// A phone or a spectator screen (`page=phone`, `page=spectator`): neither Lua sources, nor
-    /// exercises, nor the strategies of scenarios other than the race. A room's sale is a
-    /// race; its tape needs only the race strategies' words (their tape rules).
+    /// A phone: neither Lua sources, nor exercises, nor the strategies of scenarios other than
+    /// the race, nor the presenter's chaos buttons; and the race's strategies without their
+    /// words (a phone names a strategy by its short label only).
     Phone,
+    /// A room's projector screen (`page=spectator`, the lab's page drawing a room): what a
+    /// phone gets, but with the race strategies' words, which the lab's panels show.
+    Spectator,
 }
 
 impl HelloFor {
-    /// From the socket's query: `page=phone` (or `page=spectator`), `page=workshop`; anything
+    /// From the socket's query: `page=phone`, `page=spectator`, `page=workshop`; anything
     /// else is the lab.
     pub fn from_query(query: &str) -> HelloFor {
         let mut page = HelloFor::Lab;
         for pair in query.split('&') {
             match pair {
-                "page=phone" | "page=spectator" => page = HelloFor::Phone,
+                "page=phone" => page = HelloFor::Phone,
+                "page=spectator" => page = HelloFor::Spectator,
                 "page=workshop" => page = HelloFor::Workshop,
                 _ => {}
             }
@@ -146,7 +153,25 @@ impl HelloFor {
             hello.presets.clear();
         }
         if self == HelloFor::Phone {
-            // A room's sale is a race: a phone never shows another scenario's strategies.
+            // Nor any strategy's description, explanation or scripts: those words were most
+            // of a phone's greeting (23 of its 25 KB), on the slowest link in the room.
+            for s in &mut hello.strategies {
+                let about = &mut s.about;
+                about.description = text("");
+                about.scripts = Cow::Borrowed(&[]);
+                about.explanation = Explanation {
+                    title: text(""),
+                    how: text(""),
+                    why: text(""),
+                    cost: text(""),
+                    steps: Cow::Borrowed(&[]),
+                };
+            }
+        }
+        if matches!(self, HelloFor::Phone | HelloFor::Spectator) {
+            // A room's sale is a race: neither screen shows another scenario's strategies,
+            // the exercises or the presenter's chaos buttons.
+            hello.chaos.clear();
             hello.exercises.clear();
             hello.checkout_strategies.clear();
             hello.cart_strategies.clear();

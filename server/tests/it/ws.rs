@@ -604,9 +604,10 @@ async fn the_next_run_may_start_the_moment_the_last_one_ends() {
     }
 }
 
-/// A phone's `hello` leaves out the Lua sources and the exercises (it shows neither), and so
-/// does a spectator screen's (the lab's page drawing a room for a projector); the workshop's
-/// only the sources; the lab's has both. Everything else is the same.
+/// A phone's `hello` leaves out the Lua sources, the exercises, the chaos buttons and the
+/// strategies' words (it shows none of them); a spectator screen's (the lab's page drawing a
+/// room for a projector) is the phone's with the race strategies' words; the workshop's only
+/// the sources; the lab's has everything. Everything else is the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_page_gets_the_hello_it_needs() {
     let redis = TestRedis::start();
@@ -615,14 +616,37 @@ async fn each_page_gets_the_hello_it_needs() {
     let phone = server.client_at("/ws?page=phone").await.hello().await;
     let workshop = server.client_at("/ws?page=workshop").await.hello().await;
     let spectator = server.client_at("/ws?page=spectator").await.hello().await;
-    assert_eq!(spectator, phone);
     assert!(!lab.scripts.is_empty() && !lab.exercises.is_empty());
     assert!(phone.scripts.is_empty() && phone.exercises.is_empty());
     assert!(phone.checkout_strategies.is_empty() && phone.cart_strategies.is_empty());
     assert!(workshop.scripts.is_empty());
     assert_eq!(workshop.exercises, lab.exercises);
-    assert_eq!(phone.strategies, lab.strategies);
+    assert!(phone.chaos.is_empty() && !lab.chaos.is_empty());
+    // The race's strategies, each with its name, labels, flags and tape rule, and no words.
+    assert_eq!(phone.strategies.len(), lab.strategies.len());
+    for (p, l) in phone.strategies.iter().zip(&lab.strategies) {
+        let mut wordless = l.clone();
+        wordless.about.description = "".into();
+        wordless.about.scripts = Default::default();
+        wordless.about.explanation = oversold_protocol::Explanation {
+            title: "".into(),
+            how: "".into(),
+            why: "".into(),
+            cost: "".into(),
+            steps: Default::default(),
+        };
+        assert_eq!(p, &wordless);
+        assert!(
+            !l.about.explanation.why.is_empty(),
+            "the lab's has the words"
+        );
+    }
     assert_eq!(phone.limits, lab.limits);
+    // The spectator's: the phone's, with the race strategies as the lab has them.
+    assert_eq!(spectator.strategies, lab.strategies);
+    let mut as_phone = spectator.clone();
+    as_phone.strategies = phone.strategies.clone();
+    assert_eq!(as_phone, phone);
     let size = |h: &oversold_protocol::Hello| serde_json::to_string(h).unwrap().len();
     eprintln!(
         "hello bytes: lab {}, workshop {}, phone {}",
@@ -633,5 +657,12 @@ async fn each_page_gets_the_hello_it_needs() {
     assert!(
         size(&phone) * 2 < size(&lab),
         "a phone's hello is under half the lab's"
+    );
+    // Measured 2026-12-02: 24,508 bytes with the words and the chaos buttons, 6,044 without
+    // (the test's server; a real one's is about the same).
+    assert!(
+        size(&phone) < 8_000,
+        "a phone's hello stays small: {} bytes",
+        size(&phone)
     );
 }

@@ -57,12 +57,13 @@ pub fn RoomPage(
 /// browser (per room) so a reload is the same buyer.
 fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: RoomRole) {
     // An Effect because joining is talking to the outside world: on every (re)connect the
-    // server has forgotten this socket, so the page joins again.
+    // server has forgotten this socket, so the page joins again. The phone's HTML joined on
+    // the first connection already (phone.html), the same way.
     let kept = format!("oversold-seat-{code}");
     let join_code = code.to_string();
     let key = kept.clone();
     Effect::new(move |_| {
-        if session.link.get() == Link::Open {
+        if session.link.get() == Link::Open && !socket.joined_by_page() {
             let back = web::recall(&key).as_deref().and_then(parse_seat);
             send::join(&socket, session, &join_code, role, None, back);
         }
