@@ -221,8 +221,9 @@ test('a phone paints its room and a disabled Buy, and joins, before its wasm arr
 
 test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
   phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
-  // A room of its own (not the one an earlier test's presenter kept in this browser).
-  await lab.page.goto(lab.server.url);
+  // A room of its own, not the one an earlier test's presenter kept in this browser (cleared
+  // from a page of the origin that runs no app, which could keep it again meanwhile).
+  await lab.page.goto(`${lab.server.url}/healthz`);
   await lab.page.evaluate(() => localStorage.clear());
   await fresh(WIDE);
   const presenter = lab.page;

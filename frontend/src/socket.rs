@@ -305,10 +305,12 @@ fn early_socket(url: &str) -> Option<Early> {
         let _ = ws.close();
         return None;
     }
-    let frames: Array = field("frames")?.dyn_into().ok()?;
+    let frames = field("frames").and_then(|f| f.dyn_into::<Array>().ok());
     Some(Early {
         ws,
-        frames: frames.iter().filter_map(|f| f.as_string()).collect(),
+        frames: frames.map_or_else(Vec::new, |f| {
+            f.iter().filter_map(|f| f.as_string()).collect()
+        }),
         joined: field("join").is_some_and(|j| j.is_string()),
     })
 }
