@@ -103,6 +103,15 @@ export function startServer(addr = '127.0.0.1:0', extra = []) {
   });
 }
 
+/** A browser of its own (its own storage), as a phone or a second machine in the room has. */
+export function otherBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+}
+
 export async function setUp() {
   mkdirSync(shots, { recursive: true });
   lab.redis = await startRedis();

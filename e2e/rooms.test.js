@@ -14,9 +14,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import jsQR from 'jsqr';
-import { NARROW, WIDE, fresh, lab, num, restartServer, setUp, shots, tearDown } from './harness.js';
+import { NARROW, WIDE, fresh, lab, otherBrowser, num, restartServer, setUp, shots, tearDown } from './harness.js';
 
 const FULL_HD = { width: 1920, height: 1080 };
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -120,11 +119,7 @@ async function phone(joinUrl) {
 }
 
 test('a presenter and three phones run a naive sale; each phone shows its own result', async () => {
-  phonesBrowser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  phonesBrowser = await otherBrowser();
   await fresh(WIDE);
   const presenter = lab.page;
   await presenter.getByTestId('create-room').click();
@@ -197,7 +192,7 @@ test('a presenter and three phones run a naive sale; each phone shows its own re
 });
 
 test('a phone paints its room and a disabled Buy, and joins, before its wasm arrives, in the theme it keeps', async () => {
-  phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  phonesBrowser ??= await otherBrowser();
   for (const theme of ['dark', 'light']) {
     const context = await phonesBrowser.newContext({ viewport: NARROW });
     await context.addInitScript((t) => localStorage.setItem('oversold.theme', t), theme);
@@ -220,7 +215,7 @@ test('a phone paints its room and a disabled Buy, and joins, before its wasm arr
 });
 
 test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
-  phonesBrowser ??= await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  phonesBrowser ??= await otherBrowser();
   // A room of its own, not the one an earlier test's presenter kept in this browser (cleared
   // from a page of the origin that runs no app, which could keep it again meanwhile).
   await lab.page.goto(`${lab.server.url}/healthz`);

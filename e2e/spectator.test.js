@@ -11,8 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { NARROW, WIDE, fresh, lab, setUp, shots, tearDown } from './harness.js';
+import { NARROW, WIDE, fresh, lab, otherBrowser, setUp, shots, tearDown } from './harness.js';
 
 const HD = { width: 1280, height: 720 };
 const FULL_HD = { width: 1920, height: 1080 };
@@ -50,11 +49,7 @@ async function numbers(page) {
 }
 
 test('a spectator screen is the lab page drawing the room on one screen, with the presenter\'s numbers', async () => {
-  screens = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  screens = await otherBrowser();
   await fresh(WIDE);
   const presenter = lab.page;
   await presenter.getByTestId('create-room').click();
