@@ -9,12 +9,14 @@
 #      bytes per buyer;
 #   2. the same for `naive` (a GET per buyer and a DECRBY per accepted order, vs
 #      redis-benchmark's as many GETs and DECRBYs), and its oversell;
-#   3. `oversold bench --strategy lua` vs redis-benchmark -P 16, same clients, same requests
-#      (target >= 1.0x).
+#   3. `oversold bench --strategy lua --pipeline 16` vs redis-benchmark -P 16, same clients,
+#      same requests, 16 commands per write on both sides, the two taking turns (target
+#      >= 1.0x); unpipelined `bench` beside it.
 #
 #   scripts/bench-scale.sh                     # the issue's sizes
 #   BUYERS=200000 REQUESTS=200000 scripts/bench-scale.sh
 #   BIN=path/to/oversold scripts/bench-scale.sh   # measure another build (skips cargo)
+#   ONLY_BENCH=1 scripts/bench-scale.sh        # part 3 alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,7 @@ APP_SERVERS=${APP_SERVERS:-8}
 REQUESTS=${REQUESTS:-1000000}
 CONCURRENCY=${CONCURRENCY:-50}
 CONNECTIONS=${CONNECTIONS:-4}
+ROUNDS=${ROUNDS:-3}
 
 for tool in redis-server redis-cli redis-benchmark python3; do
   command -v "$tool" >/dev/null || { echo "bench-scale.sh needs $tool (apt-get install -y redis-server redis-tools python3)" >&2; exit 1; }
@@ -82,6 +85,7 @@ print(f"   sold {s['units_sold']} of {s['stock']}, oversold {s['oversold_units']
 EOF
 }
 
+if [ -z "${ONLY_BENCH:-}" ]; then
 echo "== 1. lua: $BUYERS buyers for $STOCK units on $APP_SERVERS app servers"
 redis-cli -p "$port" SET "$key" "$STOCK" >/dev/null
 ref=$(redis-benchmark -p "$port" -n "$BUYERS" -c "$APP_SERVERS" --csv EVALSHA "$sha" 1 "$key" 1 | rps)
@@ -103,12 +107,30 @@ report naive "$(python3 -c "print(($BUYERS / $ref_get + $decrs / $ref_decr) * 10
   "$BUYERS GET + $decrs DECRBY over $APP_SERVERS clients" \
   "$(python3 -c "print(($BUYERS / $ref_get_p + $decrs / $ref_decr_p) * 1000)")"
 
+fi
+
 echo "== 3. oversold bench --strategy lua vs redis-benchmark -P 16: $REQUESTS orders, $CONCURRENCY clients"
+# Like for like: redis-benchmark -P 16 writes 16 commands per client and waits for their 16
+# replies; `bench --pipeline 16` has each worker do the same with 16 orders. Unpipelined
+# `bench` (one order in flight per worker, 16 times fewer commands in flight) prints beside
+# it. The two tools take turns, $ROUNDS times, so a noisy moment hits both sides.
 redis-cli -p "$port" SET "$key" 2000000000 >/dev/null
-ref_pipe=$(redis-benchmark -p "$port" -n "$REQUESTS" -c "$CONCURRENCY" -P 16 --csv EVALSHA "$sha" 1 "$key" 1 | rps)
-"$BIN" --redis-url "$url" bench --strategy lua --requests "$REQUESTS" --concurrency "$CONCURRENCY" \
-  --connections "$CONNECTIONS" --json >"$dir/bench.json" 2>/dev/null
-ours=$(field "$dir/bench.json" throughput_per_s)
-printf '   redis-benchmark -P 16 %10.0f req/s  (%d clients, 16 commands in flight each)\n' "$ref_pipe" "$CONCURRENCY"
-printf '   oversold bench        %10.0f orders/s (%d workers over %d connections)\n' "$ours" "$CONCURRENCY" "$CONNECTIONS"
-python3 -c "print(f'   ratio bench / -P 16: {$ours / $ref_pipe:.2f}x   (target >= 1.00x)')"
+ours_one() { # ours_one PIPELINE: one bench's orders per second
+  "$BIN" --redis-url "$url" bench --strategy lua --requests "$REQUESTS" --concurrency "$CONCURRENCY" \
+    --connections "$CONNECTIONS" --pipeline "$1" --json >"$dir/bench.json" 2>/dev/null
+  field "$dir/bench.json" throughput_per_s
+}
+ratios=()
+for round in $(seq "$ROUNDS"); do
+  ref_pipe=$(redis-benchmark -p "$port" -n "$REQUESTS" -c "$CONCURRENCY" -P 16 --csv EVALSHA "$sha" 1 "$key" 1 | rps)
+  piped=$(ours_one 16)
+  plain=$(ours_one 1)
+  ratio=$(python3 -c "print(f'{$piped / $ref_pipe:.2f}')")
+  ratios+=("$ratio")
+  printf '   round %d: redis-benchmark -P 16 %9.0f req/s | bench --pipeline 16 %9.0f orders/s (%sx) | bench unpipelined %9.0f orders/s (%.2fx)\n' \
+    "$round" "$ref_pipe" "$piped" "$ratio" "$plain" "$(python3 -c "print($plain / $ref_pipe)")"
+done
+python3 -c "
+import statistics
+r = [float(x) for x in '${ratios[*]}'.split()]
+print(f'   ratio bench --pipeline 16 / -P 16, median of {len(r)}: {statistics.median(r):.2f}x   (target >= 1.00x; each round {\", \".join(f\"{x:.2f}\" for x in r)})')"

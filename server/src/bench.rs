@@ -5,6 +5,12 @@
 //! as the last one returns, the way `redis-benchmark -c N` does. Workers share a few
 //! connections; on a shared Redis link their requests are pipelined.
 //!
+//! With `--pipeline P` each worker sends its next `P` orders in one request, as
+//! `redis-benchmark -P P` does, and waits for all `P` replies before the next `P`: the
+//! same commands, with the per-request costs (a queue, a timer, a future) paid once per `P`.
+//! Only a strategy whose order is one command can (`lua`): see
+//! [`Strategy::pipeline_refusal`].
+//!
 //! On a Redis Cluster the report says which node served how many orders: `lua` keeps
 //! every order on the one node that owns the product's key, `sharded` spreads them over
 //! the nodes that own its buckets. That is the hot-key lesson, measured.
@@ -22,7 +28,8 @@ use tokio::task::JoinSet;
 use crate::backends::Backends;
 use crate::engine::{Arena, OrderTerms};
 use crate::run::RunError;
-use crate::strategy::Strategy;
+use crate::shelf::ShelfError;
+use crate::strategy::{Attempt, Strategy};
 use crate::summary::latency;
 
 /// What to measure.
@@ -34,6 +41,8 @@ pub struct BenchConfig {
     pub concurrency: u32,
     /// Connections shared by the workers.
     pub connections: u32,
+    /// Orders each worker sends per request (1: one at a time).
+    pub pipeline: u32,
 }
 
 /// The figures `--json` prints.
@@ -47,14 +56,19 @@ pub struct BenchReport {
     pub concurrency: u32,
     /// Connections.
     pub connections: u32,
+    /// Orders per request, per worker.
+    pub pipeline: u32,
     /// Orders that ended in an error.
     pub errors: u64,
     /// Orders refused (should be 0: the shelf is never empty).
     pub sold_out: u64,
     /// Workers that panicked (their orders are missing from the figures).
     pub panicked_workers: u32,
-    /// Requests sent to the store, per order.
+    /// Requests sent to the store, per order (each order's own commands).
     pub round_trips_per_order: f64,
+    /// Requests the app servers' Redis connections sent, a pipeline counting once: with
+    /// `--pipeline P`, about one per `P` orders.
+    pub redis_requests: u64,
     /// Wall time, ms.
     pub duration_ms: f64,
     /// Orders per second.
@@ -87,6 +101,9 @@ pub async fn bench(
     config: &BenchConfig,
     show_progress: bool,
 ) -> Result<BenchReport, RunError> {
+    if let Some(why) = strategy.pipeline_refusal().filter(|_| config.pipeline > 1) {
+        return Err(RunError::Setup(ShelfError::NotPipelinable(why)));
+    }
     let run_id = format!("bench-{:08x}", rand::random::<u32>());
     // Enough stock that nobody is ever refused (capped at what a u32 counter can say).
     let stock = u32::try_from(config.requests.saturating_mul(2)).unwrap_or(u32::MAX);
@@ -100,7 +117,8 @@ pub async fn bench(
     for w in 0..config.concurrency {
         let (arena, next, done) = (arena.clone(), next.clone(), done.clone());
         let requests = config.requests;
-        workers.spawn(worker(arena, next, done, (w, config.concurrency), requests));
+        let share = (w, config.concurrency, config.pipeline);
+        workers.spawn(worker(arena, next, done, share, requests));
     }
     let progress = (show_progress && std::io::stderr().is_terminal())
         .then(|| tokio::spawn(draw_progress(done.clone(), config.requests, started)));
@@ -121,6 +139,7 @@ pub async fn bench(
         eprintln!();
     }
     let served_by = served_by(&arena, &total.by_bucket);
+    let redis_requests = arena.redis_requests_sent();
     let arena = Arc::into_inner(arena).expect("every worker has ended");
     if let Err(e) = arena.finish(backends, &run_id).await {
         tracing::warn!(error = %e, "could not read back the bench stock");
@@ -131,6 +150,7 @@ pub async fn bench(
         requests: n,
         concurrency: config.concurrency,
         connections: config.connections,
+        pipeline: config.pipeline,
         errors: total.errors,
         sold_out: total.sold_out,
         panicked_workers: panicked,
@@ -139,6 +159,7 @@ pub async fn bench(
         } else {
             total.round_trips as f64 / n as f64
         },
+        redis_requests,
         duration_ms: elapsed.as_secs_f64() * 1e3,
         throughput_per_s: n as f64 / elapsed.as_secs_f64(),
         latency: latency(total.latencies),
@@ -160,6 +181,20 @@ struct Tally {
 }
 
 impl Tally {
+    /// Count one order that took `took`.
+    fn record(&mut self, attempt: &Attempt, took: Duration) {
+        self.latencies.push(took.as_micros() as u64);
+        self.round_trips += u64::from(attempt.round_trips);
+        self.served(attempt.bucket);
+        match attempt.result {
+            OutcomeResult::Reserved => {}
+            OutcomeResult::SoldOut => self.sold_out += 1,
+            OutcomeResult::Error | OutcomeResult::Unknown | OutcomeResult::GaveUp => {
+                self.errors += 1
+            }
+        }
+    }
+
     /// Count one order served from `bucket`.
     fn served(&mut self, bucket: Option<u32>) {
         match self.by_bucket.iter_mut().find(|(b, _)| *b == bucket) {
@@ -185,17 +220,18 @@ impl Tally {
     }
 }
 
-/// One closed-loop worker: it takes the next request number until all are taken, buys one
-/// unit per request on its own app server, and counts what it saw.
+/// One closed-loop worker: it takes the next request numbers (`pipeline` of them at a time)
+/// until all are taken, buys one unit per request on its own app server, and counts what it
+/// saw.
 async fn worker(
     arena: Arc<Arena>,
     next: Arc<AtomicU64>,
     done: Arc<AtomicU64>,
-    (w, concurrency): (u32, u32),
+    (w, concurrency, pipeline): (u32, u32, u32),
     requests: u64,
 ) -> Tally {
     // Room for this worker's share of the latencies, so the hot loop never regrows it.
-    let share = requests / u64::from(concurrency.max(1)) + 1;
+    let share = requests / u64::from(concurrency.max(1)) + u64::from(pipeline);
     let mut tally = Tally {
         latencies: Vec::with_capacity(usize::try_from(share).unwrap_or(0)),
         ..Tally::default()
@@ -206,20 +242,30 @@ async fn worker(
         ticket: u64::from(w),
         by_hand: false,
     };
-    while next.fetch_add(1, Ordering::Relaxed) < requests {
+    let per_request = u64::from(pipeline.max(1));
+    loop {
+        let first = next.fetch_add(per_request, Ordering::Relaxed);
+        if first >= requests {
+            break;
+        }
+        let n = per_request.min(requests - first);
         let t = Instant::now();
-        let attempt = arena.buy(w, line).await;
-        tally.latencies.push(t.elapsed().as_micros() as u64);
-        tally.round_trips += u64::from(attempt.round_trips);
-        tally.served(attempt.bucket);
-        match attempt.result {
-            OutcomeResult::Reserved => {}
-            OutcomeResult::SoldOut => tally.sold_out += 1,
-            OutcomeResult::Error | OutcomeResult::Unknown | OutcomeResult::GaveUp => {
-                tally.errors += 1
+        if n == 1 {
+            let attempt = arena.buy(w, line).await;
+            tally.record(&attempt, t.elapsed());
+        } else {
+            // `bench` refused a strategy without a batch before it started.
+            let batch = arena
+                .buy_batch(w, line, n as usize)
+                .expect("checked at the start");
+            let attempts = batch.await;
+            // Every order in the batch waited for the whole batch, as in redis-benchmark -P.
+            let took = t.elapsed();
+            for attempt in &attempts {
+                tally.record(attempt, took);
             }
         }
-        done.fetch_add(1, Ordering::Relaxed);
+        done.fetch_add(n, Ordering::Relaxed);
     }
     tally
 }
@@ -273,9 +319,14 @@ pub fn table(r: &BenchReport) -> String {
 
 fn figures(r: &BenchReport) -> String {
     format!(
-        "{} x{} over {} connections: {} orders in {:.0} ms\n  throughput      {:>10.0} orders/s\n  latency p50     {:>10} µs\n  latency p95     {:>10} µs\n  latency p99     {:>10} µs\n  latency max     {:>10} µs\n  round trips     {:>10.2} per order\n  errors          {:>10}\n",
+        "{} x{}{} over {} connections: {} orders in {:.0} ms\n  throughput      {:>10.0} orders/s\n  latency p50     {:>10} µs\n  latency p95     {:>10} µs\n  latency p99     {:>10} µs\n  latency max     {:>10} µs\n  round trips     {:>10.2} per order\n  errors          {:>10}\n",
         r.strategy,
         r.concurrency,
+        if r.pipeline > 1 {
+            format!(" (pipelined {} per request)", r.pipeline)
+        } else {
+            String::new()
+        },
         r.connections,
         r.requests,
         r.duration_ms,

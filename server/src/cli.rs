@@ -509,6 +509,10 @@ pub struct BenchArgs {
     /// Connections the workers share (Redis requests are pipelined on each).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub connections: u32,
+    /// Orders each worker sends in one request (a pipeline), as `redis-benchmark -P N` does;
+    /// only for a strategy whose order is one command (`lua`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub pipeline: u32,
     /// Print one JSON object instead of the progress bar and table.
     #[arg(long)]
     pub json: bool,

@@ -79,6 +79,9 @@ pub struct OrderTerms {
 }
 
 type BuyFn = Arc<dyn Fn(u32, OrderTerms) -> BoxFuture<'static, Attempt> + Send + Sync>;
+/// `n` orders as one pipeline on an app server (strategies whose order is one command).
+type BatchFn =
+    Arc<dyn Fn(u32, OrderTerms, usize) -> BoxFuture<'static, Vec<Attempt>> + Send + Sync>;
 /// Answers "can the run go on?": `None` when a fresh connection reaches the store and the
 /// run's stock is still there, else why not.
 type ProbeFn = Box<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
@@ -90,6 +93,8 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 pub struct Arena {
     shelf: Shelf,
     buy: BuyFn,
+    /// `Some` when the strategy can send several orders in one pipeline (`bench --pipeline`).
+    buy_batch: Option<BatchFn>,
     probe: ProbeFn,
     redis_fleet: Vec<RedisConn>,
     /// `redlock`'s lock masters, and every app server's connections to them (counted with
@@ -176,6 +181,7 @@ impl Arena {
         match wired {
             Ok(Wiring {
                 buy,
+                buy_batch,
                 fleet: redis_fleet,
                 lock_service,
             }) => Ok(Arena {
@@ -186,6 +192,7 @@ impl Arena {
                 },
                 shelf,
                 buy,
+                buy_batch,
                 redis_fleet,
                 lock_service,
                 app_servers,
@@ -201,6 +208,18 @@ impl Arena {
     /// Place one order on app server `app_server` (taken modulo the number of app servers).
     pub fn buy(&self, app_server: u32, line: OrderTerms) -> BoxFuture<'static, Attempt> {
         (self.buy)(app_server % self.app_servers, line)
+    }
+
+    /// Place `n` orders in one pipeline on app server `app_server`: `None` when the
+    /// strategy's order is not one command (see [`Strategy::pipeline_refusal`]).
+    pub fn buy_batch(
+        &self,
+        app_server: u32,
+        line: OrderTerms,
+        n: usize,
+    ) -> Option<BoxFuture<'static, Vec<Attempt>>> {
+        let batch = self.buy_batch.as_ref()?;
+        Some(batch(app_server % self.app_servers, line, n))
     }
 
     /// `None` when the run can go on: a fresh connection reaches the store within a second,
@@ -265,6 +284,7 @@ impl Arena {
 /// A strategy's buy function and the connections it was given.
 struct Wiring {
     buy: BuyFn,
+    buy_batch: Option<BatchFn>,
     /// The app servers' connections to the stock's Redis (empty for PostgreSQL).
     fleet: Vec<RedisConn>,
     /// `redlock`'s lock service and the connections to it.
@@ -275,6 +295,7 @@ impl Wiring {
     fn new(buy: BuyFn, fleet: Vec<RedisConn>) -> Self {
         Wiring {
             buy,
+            buy_batch: None,
             fleet,
             lock_service: None,
         }
@@ -376,11 +397,25 @@ async fn shared_redis(
     strategy.prepare(&mut shelf.admin).await?;
     let fleet = fleet(backends, shelf, app_servers, turnstiles).await?;
     let (links, keys) = (Arc::new(fleet.clone()), Arc::new(shelf.keys.clone()));
+    let buy_batch = strategy.batch().map(|_| {
+        let (links, keys) = (links.clone(), keys.clone());
+        let batch: BatchFn = Arc::new(move |app_server, line, n| {
+            let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
+            Box::pin(async move {
+                let batcher = strategy.batch().expect("checked when wired");
+                batcher.buy_batch(conn, order(&keys, line), n).await
+            })
+        });
+        batch
+    });
     let buy: BuyFn = Arc::new(move |app_server, line| {
         let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
         Box::pin(async move { strategy.buy(conn, order(&keys, line)).await })
     });
-    Ok(Wiring::new(buy, fleet))
+    Ok(Wiring {
+        buy_batch,
+        ..Wiring::new(buy, fleet)
+    })
 }
 
 /// A connection per app server that one buyer at a time locks.
@@ -437,9 +472,8 @@ async fn quorum_redis(
         Box::pin(async move { strategy.buy(&seat, order(&keys, line)).await })
     });
     Ok(Wiring {
-        buy,
-        fleet,
         lock_service: Some((service, lock_fleet)),
+        ..Wiring::new(buy, fleet)
     })
 }
 

@@ -151,6 +151,7 @@ async fn bench(backends: &Backends, args: BenchArgs) -> anyhow::Result<()> {
         concurrency: args.concurrency,
         // More connections than workers would leave some idle.
         connections: args.connections.min(args.concurrency),
+        pipeline: args.pipeline,
     };
     let report = oversold::bench::bench(backends, strategy, &config, !args.json).await?;
     if args.json {

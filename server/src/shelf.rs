@@ -34,6 +34,10 @@ pub enum ShelfError {
     /// strategy's [`crate::strategy::Strategy::step_refusal`]).
     #[error("{0}")]
     NotSteppable(String),
+    /// `bench --pipeline` was asked for a strategy whose order is not one command (its
+    /// [`crate::strategy::Strategy::pipeline_refusal`] says why).
+    #[error("{0}")]
+    NotPipelinable(String),
     /// A checkout asked for an outage on a Redis this process did not start.
     #[error(
         "outage_ms pauses Redis with CLIENT PAUSE, which stalls every client of that Redis: the \

@@ -313,6 +313,61 @@ pub(super) async fn call_routed<T: FromRedisValue>(
     }
 }
 
+/// `n` calls of `script` on `keys` with `args`, written as one pipeline and answered in one
+/// read, the way `redis-benchmark -P n` sends: one request through the connection's queue,
+/// one timer and one future for all `n`, where `n` separate calls pay each of those `n`
+/// times. A pipeline is not a transaction: other clients' commands may run between its
+/// calls, and each call is still atomic on its own.
+///
+/// Returns each call's own outcome, in order. A call answered `NOSCRIPT` did not run, so it
+/// alone is sent again (as [`call`] would); the outer error is the pipeline failing as a
+/// whole (a lost connection, a timeout), when no call's fate is known.
+pub(super) async fn call_batch<T: FromRedisValue>(
+    conn: &mut RedisConn,
+    op: &'static str,
+    script: &LuaFile,
+    keys: &[&str],
+    args: impl ToRedisArgs + Copy,
+    n: usize,
+) -> Result<Called<Vec<Result<T, StoreError>>>, CallFailed> {
+    let mut pipe = redis::Pipeline::with_capacity(n);
+    let by_sha = eval_cmd("EVALSHA", script.sha(), keys, &args);
+    for _ in 0..n {
+        pipe.add_command(by_sha.clone());
+    }
+    // Each reply is kept whole, errors included, so one refused call cannot hide the others.
+    pipe.ignore_errors();
+    let replies: Vec<redis::RedisResult<T>> =
+        conn.pipeline(op, &pipe).await.map_err(|error| CallFailed {
+            error,
+            round_trips: 1,
+        })?;
+    let mut round_trips = 1;
+    let mut outcomes = Vec::with_capacity(n);
+    for reply in replies {
+        outcomes.push(match reply {
+            Ok(value) => Ok(value),
+            Err(e) if e.code() == Some("NOSCRIPT") => {
+                match call(conn, op, script, keys, args).await {
+                    Ok(c) => {
+                        round_trips += c.round_trips;
+                        Ok(c.reply)
+                    }
+                    Err(f) => {
+                        round_trips += f.round_trips;
+                        Err(f.error)
+                    }
+                }
+            }
+            Err(source) => Err(StoreError::Command { op, source }),
+        });
+    }
+    Ok(Called {
+        reply: outcomes,
+        round_trips,
+    })
+}
+
 /// `EVALSHA sha n keys... args...` (or `EVAL body ...`), built in buffers sized once: on the
 /// hot path (every `lua` buyer, every `bench` order) growing them arg by arg cost more
 /// instructions than the rest of building the command (callgrind, issue 20).

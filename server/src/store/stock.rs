@@ -324,6 +324,33 @@ async fn reserve_with(
     }
 }
 
+/// `reserve.lua`'s reply as Redis sends it: `{flag, before, after}`.
+type RawReserveReply = (i64, i64, i64);
+
+/// `n` orders of `qty` units on the counter `key`, each its own `reserve.lua` call, sent as
+/// one pipeline (`oversold bench --pipeline`). Each order's reply, in order; see
+/// [`scripts::call_batch`] for what the outer error means.
+pub async fn reserve_batch(
+    conn: &mut RedisConn,
+    key: &str,
+    qty: u32,
+    n: usize,
+) -> Result<Called<Vec<Result<ReserveReply, StoreError>>>, CallFailed> {
+    let called: Called<Vec<Result<RawReserveReply, StoreError>>> =
+        scripts::call_batch(conn, "reserve.lua", &scripts::RESERVE, &[key], qty, n).await?;
+    let replies = called
+        .reply
+        .into_iter()
+        .map(|r| {
+            r.and_then(|(flag, before, after)| reserve_reply("reserve.lua", &[flag, before, after]))
+        })
+        .collect();
+    Ok(Called {
+        reply: replies,
+        round_trips: called.round_trips,
+    })
+}
+
 /// Write a raw value into `key` (contract and fault tests use it to plant bad data).
 #[cfg(feature = "test-support")]
 pub async fn set_raw(conn: &mut RedisConn, key: &str, raw: &str) -> Result<(), StoreError> {

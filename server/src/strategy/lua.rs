@@ -8,7 +8,7 @@ use oversold_protocol::{
     Category, Explanation, Scenario, ScriptCall, StrategyAbout, TapeRule, Tone, step, text,
 };
 
-use super::{Attempt, Backend, Order, RedisBuyer, Strategy};
+use super::{Attempt, Backend, BatchBuyer, Order, RedisBuyer, Strategy};
 use crate::store::{RedisConn, RunKeys, stock};
 
 /// The atomic script strategy.
@@ -71,6 +71,39 @@ impl RedisBuyer for Lua {
                 }
                 Ok(c) => Attempt::sold_out(Some(c.reply.before), c.round_trips),
                 Err(f) => Attempt::write_failed(&f.error, None, f.round_trips),
+            }
+        }
+        .boxed()
+    }
+
+    fn batch(&self) -> Option<&dyn BatchBuyer> {
+        Some(self)
+    }
+}
+
+impl BatchBuyer for Lua {
+    fn buy_batch<'a>(
+        &'a self,
+        mut conn: RedisConn,
+        order: Order<'a, RunKeys>,
+        n: usize,
+    ) -> BoxFuture<'a, Vec<Attempt>> {
+        async move {
+            let key = order.shelf.stock_key();
+            match stock::reserve_batch(&mut conn, key, order.qty, n).await {
+                // Each order was its own EVALSHA in the pipeline: one request each.
+                Ok(c) => c
+                    .reply
+                    .into_iter()
+                    .map(|reply| match reply {
+                        Ok(r) if r.reserved => Attempt::reserved(Some(r.before), r.after, 1),
+                        Ok(r) => Attempt::sold_out(Some(r.before), 1),
+                        Err(e) => Attempt::write_failed(&e, None, 1),
+                    })
+                    .collect(),
+                Err(f) => (0..n)
+                    .map(|_| Attempt::write_failed(&f.error, None, 1))
+                    .collect(),
             }
         }
         .boxed()

@@ -132,6 +132,18 @@ impl Strategy {
         }
     }
 
+    /// Why `bench --pipeline` cannot send its orders several to a request, if it cannot.
+    pub fn pipeline_refusal(&self) -> Option<String> {
+        match self.backend {
+            Backend::SharedRedis(s) if s.batch().is_some() => None,
+            _ => Some(format!(
+                "{} cannot be pipelined: an order of it is not one command (it waits for a reply \
+                 before its next command, or holds a lock); pipeline lua, or bench it with --pipeline 1",
+                self.about.name
+            )),
+        }
+    }
+
     /// Connections (open files) a run of it opens besides its app servers' and its admin's:
     /// for `redlock`, each app server's connection to each lock master, and the lock
     /// masters' own `redis-server`s.
@@ -181,6 +193,23 @@ pub trait RedisBuyer: Sync {
     /// Boxed so strategies can be `&'static dyn` trait objects in one registry; one
     /// allocation per buyer is noise next to a network round trip.
     fn buy<'a>(&'a self, conn: RedisConn, order: Order<'a, RunKeys>) -> BoxFuture<'a, Attempt>;
+    /// The same orders sent `n` at a time in one pipeline, if an order is one command that
+    /// needs no reply before it is sent (`oversold bench --pipeline`). Default: `None`, for a
+    /// strategy that reads and then decides: its write cannot leave before its read returns.
+    fn batch(&self) -> Option<&dyn BatchBuyer> {
+        None
+    }
+}
+
+/// A [`RedisBuyer`] whose order is one command, so `n` orders can share one pipeline.
+pub trait BatchBuyer: Sync {
+    /// Place `n` identical orders as one pipeline; one [`Attempt`] per order, in order.
+    fn buy_batch<'a>(
+        &'a self,
+        conn: RedisConn,
+        order: Order<'a, RunKeys>,
+        n: usize,
+    ) -> BoxFuture<'a, Vec<Attempt>>;
 }
 
 /// A strategy whose buyers each hold their app server's Redis connection for an attempt.

@@ -7,10 +7,12 @@
 //! invariant too, and a server allows more than 10,000 buyers only when started to.
 
 use crate::common::checks::{assert_one_outcome_per_buyer, assert_serializable, strategy};
-use crate::common::{TestRedis, TestServer};
+use crate::common::{TestRedis, TestServer, calls, reply, run_keys};
+use oversold::bench::{self, BenchConfig};
 use oversold::engine;
 use oversold::headless::{self, CLI_LIMITS};
 use oversold::state::AppState;
+use oversold::store::{scripts, stock};
 use oversold_protocol::limits::MAX_BUYERS;
 use oversold_protocol::{ErrorCode, RunConfig, RunRequest};
 use serde_json::json;
@@ -191,4 +193,103 @@ async fn a_server_takes_a_larger_crowd_only_when_started_to() {
             "strategy":"holds","scenario":"checkout","buyers":crowd}}))
         .await;
     assert_eq!(client.expect_error().await.code, ErrorCode::OutOfRange);
+}
+
+/// `bench --pipeline`: each worker's orders go 16 to a request, and Redis still runs every
+/// order's script exactly once (its own count of `EVALSHA` calls, not ours). 3,001 orders
+/// over 7 workers leave batches shorter than 16 at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipelined_bench_runs_every_order_once_in_a_sixteenth_of_the_requests() {
+    let redis = TestRedis::start();
+    let mut raw = redis.raw().await;
+    let config = BenchConfig {
+        requests: 3_001,
+        concurrency: 7,
+        connections: 3,
+        pipeline: 16,
+    };
+    let report = bench::bench(&redis.backends(), strategy("lua"), &config, false)
+        .await
+        .expect("the bench runs");
+    assert_eq!(
+        (report.requests, report.errors, report.sold_out),
+        (3_001, 0, 0)
+    );
+    assert_eq!(calls(&mut raw, "evalsha").await, 3_001);
+    // At least ceil(3001 / 16) requests, and at most one short batch per worker more.
+    assert!(
+        (188..=188 + 7).contains(&report.redis_requests),
+        "{} requests for 3,001 orders 16 at a time",
+        report.redis_requests
+    );
+    assert_eq!(report.round_trips_per_order, 1.0);
+    assert!(
+        run_keys(&mut raw).await.is_empty(),
+        "the bench cleared its stock"
+    );
+}
+
+/// A strategy that reads, then writes, cannot send its write before its read returns: the
+/// bench refuses to pipeline it, says why, and touches nothing in Redis.
+#[tokio::test]
+async fn a_bench_refuses_to_pipeline_a_strategy_whose_order_is_two_commands() {
+    let redis = TestRedis::start();
+    let mut raw = redis.raw().await;
+    redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .exec_async(&mut raw)
+        .await
+        .unwrap();
+    let config = BenchConfig {
+        requests: 100,
+        concurrency: 4,
+        connections: 2,
+        pipeline: 16,
+    };
+    let refused = bench::bench(&redis.backends(), strategy("naive"), &config, false)
+        .await
+        .expect_err("naive is refused");
+    assert!(
+        refused.to_string().contains("naive cannot be pipelined"),
+        "{refused}"
+    );
+    assert_eq!(
+        calls(&mut raw, "set").await + calls(&mut raw, "get").await,
+        0
+    );
+    assert!(run_keys(&mut raw).await.is_empty());
+}
+
+/// A batch that finds Redis's script cache flushed: every call answered `NOSCRIPT` (so none
+/// ran) is sent again on its own, and the counter ends exactly where one call per order
+/// leaves it.
+#[tokio::test]
+async fn a_batch_after_a_script_flush_sends_each_refused_call_again_once() {
+    let redis = TestRedis::start();
+    let mut conn = redis.conn().await;
+    let mut raw = redis.raw().await;
+    let key = "oversold:batch-test:stock";
+    redis::cmd("SET")
+        .arg(key)
+        .arg(5)
+        .exec_async(&mut raw)
+        .await
+        .unwrap();
+    scripts::flush_cache(&mut conn).await.unwrap();
+    let called = stock::reserve_batch(&mut conn, key, 1, 8)
+        .await
+        .expect("the pipeline is answered");
+    let replies: Vec<_> = called.reply.into_iter().map(Result::unwrap).collect();
+    let reserved = replies.iter().filter(|r| r.reserved).count();
+    assert_eq!(reserved, 5);
+    assert_eq!(replies[7], reply(false, 0, 0));
+    let left: i64 = redis::cmd("GET")
+        .arg(key)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    // The pipeline; then the first refused call as EVALSHA and EVAL (EVAL caches the script
+    // again), and the other seven as one EVALSHA each.
+    assert_eq!(called.round_trips, 1 + 2 + 7);
 }
