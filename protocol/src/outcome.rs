@@ -114,6 +114,15 @@ pub struct Epoch {
     /// promoted replica held or the restarted Redis loaded. `None` when the key did not
     /// come back at all (`reserve.lua` then reads it as 0).
     pub began_at: Option<i64>,
+    /// True when this life began because Redis evicted the counter under memory pressure
+    /// (the `eviction` scenario): nothing restarted and no decrement was undone, the key is
+    /// simply gone, and a missing key reads as 0. Absent on the wire when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub evicted: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl BuyerOutcome {

@@ -286,6 +286,9 @@ pub struct Break {
     pub lost_units: u64,
     /// Buyers of the dead life answered `BUSY` before it ended.
     pub busy: u32,
+    /// The new life began because Redis evicted the counter (see
+    /// [`Epoch::evicted`](crate::Epoch::evicted)): no sale is lost, the key is gone.
+    pub evicted: bool,
 }
 
 /// A buyer Redis answered `BUSY`: nothing taken, no value to place it by.

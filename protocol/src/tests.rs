@@ -205,6 +205,7 @@ fn outcome_round_trips() {
         epoch: Some(crate::Epoch {
             n: 1,
             began_at: None,
+            evicted: false,
         }),
         ..sharded
     };

@@ -630,6 +630,7 @@ mod tests {
             epoch: Some(Epoch {
                 n: 1,
                 began_at: Some(5),
+                evicted: false,
             }),
         }
     }

@@ -17,6 +17,8 @@ use crate::{BuyerOutcome, OutcomeResult};
 /// units its unanswered writes may have taken.
 struct Life<'a> {
     began_at: Option<i64>,
+    /// The counter was evicted, not rolled back (see [`crate::Epoch::evicted`]).
+    evicted: bool,
     outcomes: Vec<&'a BuyerOutcome>,
     in_doubt: u64,
 }
@@ -25,10 +27,19 @@ impl Life<'_> {
     fn new(began_at: Option<i64>) -> Self {
         Life {
             began_at,
+            evicted: false,
             outcomes: Vec::new(),
             in_doubt: 0,
         }
     }
+}
+
+/// How a new life of the counter began: the value it came back at, and whether it came
+/// back by an eviction rather than a restart or a promotion.
+#[derive(Clone, Copy)]
+struct Comeback {
+    at: Option<i64>,
+    evicted: bool,
 }
 
 /// One lane's cells before they are laid out: reads (they change nothing) and writes.
@@ -152,9 +163,10 @@ impl Tape {
                 }
                 continue;
             };
-            let life = lives
-                .entry(epoch.n)
-                .or_insert_with(|| Life::new(epoch.began_at));
+            let life = lives.entry(epoch.n).or_insert_with(|| Life {
+                evicted: epoch.evicted,
+                ..Life::new(epoch.began_at)
+            });
             if life.began_at != epoch.began_at {
                 self.problems.push(Contradiction::LifeUnclear {
                     buyer: o.buyer,
@@ -177,7 +189,11 @@ impl Tape {
             }
             let own = self.lay_out(initial, pile, life.in_doubt + anywhere);
             if let Some((was, before, from)) = dead.take() {
-                self.mark_break(&mut slots, from, n, was, &before, life.began_at);
+                let came_back = Comeback {
+                    at: life.began_at,
+                    evicted: life.evicted,
+                };
+                self.mark_break(&mut slots, from, (n, was), &before, came_back);
             }
             dead = Some((n, life.outcomes, slots.len()));
             slots.extend(own);
@@ -196,14 +212,16 @@ impl Tape {
         &mut self,
         slots: &mut Vec<Slot>,
         from: usize,
-        n: u32,
-        was: u32,
+        (n, was): (u32, u32),
         before: &[&BuyerOutcome],
-        came_back_at: Option<i64>,
+        came_back: Comeback,
     ) {
+        let came_back_at = came_back.at;
+        // An evicted counter took no decrement back: every sale still happened, against a
+        // counter that is now simply gone. Lost sales are a rollback's (a failover, a crash).
         let lost: HashSet<u32> = before
             .iter()
-            .filter(|o| o.lost_to(came_back_at))
+            .filter(|o| !came_back.evicted && o.lost_to(came_back_at))
             .map(|o| o.buyer)
             .collect();
         let mut confirmed_down_to: Option<i64> = None;
@@ -234,6 +252,7 @@ impl Tape {
                 .map(|o| u64::from(o.qty))
                 .sum(),
             busy: self.busy.iter().filter(|b| b.epoch == Some(was)).count() as u32,
+            evicted: came_back.evicted,
         });
         slots.push(Slot {
             kind: SlotKind::Break,

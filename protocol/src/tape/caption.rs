@@ -243,6 +243,9 @@ impl Tape {
                         got(b.busy)
                     );
                 }
+                if b.evicted {
+                    return self.eviction_clause(b);
+                }
                 s += &match b.came_back_at {
                     Some(v) => format!("Redis came back at {v}"),
                     None => "Redis came back without the counter (read as 0)".to_string(),
@@ -287,6 +290,32 @@ impl Tape {
             })
             .collect();
         Some(clauses.join("; "))
+    }
+
+    /// An eviction, in one clause: where the counter stood when Redis deleted it, and the
+    /// buyers refused after it (a missing key reads as 0), all while units were unsold.
+    fn eviction_clause(&self, b: &super::Break) -> String {
+        let refused_after = self
+            .lanes
+            .first()
+            .map(|lane| {
+                lane.slots
+                    .iter()
+                    .skip(b.slot as usize + 1)
+                    .flat_map(|slot| &slot.cells)
+                    .filter(|cell| cell.result == OutcomeResult::SoldOut)
+                    .count() as u32
+            })
+            .unwrap_or(0);
+        let evicted = match b.confirmed_down_to {
+            Some(v) => format!("Redis evicted the counter at {v}"),
+            None => "Redis evicted the counter before any sale".to_string(),
+        };
+        format!(
+            "{evicted} to free memory; a missing key reads as 0, so {} {} told \"sold out\" with units unsold",
+            count(refused_after.into(), "buyer", "buyers"),
+            were(refused_after)
+        )
     }
 
     /// `naive`: how many read enough, how many existed, how many wrote on a counter that was

@@ -767,9 +767,71 @@ fn ten_thousand_buyers_build_and_verify_quickly() {
 /// `o`, answered by life `n` of the counter, which began at `began_at`.
 fn life(n: u32, began_at: Option<i64>, o: BuyerOutcome) -> BuyerOutcome {
     BuyerOutcome {
-        epoch: Some(crate::Epoch { n, began_at }),
+        epoch: Some(crate::Epoch {
+            n,
+            began_at,
+            evicted: false,
+        }),
         ..o
     }
+}
+
+/// An eviction: the counter sold 5 down to 3, Redis deleted it to free memory, and the next
+/// buyers read the missing key as 0 and were refused.
+fn eviction() -> Vec<BuyerOutcome> {
+    let old = |o| life(0, Some(5), o);
+    let gone = |o: BuyerOutcome| BuyerOutcome {
+        epoch: Some(crate::Epoch {
+            n: 1,
+            began_at: None,
+            evicted: true,
+        }),
+        ..o
+    };
+    vec![
+        old(sold(1, 1, 5, 4)),
+        gone(refused(4, 1, 0)),
+        old(sold(2, 1, 4, 3)),
+        gone(refused(3, 1, 0)),
+        gone(refused(5, 1, 0)),
+    ]
+}
+
+#[test]
+fn an_evicted_counter_is_a_break_that_loses_no_sale_and_its_refusals_are_placed() {
+    let tape = good(5, LUA, &eviction());
+    assert!(tape.unplaced.is_empty(), "{:?}", tape.unplaced);
+    assert_eq!(
+        tape.breaks,
+        [Break {
+            epoch: 1,
+            slot: 2,
+            confirmed_down_to: Some(3),
+            came_back_at: None,
+            lost_orders: 0,
+            lost_units: 0,
+            busy: 0,
+            evicted: true,
+        }]
+    );
+    assert!(tape.cells().all(|(_, c)| !c.lost), "no sale was taken back");
+    assert_eq!(tape.final_counter(), Some(0), "a missing key reads as 0");
+    let c = tape.caption();
+    assert_eq!((c.refused, c.lost_orders, c.sold_twice), (3, 0, 0));
+    assert_eq!(
+        c.sentence,
+        "2 calls took 2 of 5 units, each at one exact point in Redis's order, none of them beyond \
+         the stock; 3 found too little stock and changed nothing. Redis evicted the counter at 3 \
+         to free memory; a missing key reads as 0, so 3 buyers were told \"sold out\" with units \
+         unsold."
+    );
+    assert!(
+        lines(&tape)
+            .iter()
+            .any(|l| l.contains("(Redis evicted the counter (a missing key reads as 0): life 1")),
+        "{:?}",
+        lines(&tape)
+    );
 }
 
 /// A buyer of life `n` Redis answered `BUSY`.
@@ -830,6 +892,7 @@ fn each_life_is_ordered_on_its_own_and_the_break_says_what_was_lost() {
             lost_orders: 2,
             lost_units: 2,
             busy: 0,
+            evicted: false,
         }]
     );
     assert_eq!(tape.final_counter(), Some(0));

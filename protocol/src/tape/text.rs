@@ -69,6 +69,7 @@ impl Tape {
             .map(|r| self.busy_line(r, width))
             .collect();
         let back = match b.came_back_at {
+            _ if b.evicted => "Redis evicted the counter (a missing key reads as 0)".to_string(),
             Some(v) => format!("Redis came back at {v}"),
             None => "Redis came back without the counter (read as 0)".to_string(),
         };

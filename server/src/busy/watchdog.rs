@@ -203,6 +203,7 @@ impl Watchdog {
                     fleet.life = Epoch {
                         n: fleet.life.n + 1,
                         began_at,
+                        evicted: false,
                     };
                 }
             }

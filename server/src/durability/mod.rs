@@ -121,6 +121,7 @@ pub async fn run(
         life: Epoch {
             n: 0,
             began_at: Some(i64::from(config.race.stock)),
+            evicted: false,
         },
         conns: fleet,
     }));
@@ -351,6 +352,7 @@ impl Crash {
                 fleet.life = Epoch {
                     n: fleet.life.n + 1,
                     began_at: seen.restored,
+                    evicted: false,
                 };
             }
             Err(e) => seen.failed = Some(format!("no connection to the restarted Redis: {e}")),

@@ -25,8 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use oversold_protocol::{
-    BuyerOutcome, EvictionPolicy, EvictionTally, Knobs, OutcomeResult, RunConfig, Scenario,
+    BuyerOutcome, Epoch, EvictionPolicy, EvictionTally, Knobs, OutcomeResult, RunConfig, Scenario,
 };
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -112,6 +113,11 @@ pub async fn run(
     let read = read.map_err(RunError::ReadBack)?;
     // A missing counter is 0 in stock to reserve.lua; the tally says it was missing.
     let mut summary = crate::summary::summarize(config, &outcomes, read.counter.unwrap_or(0));
+    if read.counter.is_none() {
+        // Not a lost update: no write overwrote another, Redis deleted the whole key. The
+        // units it held are the tally's `units_unsold`, and the page says "evicted".
+        summary.lost_updates = 0;
+    }
     let tally = tally(
         config,
         &outcomes,
@@ -225,6 +231,13 @@ struct Filled {
 impl Sale<'_> {
     /// Release both waves at their arrivals and the page cache in the quiet spell; the
     /// outcomes and what the cache wrote.
+    ///
+    /// The quiet spell is long enough that the waves and the cache never overlap, and the
+    /// order is also enforced, so a slow machine cannot blur it: the cache starts writing
+    /// only once every first-wave buyer has its answer, and the second wave sends nothing
+    /// until the cache is done and has looked for the counter. So every answer of the second
+    /// wave is known, as it streams, to come from the stocked counter or from the missing
+    /// key, and carries its [`Epoch`] for the tape.
     async fn run(
         &self,
         mut cache: RedisConn,
@@ -232,23 +245,61 @@ impl Sale<'_> {
         cancel: CancellationToken,
     ) -> (Vec<BuyerOutcome>, Filled) {
         let (gate, turn) = StartGate::new();
+        let plans = plan::plan(&self.config.race);
+        let lull = lull_at(self.config);
+        let first_wave = plans.iter().filter(|p| p.arrival < lull).count();
+        let (first_left, mut first_done) = watch::channel(first_wave);
+        let (evicted_tx, evicted) = watch::channel(None::<bool>);
+        let stocked = Epoch {
+            n: 0,
+            began_at: Some(i64::from(self.config.race.stock)),
+            evicted: false,
+        };
         let mut buyers = JoinSet::new();
-        for plan in plan::plan(&self.config.race) {
+        for plan in plans {
             let (turn, stop) = (turn.clone(), cancel.clone());
             let fleet = self.fleet.clone();
             let key = self.keys.run().stock_key().to_string();
             let (at, reserve) = (arrival(self.config, plan.arrival), self.reserve);
+            let first = plan.arrival < lull;
+            let (first_left, mut evicted) = (first_left.clone(), evicted.clone());
             buyers.spawn(async move {
-                let opened = turn.arrive(at, &stop).await?;
-                Some(buy(&plan, opened, &fleet, &key, reserve).await)
+                let opened = turn.arrive(at, &stop).await;
+                let life = if first {
+                    stocked
+                } else {
+                    // Err: the cache task is gone without a word (cancelled): nothing evicted.
+                    let seen = tokio::select! {
+                        seen = evicted.wait_for(Option::is_some) => seen.ok().and_then(|v| *v),
+                        () = stop.cancelled() => None,
+                    };
+                    if seen == Some(true) { GONE } else { stocked }
+                };
+                let outcome = match opened {
+                    Some(opened) => Some(buy(&plan, opened, &fleet, &key, reserve).await),
+                    None => None,
+                };
+                if first {
+                    first_left.send_modify(|n| *n = n.saturating_sub(1));
+                }
+                outcome.map(|o| BuyerOutcome {
+                    epoch: Some(life),
+                    ..o
+                })
             });
         }
-        let at = lull_at(self.config) + CACHE_AFTER_LULL;
+        drop(first_left);
+        let at = lull + CACHE_AFTER_LULL;
         let keys = self.keys.clone();
         let (cache_turn, cache_stop) = (turn.clone(), cancel.clone());
         let filler = tokio::spawn(async move {
             cache_turn.arrive(at, &cache_stop).await?;
-            Some(fill(&mut cache, &keys).await)
+            // Err: every first-wave task has ended (the sender is gone with them).
+            let _ = first_done.wait_for(|left| *left == 0).await;
+            let filled = fill(&mut cache, &keys).await;
+            let gone = matches!(stock::get(&mut cache, keys.run()).await, Ok(None));
+            let _ = evicted_tx.send(Some(gone));
+            Some(filled)
         });
         drop(turn);
         gate.open().await;
@@ -263,6 +314,14 @@ impl Sale<'_> {
         (outcomes, filled)
     }
 }
+
+/// The life of the counter after an eviction: the key is gone, and `reserve.lua` reads a
+/// missing key as 0 (`reserve_strict.lua` refuses it with `STOCK_MISSING`).
+const GONE: Epoch = Epoch {
+    n: 1,
+    began_at: None,
+    evicted: true,
+};
 
 /// The page cache: [`CACHE_ENTRIES`] writes of [`ENTRY_BYTES`], one after another, then one
 /// entry of [`SLAB_BYTES`] reserved sparse; an `OOM` refusal is counted and the next entry

@@ -186,6 +186,7 @@ impl Manager {
         fleet.life = Epoch {
             n: 1,
             began_at: Some(replica_stock_at_promotion),
+            evicted: false,
         };
         let promoted = Instant::now();
         drop(fleet);

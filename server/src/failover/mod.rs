@@ -110,6 +110,7 @@ pub async fn run(
         life: Epoch {
             n: 0,
             began_at: Some(i64::from(config.race.stock)),
+            evicted: false,
         },
         retired_requests: 0,
     }));

@@ -321,6 +321,38 @@ async fn failure_run(
     (report, tape)
 }
 
+/// An eviction is a break too, but one that takes no sale back: under the default policy
+/// (`allkeys-lru`) `lua`'s tape shows the stocked counter's sales, then the eviction, then
+/// every second-wave refusal placed on the missing key (read as 0). Those refusals are the
+/// summary's false sold-outs, and the caption says so with the same number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eviction_is_a_break_that_loses_no_sale_and_places_every_false_sold_out() {
+    let redis = TestRedis::start();
+    let backends = redis.backends();
+    for seed in 1..=3 {
+        let (report, tape) = failure_run(&backends, Scenario::Eviction, "lua", seed).await;
+        let s = &report.summary;
+        let e = s.eviction.as_deref().expect("an eviction tally");
+        assert!(e.stock_key_evicted, "seed {seed}: {e:?}");
+        assert!(tape.unplaced.is_empty(), "seed {seed}: {:?}", tape.unplaced);
+        assert_eq!(tape.breaks.len(), 1, "seed {seed}");
+        let b = &tape.breaks[0];
+        assert!(b.evicted && b.came_back_at.is_none(), "seed {seed}: {b:?}");
+        let c = tape.caption();
+        assert_eq!((c.lost_orders, c.sold_twice), (0, 0), "seed {seed}");
+        assert_eq!(c.refused, s.false_sold_out, "seed {seed}: {}", c.sentence);
+        let told = format!(
+            "{} buyers were told \"sold out\" with units unsold",
+            s.false_sold_out
+        );
+        assert!(c.sentence.contains(&told), "seed {seed}: {}", c.sentence);
+        assert_eq!(
+            s.lost_updates, 0,
+            "seed {seed}: an eviction is not a lost update"
+        );
+    }
+}
+
 /// The tape of a run where Redis came back with less than it had confirmed counts what the
 /// scenario's tally counts: over several seeds, a failover's lost units and orders and the
 /// units sold twice, a crash's lost orders and the value Redis loaded, a restart's `BUSY`

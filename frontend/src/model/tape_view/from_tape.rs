@@ -278,6 +278,13 @@ fn break_column(rt: &RunTape, s: u32) -> Column {
     let Some(b) = rt.tape.breaks.iter().find(|b| b.slot == s) else {
         return Column::Folded { commands: 0 };
     };
+    if b.evicted {
+        // Nothing came back and nothing was taken back: the key is gone.
+        return Column::Break {
+            came_back_at: None,
+            label: "Redis evicted the counter · a missing key reads as 0".to_string(),
+        };
+    }
     let mut label = match b.came_back_at {
         Some(v) => format!("Redis came back at {v}"),
         None => "Redis came back without the counter".to_string(),
