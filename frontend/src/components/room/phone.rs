@@ -1,6 +1,7 @@
-//! What a join URL opens: the room's race on a phone (counters, grid, a big Buy button while
-//! a sale is open, this phone's own result), or read-only for a spectator. Light on purpose:
-//! only the counters and the grid of the full page, nothing else mounted.
+//! What a join URL opens on a phone: the room's race (counters, grid, a big Buy button while
+//! a sale is open, this phone's own result). Light on purpose: only the counters and the grid
+//! of the full page, nothing else mounted. Always a phone: the server serves a spectator's
+//! screen (`?as=spectator`) the lab's page (`room::spectator`), never this one.
 
 use leptos::prelude::*;
 use oversold_protocol::RedisState;
@@ -13,17 +14,15 @@ use crate::session::{Link, Session};
 use crate::socket::Socket;
 use crate::web;
 
-/// The phone (or spectator) page for room `code`.
+/// The phone page for room `code`.
 #[component]
 pub fn RoomPage(
     /// The room code from the join URL.
     code: String,
-    /// Phone or spectator.
-    role: RoomRole,
 ) -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    join_on_every_connect(session, socket, &code, role);
+    join_on_every_connect(session, socket, &code);
     let room = session.room;
     let linked = move || session.link.get() == Link::Open;
     let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
@@ -44,18 +43,16 @@ pub fn RoomPage(
                     "Redis is down: the shop refuses orders (fails closed) until it is back."
                 </p>
             </Show>
-            <Show when=move || role == RoomRole::Phone>
-                <BuyButton/>
-            </Show>
+            <BuyButton/>
             <Counters/>
             <Inventory/>
         </main>
     }
 }
 
-/// Join room `code` as `role` whenever the socket opens, and keep the phone's seat in the
+/// Join room `code` as a phone whenever the socket opens, and keep the phone's seat in the
 /// browser (per room) so a reload is the same buyer.
-fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: RoomRole) {
+fn join_on_every_connect(session: Session, socket: Socket, code: &str) {
     // An Effect because joining is talking to the outside world: on every (re)connect the
     // server has forgotten this socket, so the page joins again. The phone's HTML joined on
     // the first connection already (phone.html), the same way.
@@ -65,7 +62,7 @@ fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: Roo
     Effect::new(move |_| {
         if session.link.get() == Link::Open && !socket.joined_by_page() {
             let back = web::recall(&key).as_deref().and_then(parse_seat);
-            send::join(&socket, session, &join_code, role, None, back);
+            send::join(&socket, session, &join_code, RoomRole::Phone, None, back);
         }
     });
     Effect::new(move |_| {
