@@ -3,6 +3,8 @@
 //! of the full page, nothing else mounted. Always a phone: the server serves a spectator's
 //! screen (`?as=spectator`) the lab's page (`room::spectator`), never this one.
 
+use std::time::Duration;
+
 use leptos::prelude::*;
 use oversold_protocol::RedisState;
 use oversold_protocol::room::RoomRole;
@@ -26,6 +28,7 @@ pub fn RoomPage(
     let room = session.room;
     let linked = move || session.link.get() == Link::Open;
     let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
+    let painted = after_first_paint();
     view! {
         <main class="room-phone" data-testid="room-phone">
             <header class="room-phone-head">
@@ -44,10 +47,25 @@ pub fn RoomPage(
                 </p>
             </Show>
             <BuyButton/>
-            <Counters/>
-            <Inventory/>
+            // Buy first: on a slow phone the counters and the grid's hundreds of tiles are
+            // most of the mount, and nobody needs them to press Buy.
+            <Show when=move || painted.get()>
+                <Counters/>
+                <Inventory/>
+            </Show>
         </main>
     }
+}
+
+/// Becomes true once the browser has painted the page as first mounted (the header, the sale
+/// and Buy): an animation frame runs just before that paint, and a task queued from it just
+/// after.
+fn after_first_paint() -> ReadSignal<bool> {
+    let (painted, set_painted) = signal(false);
+    request_animation_frame(move || {
+        set_timeout(move || set_painted.set(true), Duration::ZERO);
+    });
+    painted
 }
 
 /// Join room `code` as a phone whenever the socket opens, and keep the phone's seat in the
