@@ -12,6 +12,7 @@ use oversold_protocol::room::RoomRole;
 use super::send;
 use crate::components::{counters::Counters, inventory::Inventory, notices::Notices};
 use crate::model::room::{RoomState, parse_seat};
+use crate::model::tiles::MAX_TILES_PER_SECTION;
 use crate::session::{Link, Session};
 use crate::socket::Socket;
 use crate::web;
@@ -28,7 +29,15 @@ pub fn RoomPage(
     let room = session.room;
     let linked = move || session.link.get() == Link::Open;
     let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
-    let painted = after_first_paint();
+    // Buy first: on a slow phone the counters and the grid's hundreds of tiles are most of the
+    // mount, and nobody needs them to press Buy. They come after the first paint, the grid's
+    // tiles a frame's worth at a time, so no long task stands between a thumb and Buy.
+    let painted = RwSignal::new(false);
+    let tiles = RwSignal::new(0);
+    after_first_paint(move || {
+        painted.set(true);
+        draw_by_frames(tiles);
+    });
     view! {
         <main class="room-phone" data-testid="room-phone">
             <header class="room-phone-head">
@@ -47,25 +56,37 @@ pub fn RoomPage(
                 </p>
             </Show>
             <BuyButton/>
-            // Buy first: on a slow phone the counters and the grid's hundreds of tiles are
-            // most of the mount, and nobody needs them to press Buy.
             <Show when=move || painted.get()>
                 <Counters/>
-                <Inventory/>
+                <Inventory drawn=tiles/>
             </Show>
         </main>
     }
 }
 
-/// Becomes true once the browser has painted the page as first mounted (the header, the sale
+/// Run `then` once the browser has painted the page as first mounted (the header, the sale
 /// and Buy): an animation frame runs just before that paint, and a task queued from it just
 /// after.
-fn after_first_paint() -> ReadSignal<bool> {
-    let (painted, set_painted) = signal(false);
+fn after_first_paint(then: impl FnOnce() + 'static) {
+    request_animation_frame(move || set_timeout(then, Duration::ZERO));
+}
+
+/// Tiles per section a phone's grid adds each frame: a slow phone's frame stays short enough
+/// that a press of Buy is answered between two of them.
+const TILES_PER_FRAME: usize = 40;
+
+/// Grow `tiles` (how many tiles the grid draws) by [`TILES_PER_FRAME`] each animation frame
+/// until the largest section fits, then lift the cap.
+fn draw_by_frames(tiles: RwSignal<usize>) {
     request_animation_frame(move || {
-        set_timeout(move || set_painted.set(true), Duration::ZERO);
+        let more = tiles.get_untracked() + TILES_PER_FRAME;
+        if more >= MAX_TILES_PER_SECTION as usize {
+            tiles.set(usize::MAX);
+        } else {
+            tiles.set(more);
+            draw_by_frames(tiles);
+        }
     });
-    painted
 }
 
 /// Join room `code` as a phone whenever the socket opens, and keep the phone's seat in the
