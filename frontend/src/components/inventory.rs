@@ -61,7 +61,7 @@ pub fn Inventory(
                 <Show when=phones><span class="muted legend-phone" data-testid="legend-phone">"a phone in the room"</span></Show>
             </h2>
             <div class=move || format!("tiles {}", stock_size()) data-testid="inventory-grid">
-                <For each=move || grid.with(|g| g.stock.tiles.iter().take(drawn()).cloned().collect::<Vec<_>>()) key=|t| t.clone() let:tile>
+                <For each=move || grid.with(|g| g.stock.tiles[..drawn().min(g.stock.tiles.len())].to_vec()) key=|t| t.clone() let:tile>
                     <TileView tile=tile/>
                 </For>
                 <Show when=move || grid.with(|g| g.stock.units == 0)>
@@ -71,7 +71,7 @@ pub fn Inventory(
             <Show when=has_phantoms>
                 <h2 class="section-title phantom-title">"Phantom units " <span>{phantom_caption}</span></h2>
                 <div class=move || format!("tiles phantoms {}", phantom_size()) data-testid="phantom-grid">
-                    <For each=move || grid.with(|g| g.phantom.tiles.iter().take(drawn()).cloned().collect::<Vec<_>>()) key=|t| t.clone() let:tile>
+                    <For each=move || grid.with(|g| g.phantom.tiles[..drawn().min(g.phantom.tiles.len())].to_vec()) key=|t| t.clone() let:tile>
                         <TileView tile=tile/>
                     </For>
                 </div>
