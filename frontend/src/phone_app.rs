@@ -1,5 +1,5 @@
-//! The phone page (`/r/CODE`, and `?as=spectator` for a second screen), its own wasm: the
-//! room's counters and grid and a big Buy button, nothing of the lab. The server paints
+//! The phone page (`/r/CODE`), its own wasm: the room's counters and grid and a big Buy
+//! button, nothing of the lab (a spectator's screen, `?as=spectator`, is the lab's page). The server paints
 //! "Room CODE · joining…" and a disabled Buy in the HTML before this arrives (`#boot`); the
 //! app takes its place once mounted.
 //!
@@ -9,7 +9,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::room::{joined_by_url, phone::RoomPage};
+use crate::components::room::{phone::RoomPage, room_in_url};
 use crate::model::phone::Frame;
 use crate::session::Session;
 use crate::socket::Socket;
@@ -26,8 +26,8 @@ pub fn PhoneApp() -> impl IntoView {
     if let Some(boot) = document().get_element_by_id("boot") {
         boot.remove();
     }
-    match joined_by_url() {
-        Some((code, role)) => view! { <RoomPage code=code role=role/> }.into_any(),
+    match room_in_url() {
+        Some(code) => view! { <RoomPage code=code/> }.into_any(),
         None => view! {
             <main class="room-phone">
                 <h1>"oversold"</h1>

@@ -8,8 +8,14 @@ use crate::session::Session;
 
 /// Real stock first, then (only when something was oversold) the phantom units.
 #[component]
-pub fn Inventory() -> impl IntoView {
+pub fn Inventory(
+    /// How many tiles of each section to draw, all of them when not given: a slow phone draws
+    /// its grid a few tiles a frame, so no long task of hundreds of tiles holds up its Buy.
+    #[prop(optional, into)]
+    drawn: Option<Signal<usize>>,
+) -> impl IntoView {
     let session = expect_context::<Session>();
+    let drawn = move || drawn.map_or(usize::MAX, |d| d.get());
     // A Memo because several parts of the view read the same layout, and laying out hundreds of
     // tiles once per batch is enough.
     let grid = Memo::new(move |_| -> Grid {
@@ -55,7 +61,7 @@ pub fn Inventory() -> impl IntoView {
                 <Show when=phones><span class="muted legend-phone" data-testid="legend-phone">"a phone in the room"</span></Show>
             </h2>
             <div class=move || format!("tiles {}", stock_size()) data-testid="inventory-grid">
-                <For each=move || grid.with(|g| g.stock.tiles.clone()) key=|t| t.clone() let:tile>
+                <For each=move || grid.with(|g| g.stock.tiles[..drawn().min(g.stock.tiles.len())].to_vec()) key=|t| t.clone() let:tile>
                     <TileView tile=tile/>
                 </For>
                 <Show when=move || grid.with(|g| g.stock.units == 0)>
@@ -65,7 +71,7 @@ pub fn Inventory() -> impl IntoView {
             <Show when=has_phantoms>
                 <h2 class="section-title phantom-title">"Phantom units " <span>{phantom_caption}</span></h2>
                 <div class=move || format!("tiles phantoms {}", phantom_size()) data-testid="phantom-grid">
-                    <For each=move || grid.with(|g| g.phantom.tiles.clone()) key=|t| t.clone() let:tile>
+                    <For each=move || grid.with(|g| g.phantom.tiles[..drawn().min(g.phantom.tiles.len())].to_vec()) key=|t| t.clone() let:tile>
                         <TileView tile=tile/>
                     </For>
                 </div>

@@ -13,13 +13,20 @@ use oversold_protocol::room::RoomRole;
 /// The room a join URL names (`/r/CODE`), and as whom to join (`?as=spectator` for a second
 /// projector; a phone otherwise). Read once, at start.
 pub fn joined_by_url() -> Option<(String, RoomRole)> {
-    let location = window().location();
-    let code = crate::model::room::code_in_path(&location.pathname().ok()?)?;
-    let spectator = location.search().is_ok_and(|q| q.contains("as=spectator"));
+    let code = room_in_url()?;
+    let spectator = window()
+        .location()
+        .search()
+        .is_ok_and(|q| q.contains("as=spectator"));
     let role = if spectator {
         RoomRole::Spectator
     } else {
         RoomRole::Phone
     };
     Some((code, role))
+}
+
+/// The room a join URL names (`/r/CODE`), whatever its query. Read once, at start.
+pub fn room_in_url() -> Option<String> {
+    crate::model::room::code_in_path(&window().location().pathname().ok()?)
 }

@@ -1,6 +1,9 @@
-//! What a join URL opens: the room's race on a phone (counters, grid, a big Buy button while
-//! a sale is open, this phone's own result), or read-only for a spectator. Light on purpose:
-//! only the counters and the grid of the full page, nothing else mounted.
+//! What a join URL opens on a phone: the room's race (counters, grid, a big Buy button while
+//! a sale is open, this phone's own result). Light on purpose: only the counters and the grid
+//! of the full page, nothing else mounted. Always a phone: the server serves a spectator's
+//! screen (`?as=spectator`) the lab's page (`room::spectator`), never this one.
+
+use std::time::Duration;
 
 use leptos::prelude::*;
 use oversold_protocol::RedisState;
@@ -9,24 +12,32 @@ use oversold_protocol::room::RoomRole;
 use super::send;
 use crate::components::{counters::Counters, inventory::Inventory, notices::Notices};
 use crate::model::room::{RoomState, parse_seat};
+use crate::model::tiles::MAX_TILES_PER_SECTION;
 use crate::session::{Link, Session};
 use crate::socket::Socket;
 use crate::web;
 
-/// The phone (or spectator) page for room `code`.
+/// The phone page for room `code`.
 #[component]
 pub fn RoomPage(
     /// The room code from the join URL.
     code: String,
-    /// Phone or spectator.
-    role: RoomRole,
 ) -> impl IntoView {
     let session = expect_context::<Session>();
     let socket = expect_context::<Socket>();
-    join_on_every_connect(session, socket, &code, role);
+    join_on_every_connect(session, socket, &code);
     let room = session.room;
     let linked = move || session.link.get() == Link::Open;
     let redis_down = move || session.page.with(|p| p.redis == Some(RedisState::Down));
+    // Buy first: on a slow phone the counters and the grid's hundreds of tiles are most of the
+    // mount, and nobody needs them to press Buy. They come after the first paint, the grid's
+    // tiles a frame's worth at a time, so no long task stands between a thumb and Buy.
+    let painted = RwSignal::new(false);
+    let tiles = RwSignal::new(0);
+    after_first_paint(move || {
+        painted.set(true);
+        draw_by_frames(tiles);
+    });
     view! {
         <main class="room-phone" data-testid="room-phone">
             <header class="room-phone-head">
@@ -44,18 +55,43 @@ pub fn RoomPage(
                     "Redis is down: the shop refuses orders (fails closed) until it is back."
                 </p>
             </Show>
-            <Show when=move || role == RoomRole::Phone>
-                <BuyButton/>
+            <BuyButton/>
+            <Show when=move || painted.get()>
+                <Counters/>
+                <Inventory drawn=tiles/>
             </Show>
-            <Counters/>
-            <Inventory/>
         </main>
     }
 }
 
-/// Join room `code` as `role` whenever the socket opens, and keep the phone's seat in the
+/// Run `then` once the browser has painted the page as first mounted (the header, the sale
+/// and Buy): an animation frame runs just before that paint, and a task queued from it just
+/// after.
+fn after_first_paint(then: impl FnOnce() + 'static) {
+    request_animation_frame(move || set_timeout(then, Duration::ZERO));
+}
+
+/// Tiles per section a phone's grid adds each frame: a slow phone's frame stays short enough
+/// that a press of Buy is answered between two of them.
+const TILES_PER_FRAME: usize = 40;
+
+/// Grow `tiles` (how many tiles the grid draws) by [`TILES_PER_FRAME`] each animation frame
+/// until the largest section fits, then lift the cap.
+fn draw_by_frames(tiles: RwSignal<usize>) {
+    request_animation_frame(move || {
+        let more = tiles.get_untracked() + TILES_PER_FRAME;
+        if more >= MAX_TILES_PER_SECTION as usize {
+            tiles.set(usize::MAX);
+        } else {
+            tiles.set(more);
+            draw_by_frames(tiles);
+        }
+    });
+}
+
+/// Join room `code` as a phone whenever the socket opens, and keep the phone's seat in the
 /// browser (per room) so a reload is the same buyer.
-fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: RoomRole) {
+fn join_on_every_connect(session: Session, socket: Socket, code: &str) {
     // An Effect because joining is talking to the outside world: on every (re)connect the
     // server has forgotten this socket, so the page joins again. The phone's HTML joined on
     // the first connection already (phone.html), the same way.
@@ -65,7 +101,7 @@ fn join_on_every_connect(session: Session, socket: Socket, code: &str, role: Roo
     Effect::new(move |_| {
         if session.link.get() == Link::Open && !socket.joined_by_page() {
             let back = web::recall(&key).as_deref().and_then(parse_seat);
-            send::join(&socket, session, &join_code, role, None, back);
+            send::join(&socket, session, &join_code, RoomRole::Phone, None, back);
         }
     });
     Effect::new(move |_| {
