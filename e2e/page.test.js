@@ -561,3 +561,33 @@ test('eviction: the policy is a knob of the scenario, said in the protocol’s w
   await run('run-lua', 60_000);
   assert.match(lab.page.url(), /policy=noeviction/);
 });
+
+test('eviction: the tape, the facts and the counters tell one story of an evicted counter', async () => {
+  await fresh({ width: 1280, height: 720 });
+  await byTestId('scenario-eviction').click();
+  await byTestId('policy-input').selectOption('allkeys-lru');
+  await run('run-lua', 60_000);
+  await byTestId('failure-facts').waitFor({ timeout: 10_000 });
+  const facts = Object.fromEntries(
+    await lab.page.locator('[data-testid="failure-facts"] div').evaluateAll((els) =>
+      els.map((e) => [e.querySelector('dt').textContent, e.querySelector('dd').textContent])),
+  );
+  assert.equal(facts['The stock counter'], 'evicted', JSON.stringify(facts));
+  const refused = Number(facts['Told "sold out" with units left']);
+  assert.ok(refused > 0, JSON.stringify(facts));
+  // The tape places every false sold-out on the missing key, with the facts' number, and says
+  // the counter ends where the page's stock counter reads it.
+  const said = (await byTestId('tape-caption').textContent()).trim();
+  const m = said.match(/Redis evicted the counter at (\d+) to free memory; a missing key reads as 0, so (\d+) buyers? (?:was|were) told "sold out" with units unsold\./);
+  assert.ok(m, `the caption names the eviction: ${said}`);
+  assert.equal(Number(m[2]), refused, said);
+  assert.match(said, /the counter ends at 0\./, said);
+  assert.equal(await num('stock-remaining'), 0);
+  assert.doesNotMatch(said, /not on the tape/, said);
+  assert.equal(await byTestId('tape-caption').getAttribute('data-tone'), 'bad', 'false sold-outs wear the unsafe colour');
+  // An eviction is not a lost update: neither the counter nor the verdict says so.
+  assert.equal(await num('lost-updates'), 0);
+  assert.notEqual(await byTestId('run-verdict').getAttribute('data-kind'), 'lost update');
+  await byTestId('tape').scrollIntoViewIfNeeded();
+  await lab.page.screenshot({ path: path.join(shots, 'eviction-lua-tape-1280x720.png') });
+});

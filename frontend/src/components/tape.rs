@@ -250,8 +250,13 @@ fn caption_of(p: &PageState) -> (String, &'static str) {
     match (&p.run, p.run_tape()) {
         (Some(r), Some(rt)) => (
             caption::caption(&rt, r.is_running()),
-            // Acknowledged sales that Redis lost are as bad as units that never existed.
-            tone(rt.caption.oversold_units > 0 || rt.tape.breaks.iter().any(|b| b.lost_units > 0)),
+            // Acknowledged sales that Redis lost are as bad as units that never existed, and so
+            // are buyers refused by an evicted counter while units were unsold.
+            tone(
+                rt.caption.oversold_units > 0
+                    || rt.tape.breaks.iter().any(|b| b.lost_units > 0)
+                    || (rt.tape.breaks.iter().any(|b| b.evicted) && rt.caption.refused > 0),
+            ),
         ),
         (Some(_), None) => (
             "This strategy did not say how its replies order it, so there is no tape to draw.".to_string(),
@@ -269,22 +274,30 @@ fn caption_of(p: &PageState) -> (String, &'static str) {
 #[component]
 fn Legend() -> impl IntoView {
     let session = expect_context::<Session>();
-    let lives = move || {
-        session
-            .page
-            .with(|p| p.step.is_none() && p.run_tape().is_some_and(|rt| !rt.tape.breaks.is_empty()))
+    let breaks = move |evicted: bool| {
+        session.page.with(|p| {
+            p.step.is_none()
+                && p.run_tape()
+                    .is_some_and(|rt| rt.tape.breaks.iter().any(|b| b.evicted == evicted))
+        })
     };
+    // A restart or a promotion (Redis came back with less), or an eviction (the key went).
+    let came_back = move || breaks(false);
+    let evicted = move || breaks(true);
     view! {
         <p class="tape-legend" aria-hidden="true">
             <span class="tk tk-read">"read"</span>
             <span class="tk tk-stale">"stale read"</span>
             <span class="tk tk-sale">"sale"</span>
             <span class="tk tk-phantom">
-                {move || if lives() { "unit sold a second time" } else { "unit that did not exist" }}
+                {move || if came_back() { "unit sold a second time" } else { "unit that did not exist" }}
             </span>
-            <Show when=lives>
+            <Show when=came_back>
                 <span class="tk tk-lost">"acknowledged, then lost"</span>
                 <span class="tk tk-break">"Redis came back"</span>
+            </Show>
+            <Show when=evicted>
+                <span class="tk tk-break">"Redis evicted the counter"</span>
             </Show>
             <span class="tk tk-refused">"refused"</span>
             <span class="tk tk-link">"read → its write"</span>
