@@ -419,6 +419,8 @@ test('a checkout link carries the scenario and its knobs; an outage this server 
   await notice.waitFor();
   assert.equal(await notice.locator('.notice-code').textContent(), 'outage_not_allowed');
   assert.match(await notice.textContent(), /CLIENT PAUSE/);
+  // The checkout's knobs are a lazily loaded part of the page: wait for them to arrive.
+  await byTestId('outage-note').waitFor();
   assert.equal(await byTestId('outage-note').count(), 1, 'and the form explains it');
 });
 
@@ -428,6 +430,8 @@ test('on a Redis of its own the server offers an outage: fail closed refuses, fa
     await lab.page.goto(own.url);
     await lab.page.waitForFunction(() => document.querySelectorAll('button.run.primary:not([disabled])').length >= 2);
     await byTestId('scenario-checkout').click();
+    // The checkout's knobs are a lazily loaded part: counted once they have arrived.
+    await byTestId('fail-closed').waitFor();
     assert.equal(await byTestId('outage-note').count(), 0, 'offered: no excuse');
     // Buyers arrive over a real second; Redis pauses 1.5 real seconds from 0.2 s in. (A pause
     // shorter than about 1.3 s reads as a slow Redis: its reservations are timed out and in
