@@ -228,7 +228,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 570 300
+check_page dist 492 300
 check_page dist/workshop 280 300
 check_page dist/phone 152 150
 [ "$over" -eq 0 ] || exit 1
