@@ -520,3 +520,26 @@ test('stage view and the light theme work in checkout mode (screenshots)', async
   await byTestId('theme-toggle').click();
   await byTestId('view-stage').click();
 });
+
+test('the checkout is a part of the page fetched from this server when first shown, not with the race', async () => {
+  const fetched = [];
+  const seen = (request) => fetched.push(new URL(request.url()));
+  lab.page.on('request', seen);
+  try {
+    await fresh();
+    assert.equal(await byTestId('scenario-race').getAttribute('aria-pressed'), 'true');
+    const chunks = () => fetched.filter((u) => /^\/split_.*\.wasm$/.test(u.pathname)).map((u) => u.pathname);
+    assert.deepEqual(chunks(), [], 'the race loads no chunk');
+    await byTestId('scenario-checkout').click();
+    // Shown once its chunks have arrived: the knobs and the counters.
+    await byTestId('hold-ttl-input').waitFor();
+    await byTestId('units-oversold').waitFor();
+    for (const part of ['checkout_knobs', 'checkout_panels']) {
+      assert.ok(chunks().some((p) => p.startsWith(`/split_${part}_`)), `${part}: fetched when shown`);
+    }
+    const origin = new URL(lab.server.url).origin;
+    assert.deepEqual(fetched.filter((u) => u.origin !== origin).map(String), [], 'everything from this server');
+  } finally {
+    lab.page.off('request', seen);
+  }
+});
