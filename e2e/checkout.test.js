@@ -419,6 +419,8 @@ test('a checkout link carries the scenario and its knobs; an outage this server 
   await notice.waitFor();
   assert.equal(await notice.locator('.notice-code').textContent(), 'outage_not_allowed');
   assert.match(await notice.textContent(), /CLIENT PAUSE/);
+  // The checkout's knobs are a lazily loaded part of the page: wait for them to arrive.
+  await byTestId('outage-note').waitFor();
   assert.equal(await byTestId('outage-note').count(), 1, 'and the form explains it');
 });
 
@@ -428,6 +430,8 @@ test('on a Redis of its own the server offers an outage: fail closed refuses, fa
     await lab.page.goto(own.url);
     await lab.page.waitForFunction(() => document.querySelectorAll('button.run.primary:not([disabled])').length >= 2);
     await byTestId('scenario-checkout').click();
+    // The checkout's knobs are a lazily loaded part: counted once they have arrived.
+    await byTestId('fail-closed').waitFor();
     assert.equal(await byTestId('outage-note').count(), 0, 'offered: no excuse');
     // Buyers arrive over a real second; Redis pauses 1.5 real seconds from 0.2 s in. (A pause
     // shorter than about 1.3 s reads as a slow Redis: its reservations are timed out and in
@@ -515,4 +519,27 @@ test('stage view and the light theme work in checkout mode (screenshots)', async
   await lab.page.screenshot({ path: path.join(shots, 'checkout-stage-light-1440x900.png') });
   await byTestId('theme-toggle').click();
   await byTestId('view-stage').click();
+});
+
+test('the checkout is a part of the page fetched from this server when first shown, not with the race', async () => {
+  const fetched = [];
+  const seen = (request) => fetched.push(new URL(request.url()));
+  lab.page.on('request', seen);
+  try {
+    await fresh();
+    assert.equal(await byTestId('scenario-race').getAttribute('aria-pressed'), 'true');
+    const chunks = () => fetched.filter((u) => /^\/split_.*\.wasm$/.test(u.pathname)).map((u) => u.pathname);
+    assert.deepEqual(chunks(), [], 'the race loads no chunk');
+    await byTestId('scenario-checkout').click();
+    // Shown once its chunks have arrived: the knobs and the counters.
+    await byTestId('hold-ttl-input').waitFor();
+    await byTestId('units-oversold').waitFor();
+    for (const part of ['checkout_knobs', 'checkout_panels']) {
+      assert.ok(chunks().some((p) => p.startsWith(`/split_${part}_`)), `${part}: fetched when shown`);
+    }
+    const origin = new URL(lab.server.url).origin;
+    assert.deepEqual(fetched.filter((u) => u.origin !== origin).map(String), [], 'everything from this server');
+  } finally {
+    lab.page.off('request', seen);
+  }
 });

@@ -12,10 +12,8 @@
 use leptos::prelude::*;
 use oversold_protocol::room::RoomRole;
 
-use crate::components::checkout::{
-    self, books::Books, counters::CheckoutCounters, grid::CheckoutGrid, happened::Happened,
-    scenario::ScenarioSwitch,
-};
+use crate::components::checkout::{self, scenario::ScenarioSwitch};
+use crate::components::lazy;
 use crate::components::room::presenter::RoomPanel;
 use crate::components::room::spectator::SpectatorApp;
 use crate::components::{
@@ -51,6 +49,8 @@ fn Lab() -> impl IntoView {
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
     let cart = move || crate::components::carts::on_screen(session);
+    // What happened in a checkout stays on the page after the switch leaves the scenario.
+    let checkout_seen = lazy::ever(checkout);
     // The last thing run was a comparison: the stage view shows its scoreboard.
     let compared = move || {
         session
@@ -75,19 +75,17 @@ fn Lab() -> impl IntoView {
                             <crate::components::failures::FailureFacts/>
                             <Inventory/>
                         }>
-                            <crate::components::carts::CartShelves/>
+                            {lazy::when_loaded(lazy::cart_panels)}
                         </Show>
                     }>
-                        <CheckoutCounters/>
-                        <CheckoutGrid/>
-                        <Books/>
+                        {lazy::when_loaded(lazy::checkout_panels)}
                     </Show>
                     <ResultLine/>
                 </section>
                 <Controls/>
                 <History/>
             </div>
-            <Happened/>
+            <Show when=move || checkout_seen.get()>{lazy::when_loaded(lazy::happened)}</Show>
             <StepThrough/>
             <Scoreboard/>
             <Tape/>

@@ -10,6 +10,7 @@
 //!   them to a page's own reader: the phone's is [`model::phone`]) and offers a typed `send`,
 //!   reconnecting with backoff.
 //! - `app` and `components/`: the view, one file per panel, reading signals from context.
+//!   The lab's rarely opened parts are wasm chunks loaded when first shown (`components::lazy`).
 //! - `web` and `sync`: the rest of the browser (address bar, localStorage, `<body>`
 //!   attributes, full screen, files), and the Effects that keep it in step with the session.
 //! - `panic_hook`: a panic becomes a banner on the page, installed before mounting.

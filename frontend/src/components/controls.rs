@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use oversold_protocol::limits::{LIMITS, Limits, Range};
 use oversold_protocol::{EvictionPolicy, Scenario};
 
-use crate::components::checkout::knobs::CheckoutKnobs;
 use crate::model::checkout::clock::shop_span;
 use crate::model::controls::{Knobs, SLIDER_STEPS, parse_clamped, slider_position, slider_value};
 use crate::model::text::{millis, thousands};
@@ -40,7 +39,9 @@ pub fn Controls() -> impl IntoView {
             </div>
             <CrowdKnobs form/>
             <ServerKnobs form/>
-            <CheckoutKnobs/>
+            <Show when=move || session.knobs.with(|k| k.scenario == Scenario::Checkout)>
+                {crate::components::lazy::when_loaded(crate::components::lazy::checkout_knobs)}
+            </Show>
             <crate::components::carts::CartKnobs/>
             <EvictionPolicyKnob/>
         </section>

@@ -13,6 +13,7 @@ pub mod frames;
 pub mod header;
 pub mod history;
 pub mod inventory;
+pub mod lazy;
 pub mod notices;
 pub mod presets;
 pub mod replay;

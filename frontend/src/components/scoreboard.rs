@@ -11,9 +11,21 @@ use crate::model::scoreboard::{ScoreRow, Scoreboard as Board, scoreboard, stock_
 use crate::model::text::{count, micros, per_second, ratio, thousands};
 use crate::session::Session;
 
-/// The panel; absent until the first comparison starts.
+/// The panel; absent until the first comparison starts. What it shows is a chunk of its own
+/// (`components::lazy`), loaded then.
 #[component]
 pub fn Scoreboard() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let shown = move || session.page.with(|p| p.compare.is_some());
+    view! {
+        <Show when=shown>
+            {crate::components::lazy::when_loaded(crate::components::lazy::scoreboard)}
+        </Show>
+    }
+}
+
+/// The panel itself, once a comparison has started.
+pub fn board() -> impl IntoView {
     let session = expect_context::<Session>();
     // A Memo: the headline, both charts and the table all read the same board, and building it
     // once per change beats building it four times.

@@ -50,9 +50,24 @@ pub fn StepThrough() -> impl IntoView {
     });
     // Derived, not memoised: while step mode is open the page changes with each answer, and
     // redrawing a few dozen nodes costs less than the code a Memo of the view would add.
-    let body = move || match session.page.with(StepView::of) {
-        Some(v) => open_panel(v, socket).into_any(),
-        None => closed_panel(session, socket).into_any(),
+    // The open panel is a chunk of its own (`components::lazy`), loaded when it first opens.
+    let is_open = Memo::new(move |_| {
+        session
+            .page
+            .with(|p| p.step.is_some() && p.step_log().is_some())
+    });
+    let body = move || {
+        if is_open.get() {
+            // Keys stay in the main wasm: the chunk must not be the only user of a closure
+            // type wasm-bindgen describes (scripts/split-lab.sh).
+            view! {
+                {crate::components::lazy::when_loaded(crate::components::lazy::step_open)}
+                <Keys/>
+            }
+            .into_any()
+        } else {
+            closed_panel(session, socket).into_any()
+        }
     };
     view! {
         <section
@@ -93,6 +108,18 @@ fn closed_panel(session: Session, socket: Socket) -> impl IntoView {
     }
 }
 
+/// The open panel, drawn afresh from the page's [`StepView`] on every answer.
+pub fn open() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let socket = expect_context::<Socket>();
+    move || {
+        session
+            .page
+            .with(StepView::of)
+            .map(|v| open_panel(v, socket))
+    }
+}
+
 /// The open panel, drawn from `v`.
 fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
     let reopen = Reopen {
@@ -125,7 +152,6 @@ fn open_panel(v: StepView, socket: Socket) -> impl IntoView {
             "Keys " <kbd>"1"</kbd> "–" <kbd>"4"</kbd>
             " press the buttons. The stock counter above is the real key, read after every command."
         </p>
-        <Keys/>
     }
 }
 
@@ -277,7 +303,7 @@ fn buyer_button(b: Button, socket: Socket) -> impl IntoView {
 
 /// Keys 1–4 press the buttons while step mode is open (not while typing in a field). Listening
 /// to the window is syncing with the outside world; the listener lives as long as the open
-/// panel does (each redraw replaces it).
+/// panel does.
 #[component]
 fn Keys() -> impl IntoView {
     let session = expect_context::<Session>();

@@ -63,11 +63,19 @@ pub fn RoomPanel() -> impl IntoView {
                     <span class="muted">" The audience's phones become the buyers."</span>
                 </div>
             }>
-                <RoomHead/>
-                <SaleForm/>
-                <ChaosButtons/>
+                {crate::components::lazy::when_loaded(crate::components::lazy::room_presenting)}
             </Show>
         </section>
+    }
+}
+
+/// A room being presented: code, QR code and head count, the sale form, the chaos buttons.
+/// A chunk of its own (`components::lazy`), loaded when a room is started or taken back.
+pub fn presenting() -> impl IntoView {
+    view! {
+        <RoomHead/>
+        <SaleForm/>
+        <ChaosButtons/>
     }
 }
 
@@ -233,11 +241,11 @@ fn SaleNumbers(knobs: SaleKnobs) -> impl IntoView {
         ..
     } = knobs;
     view! {
-        <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get() on:change=set_number(stock)/></label>
-        <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get() on:change=set_number(bots)/></label>
-        <label>"Seconds "<input type="number" min="1" data-testid="sale-seconds" prop:value=move || seconds.get() on:change=set_number(seconds)/></label>
+        <label>"Stock "<input type="number" min="1" data-testid="sale-stock" prop:value=move || stock.get().to_string() on:change=set_number(stock)/></label>
+        <label>"Bots "<input type="number" min="0" data-testid="sale-bots" prop:value=move || bots.get().to_string() on:change=set_number(bots)/></label>
+        <label>"Seconds "<input type="number" min="1" data-testid="sale-seconds" prop:value=move || seconds.get().to_string() on:change=set_number(seconds)/></label>
         <label title="App work between a buyer reading the stock and writing it. Taps land tens of ms apart, so the naive race needs a wide window to show.">
-            "Race window ms "<input type="number" min="0" data-testid="sale-race-window" prop:value=move || app_work.get() on:change=set_number(app_work)/>
+            "Race window ms "<input type="number" min="0" data-testid="sale-race-window" prop:value=move || app_work.get().to_string() on:change=set_number(app_work)/>
         </label>
         <label><input type="checkbox" prop:checked=move || repeat.get() on:change=move |ev| repeat.set(event_target_checked(&ev))/>" repeat buys"</label>
     }

@@ -1,0 +1,92 @@
+//! The lab's parts that most visitors never open, each in a wasm chunk of its own that the
+//! page fetches the first time the part is shown. With the `split` feature (the lab's build:
+//! frontend/index.html) each part is a Leptos `#[lazy]` function, and scripts/split-lab.sh cuts
+//! the linked wasm at them (`wasm_split_cli`). Without it (tests, the workshop and phone pages)
+//! each is a plain `async fn`: those pages never call them, and a `#[lazy]` function would be
+//! kept alive there as an export. Until a chunk has arrived its part shows nothing; once loaded
+//! it stays loaded.
+//!
+//! What is here is view code only: every frame is still decoded and applied by the main wasm
+//! (`session`), so a part opened late shows what already happened. A part must not be the only
+//! user of a conversion wasm-bindgen describes per type (a number set as a DOM property, a
+//! closure type): wasm-bindgen reads those descriptions from the main module, and fails when
+//! one went to a chunk. The step panel's keys stay in the main wasm for that reason, and the
+//! room's number fields set strings.
+
+use leptos::prelude::*;
+
+/// The view `load` resolves to, once its chunk has arrived; nothing before.
+pub fn when_loaded<F>(load: impl Fn() -> F + Send + Sync + 'static) -> impl IntoView
+where
+    F: Future<Output = AnyView> + Send + 'static,
+{
+    view! { <Suspense fallback=|| ()>{move || Suspend::new(load())}</Suspense> }
+}
+
+/// `pub async fn $name() -> AnyView`, a split point of the lab's wasm with `split`.
+macro_rules! part {
+    ($(#[$doc:meta])* $name:ident => $body:expr) => {
+        $(#[$doc])*
+        #[cfg(feature = "split")]
+        #[leptos::lazy]
+        pub fn $name() -> AnyView {
+            $body.into_any()
+        }
+
+        $(#[$doc])*
+        #[cfg(not(feature = "split"))]
+        pub async fn $name() -> AnyView {
+            $body.into_any()
+        }
+    };
+}
+
+part! {
+    /// A checkout's counters, grid and books.
+    checkout_panels => {
+        use crate::components::checkout::{
+            books::Books, counters::CheckoutCounters, grid::CheckoutGrid,
+        };
+        view! {
+            <CheckoutCounters/>
+            <CheckoutGrid/>
+            <Books/>
+        }
+    }
+}
+
+part! {
+    /// A checkout's knobs.
+    checkout_knobs => view! { <crate::components::checkout::knobs::CheckoutKnobs/> }
+}
+
+part! {
+    /// What happened in a checkout, in words.
+    happened => view! { <crate::components::checkout::happened::Happened/> }
+}
+
+part! {
+    /// A cart or warehouse run's shelves.
+    cart_panels => view! { <crate::components::carts::CartShelves/> }
+}
+
+part! {
+    /// The open step-through panel.
+    step_open => crate::components::step::open()
+}
+
+part! {
+    /// A comparison's scoreboard.
+    scoreboard => crate::components::scoreboard::board()
+}
+
+part! {
+    /// A presenter's room: its code, the sale form, the chaos buttons.
+    room_presenting => crate::components::room::presenter::presenting()
+}
+
+/// True from the first time `now` is true on: a part that has been shown once stays (its
+/// chunk is loaded, and it may keep showing what it showed, as the checkout's words do).
+pub fn ever(now: impl Fn() -> bool + Send + Sync + 'static) -> Memo<bool> {
+    Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || now())
+}
