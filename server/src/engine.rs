@@ -397,14 +397,11 @@ async fn shared_redis(
     strategy.prepare(&mut shelf.admin).await?;
     let fleet = fleet(backends, shelf, app_servers, turnstiles).await?;
     let (links, keys) = (Arc::new(fleet.clone()), Arc::new(shelf.keys.clone()));
-    let buy_batch = strategy.batch().map(|_| {
+    let buy_batch = strategy.batch().map(|batcher| {
         let (links, keys) = (links.clone(), keys.clone());
         let batch: BatchFn = Arc::new(move |app_server, line, n| {
             let (conn, keys) = (links[app_server as usize].clone(), keys.clone());
-            Box::pin(async move {
-                let batcher = strategy.batch().expect("checked when wired");
-                batcher.buy_batch(conn, order(&keys, line), n).await
-            })
+            Box::pin(async move { batcher.buy_batch(conn, order(&keys, line), n).await })
         });
         batch
     });
