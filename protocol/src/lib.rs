@@ -88,6 +88,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod at_scale;
 pub mod busy;
 pub mod cart;
 mod cart_validate;
@@ -198,6 +199,17 @@ pub enum ClientMessage {
     /// During a checkout run: recompute the available count from the ledger and the active
     /// holds, atomically, and put right whatever drifted. Answered by `reconciled`.
     Reconcile,
+    /// A race at scale (see [`at_scale`]): `count` rows of its audit record from row `from`
+    /// (0-based). Answered by `audit_rows`; works while the race runs and after, until this
+    /// socket's next race at scale.
+    AuditPage {
+        /// The race's id.
+        run_id: String,
+        /// The first row wanted.
+        from: u32,
+        /// How many (1 to [`at_scale::MAX_AUDIT_PAGE`]).
+        count: u32,
+    },
     /// Create a room; this socket becomes its presenter. Answered by `room_created`.
     CreateRoom,
     /// Join a room as a phone (default), a spectator (`"as":"spectator"`), or, with the
@@ -293,7 +305,7 @@ impl ClientMessage {
     /// Every `type` a client may send, with the fields it takes besides `type`: what a
     /// server checks a frame against before serde, so each mistake gets its own code.
     /// `tests::every_client_message_is_in_types` keeps it equal to the enum above.
-    pub const TYPES: [(&'static str, &'static [&'static str]); 18] = [
+    pub const TYPES: [(&'static str, &'static [&'static str]); 19] = [
         ("start_run", &["config"]),
         ("start_compare", &["config"]),
         ("cancel_run", &[]),
@@ -302,6 +314,7 @@ impl ClientMessage {
         ("step_reset", &[]),
         ("step_close", &[]),
         ("reconcile", &[]),
+        ("audit_page", &["run_id", "from", "count"]),
         ("create_room", &[]),
         (
             "join_room",
@@ -338,6 +351,7 @@ impl ClientMessage {
             ClientMessage::StepReset => "step_reset",
             ClientMessage::StepClose => "step_close",
             ClientMessage::Reconcile => "reconcile",
+            ClientMessage::AuditPage { .. } => "audit_page",
             ClientMessage::CreateRoom => "create_room",
             ClientMessage::JoinRoom { .. } => "join_room",
             ClientMessage::OpenSale { .. } => "open_sale",
@@ -378,6 +392,17 @@ pub enum ServerMessage {
         /// One entry per buyer that finished since the last batch.
         outcomes: Vec<BuyerOutcome>,
     },
+    /// A race at scale (more buyers than [`at_scale::LIVE_OUTCOMES_MAX`]) sends this instead
+    /// of `outcomes`: its running totals, every [`at_scale::PROGRESS_EVERY_MS`] while it runs
+    /// and once more just before its terminal frame.
+    RunProgress {
+        /// Which run.
+        run_id: String,
+        /// The totals so far.
+        progress: at_scale::RunProgress,
+    },
+    /// The answer to `audit_page`.
+    AuditRows(at_scale::AuditRows),
     /// The run is over; no more `outcomes` frames follow for it. One of the three terminal
     /// frames: every `run_started` is followed by exactly one `run_finished`, `run_cancelled`
     /// or `error` carrying its `run_id`.

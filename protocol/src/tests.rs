@@ -875,6 +875,11 @@ fn every_client_message_is_in_types() {
         ClientMessage::StepReset,
         ClientMessage::StepClose,
         ClientMessage::Reconcile,
+        ClientMessage::AuditPage {
+            run_id: "r-1".into(),
+            from: 0,
+            count: 1,
+        },
         ClientMessage::CreateRoom,
         ClientMessage::JoinRoom {
             room: "ABCD".into(),

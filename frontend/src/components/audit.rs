@@ -6,6 +6,10 @@
 //!
 //! In a checkout each line is the buyer's whole story (`model::checkout::story`), and the
 //! filters are by how stories ended, each with its count.
+//!
+//! A race at scale (a million buyers) sends no outcomes: the list is as long as the buyers
+//! that answered, and the rows in view are asked of the server a page at a time ([`Pager`]).
+//! Its filters are off: they would need the whole record on the page.
 
 use std::ops::Range;
 
@@ -18,6 +22,13 @@ use crate::model::checkout::story::{self, StoryFilter};
 use crate::model::run::{AuditRow, Mark};
 use crate::model::text::{micros, thousands};
 use crate::session::Session;
+use crate::socket::Socket;
+use oversold_protocol::ClientMessage;
+use oversold_protocol::at_scale::{LIVE_OUTCOMES_MAX, MAX_AUDIT_PAGE};
+
+/// Least time between two `audit_page` requests, ms: four a second at most, well within the
+/// socket's budget of ten frames a second however fast the visitor scrolls.
+const PAGE_EVERY_MS: u64 = 250;
 
 /// Row height in px; must match `.audit-row` in style.css.
 const ROW_HEIGHT: f64 = 30.0;
@@ -35,6 +46,7 @@ pub fn AuditTrail() -> impl IntoView {
     let checkout = move || showing_checkout(session);
     let list = List::new(session, filter, story_filter);
     list.follow_new_rows(filter, story_filter);
+    list.page_from_the_server(Pager::new(expect_context::<Socket>()));
     let filtered =
         move || filter.get() != AuditFilter::All || story_filter.get() != StoryFilter::All;
 
@@ -50,6 +62,14 @@ pub fn AuditTrail() -> impl IntoView {
             </div>
             <StoryFilters session story_filter/>
             <OutcomeFilters session filter/>
+            <Show when=move || at_scale(session)>
+                <p class="muted at-scale-note" data-testid="audit-at-scale">
+                    {format!(
+                        "More than {} buyers: the server keeps this audit and sends the lines in view as you scroll (filters are off).",
+                        thousands(i64::from(LIVE_OUTCOMES_MAX)),
+                    )}
+                </p>
+            </Show>
             <ChaosNotes/>
             <Headings session/>
             <Scroller list/>
@@ -64,7 +84,12 @@ fn showing_checkout(session: Session) -> bool {
 
 /// How many buyers of the run on screen have answered.
 fn answered(session: Session) -> usize {
-    session.with_run(|r| r.map_or(0, |r| r.rows.len()))
+    session.with_run(|r| r.map_or(0, |r| r.finished_buyers()))
+}
+
+/// True while the run on screen is a race at scale (its audit is on the server).
+fn at_scale(session: Session) -> bool {
+    session.with_run(|r| r.is_some_and(|r| r.at_scale()))
 }
 
 /// A checkout's filters, by how the stories ended, each with its count.
@@ -118,7 +143,7 @@ fn OutcomeFilters(session: Session, filter: RwSignal<AuditFilter>) -> impl IntoV
         filter.get() == f || session.with_run(|r| r.is_some_and(|r| f.shown(r.gave_up, r.unknown)))
     };
     view! {
-        <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=move || showing_checkout(session)>
+        <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=move || showing_checkout(session) || at_scale(session)>
             {AuditFilter::ALL
                 .map(|f| {
                     view! {
@@ -201,8 +226,11 @@ impl List {
         }
     }
 
-    /// How many rows the filters let through.
+    /// How many rows the filters let through (at scale: every buyer that answered).
     fn shown(self) -> usize {
+        if at_scale(self.session) {
+            return answered(self.session);
+        }
         self.indices.with(Vec::len)
     }
 
@@ -222,6 +250,17 @@ impl List {
         let range = self.range();
         self.session.with_run(|r| {
             let Some(r) = r else { return Vec::new() };
+            if r.at_scale() {
+                // The rows of the page the server sent that are in view (while a newer page
+                // is on its way, what it has of them).
+                let w = &r.audit_window;
+                return w
+                    .rows
+                    .iter()
+                    .filter(|row| range.contains(&row.seq))
+                    .map(|row| (r.run_id.clone(), None, row.clone()))
+                    .collect();
+            }
             // A finished checkout's clock: its crashed buyers' holds have expired by then.
             let end = r
                 .summary()
@@ -256,6 +295,20 @@ impl List {
         });
     }
 
+    /// At scale, ask the server for the rows in view whenever the page lacks some of them.
+    fn page_from_the_server(self, pager: Pager) {
+        Effect::new(move |_| {
+            let range = self.range();
+            let wanted = self.session.with_run(|r| {
+                let r = r.filter(|r| r.at_scale())?;
+                let range = range.start..range.end.min(r.finished_buyers());
+                (!range.is_empty() && !r.audit_window.covers(&range))
+                    .then(|| (r.run_id.clone(), range))
+            });
+            pager.want(wanted);
+        });
+    }
+
     /// A scroll measures the viewport, and follows again only at the bottom.
     fn on_scroll(self) {
         if let Some(el) = self.scroller.get() {
@@ -266,6 +319,54 @@ impl List {
             self.follow
                 .set(top + height >= f64::from(el.scroll_height()) - ROW_HEIGHT * 1.5);
         }
+    }
+}
+
+/// Sends `audit_page` for the rows a race at scale's list wants, no more often than every
+/// [`PAGE_EVERY_MS`]: a want that comes sooner waits, and only the latest one is sent.
+#[derive(Clone, Copy)]
+struct Pager {
+    socket: Socket,
+    wanted: StoredValue<Option<(String, Range<usize>)>>,
+    cooling: StoredValue<bool>,
+}
+
+impl Pager {
+    fn new(socket: Socket) -> Self {
+        Self {
+            socket,
+            wanted: StoredValue::new(None),
+            cooling: StoredValue::new(false),
+        }
+    }
+
+    /// The rows the list lacks now (`None`: it lacks none).
+    fn want(self, wanted: Option<(String, Range<usize>)>) {
+        self.wanted.set_value(wanted);
+        self.pump();
+    }
+
+    fn pump(self) {
+        if self.cooling.get_value() {
+            return;
+        }
+        let Some((run_id, range)) = self.wanted.try_update_value(Option::take).flatten() else {
+            return;
+        };
+        let count = (range.len() as u32).min(MAX_AUDIT_PAGE);
+        self.socket.send(&ClientMessage::AuditPage {
+            run_id,
+            from: range.start as u32,
+            count,
+        });
+        self.cooling.set_value(true);
+        set_timeout(
+            move || {
+                self.cooling.set_value(false);
+                self.pump();
+            },
+            std::time::Duration::from_millis(PAGE_EVERY_MS),
+        );
     }
 }
 

@@ -258,6 +258,7 @@ fn caption_of(p: &PageState) -> (String, &'static str) {
                     || (rt.tape.breaks.iter().any(|b| b.evicted) && rt.caption.refused > 0),
             ),
         ),
+        (Some(r), None) if r.at_scale() => (r.at_scale_caption(), "idle"),
         (Some(_), None) => (
             "This strategy did not say how its replies order it, so there is no tape to draw.".to_string(),
             "idle",

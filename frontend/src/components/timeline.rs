@@ -218,6 +218,8 @@ impl Reading {
                 story::timeline_caption(r.rows.iter().map(|row| &row.outcome), r.is_running()),
                 None,
             ),
+            // No bar per buyer: the totals and the audit tell it.
+            Some(r) if r.at_scale() => (r.at_scale_caption(), None),
             // Several shelves, no tape: what became of the orders.
             Some(r) if crate::model::carts::is_multi_key(&r.config) => {
                 (crate::model::carts::timeline_caption(r), None)

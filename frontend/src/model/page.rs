@@ -100,6 +100,17 @@ impl PageState {
             ServerMessage::StepClosed { run_id } => self.step_closed(&run_id),
             ServerMessage::RunStarted { run_id, config } => self.run_started(run_id, config),
             ServerMessage::Outcomes { run_id, outcomes } => self.outcomes(&run_id, outcomes),
+            // A race at scale: its totals while it runs, and the audit page asked for.
+            ServerMessage::RunProgress { run_id, progress } => {
+                if let Some(run) = self.running(&run_id) {
+                    run.progress(progress);
+                }
+            }
+            ServerMessage::AuditRows(rows) => {
+                if let Some(run) = self.run.as_mut().filter(|r| r.run_id == rows.run_id) {
+                    run.audit_rows(rows);
+                }
+            }
             ServerMessage::RunFinished { run_id, summary } => self.run_finished(run_id, summary),
             ServerMessage::RunCancelled { run_id, summary } => self.run_cancelled(run_id, summary),
             // The races in between arrive as ordinary runs; these two frames bracket them.
@@ -311,7 +322,10 @@ impl PageState {
 
     /// Keep the outcomes of the run on screen, just recorded at the front of the history.
     fn keep_run_on_screen(&mut self) {
-        let Some(run) = &self.run else { return };
+        // A race at scale has no outcomes on the page to keep (its audit is the server's).
+        let Some(run) = self.run.as_ref().filter(|r| !r.at_scale()) else {
+            return;
+        };
         if self.history.first().is_none_or(|e| e.run_id != run.run_id) {
             return;
         }
@@ -514,7 +528,8 @@ impl PageState {
     /// strategy declares in `hello`; `None` before a run, or for a strategy `hello` did not list.
     /// Built once per batch (see [`TapeCache`]), whichever panel asks first.
     pub fn run_tape(&self) -> Option<Arc<RunTape>> {
-        let run = self.run.as_ref()?;
+        // A race at scale sends totals, not the outcomes a tape is drawn from.
+        let run = self.run.as_ref().filter(|r| !r.at_scale())?;
         let rule = strategies::find(
             self.known_for(Some(run.config.race.scenario())),
             &run.config.strategy,

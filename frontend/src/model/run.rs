@@ -2,7 +2,12 @@
 //!
 //! The server streams outcomes in batches; [`RunModel::push_batch`] folds each batch in once,
 //! so the UI holds one plain `Vec` and re-renders once per batch, never once per buyer.
+//!
+//! A race at scale (past `LIVE_OUTCOMES_MAX` buyers) sends no outcomes: the page keeps the
+//! server's running totals ([`RunModel::progress`]) and the audit rows in view
+//! ([`RunModel::audit_window`]), asked for a page at a time.
 
+use oversold_protocol::at_scale::{AuditRows, RunProgress, streams_progress};
 use oversold_protocol::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary, Scenario};
 
 use super::checkout::books::Live;
@@ -157,6 +162,47 @@ pub struct RunModel {
     pub phase: Phase,
     /// A checkout's live books and `reconcile` answers (empty in a race).
     pub checkout: Live,
+    /// A race at scale: the server's running totals (`rows` stays empty).
+    pub progress: Option<RunProgress>,
+    /// A race at scale: the audit rows the server sent last, for the window on screen.
+    pub audit_window: AuditWindow,
+}
+
+/// The audit rows of a race at scale that the page holds: one page, in arrival order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditWindow {
+    /// The position of `rows[0]` in the server's record.
+    pub from: usize,
+    /// The rows, flagged as the page flags its own.
+    pub rows: Vec<AuditRow>,
+}
+
+impl AuditWindow {
+    /// The rows of `range` when this page holds all of them.
+    pub fn covers(&self, range: &std::ops::Range<usize>) -> bool {
+        range.start >= self.from && range.end <= self.from + self.rows.len()
+    }
+}
+
+/// How an outcome's line is flagged, given the units accepted orders took before it (in
+/// arrival order) and the initial stock: the flag and the units of it that never existed.
+pub fn mark(outcome: &BuyerOutcome, units_before: u64, stock: u64) -> (Mark, u64) {
+    match outcome.result {
+        OutcomeResult::Reserved => {
+            let after = units_before + u64::from(outcome.qty);
+            // Units numbered `stock..` never existed; count how many of ours are there.
+            let phantom = after.saturating_sub(units_before.max(stock));
+            if phantom > 0 {
+                (Mark::Oversold, phantom)
+            } else {
+                (Mark::Reserved, 0)
+            }
+        }
+        OutcomeResult::SoldOut => (Mark::SoldOut, 0),
+        OutcomeResult::Error => (Mark::Error, 0),
+        OutcomeResult::Unknown => (Mark::Unknown, 0),
+        OutcomeResult::GaveUp => (Mark::GaveUp, 0),
+    }
 }
 
 impl RunModel {
@@ -177,7 +223,63 @@ impl RunModel {
             last_write: None,
             phase: Phase::Running,
             checkout: Live::default(),
+            progress: None,
+            audit_window: AuditWindow::default(),
         }
+    }
+
+    /// True for a race at scale: totals and a paged audit instead of outcomes.
+    pub fn at_scale(&self) -> bool {
+        streams_progress(self.config.race.buyers)
+    }
+
+    /// What the tape and the timeline say instead of drawing a race at scale: one sentence,
+    /// its count the same as the audit's.
+    pub fn at_scale_caption(&self) -> String {
+        use super::text::thousands;
+        let so_far = if self.is_running() { " so far" } else { "" };
+        format!(
+            "{} buyers is past the {} the page draws one by one: the counters and the audit \
+             (read from the server a page at a time) tell this race. {} of them answered{so_far}.",
+            thousands(i64::from(self.config.race.buyers)),
+            thousands(i64::from(oversold_protocol::at_scale::LIVE_OUTCOMES_MAX)),
+            thousands(self.finished_buyers() as i64),
+        )
+    }
+
+    /// The stock an order is held against when flagging it: a cart's units come off several
+    /// shelves, each with its own stock, so no order is a phantom by the run's total (each
+    /// shelf's own oversell is `model::carts`'s to show).
+    fn stock_for_marks(&self) -> u64 {
+        match super::carts::is_multi_key(&self.config) {
+            true => u64::MAX,
+            false => u64::from(self.config.race.stock),
+        }
+    }
+
+    /// A page of a race at scale's audit, as the server sent it.
+    pub fn audit_rows(&mut self, page: AuditRows) {
+        let stock = self.stock_for_marks();
+        let mut units = page.units_sold_before;
+        let from = page.from as usize;
+        let rows = page
+            .outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(i, outcome)| {
+                let (mark, phantom_units) = mark(&outcome, units, stock);
+                if outcome.result == OutcomeResult::Reserved {
+                    units += u64::from(outcome.qty);
+                }
+                AuditRow {
+                    seq: from + i,
+                    outcome,
+                    mark,
+                    phantom_units,
+                }
+            })
+            .collect();
+        self.audit_window = AuditWindow { from, rows };
     }
 
     /// True for a run of the checkout scenario.
@@ -187,56 +289,33 @@ impl RunModel {
 
     /// Fold in one `outcomes` frame.
     pub fn push_batch(&mut self, outcomes: Vec<BuyerOutcome>) {
-        // A cart's units come off several shelves, each with its own stock: no order is a
-        // phantom by the run's total; each shelf's own oversell is `model::carts`'s to show.
-        let stock = match super::carts::is_multi_key(&self.config) {
-            true => u64::MAX,
-            false => u64::from(self.config.race.stock),
-        };
+        let stock = self.stock_for_marks();
         self.rows.reserve(outcomes.len());
         for outcome in outcomes {
-            let (mark, phantom_units) = match outcome.result {
+            let (mark, phantom_units) = mark(&outcome, self.units_sold, stock);
+            match outcome.result {
                 OutcomeResult::Reserved => {
-                    let before = self.units_sold;
-                    let after = before + u64::from(outcome.qty);
                     self.sales.push(Sale {
                         buyer: outcome.buyer,
-                        first_unit: before,
+                        first_unit: self.units_sold,
                         qty: outcome.qty,
                     });
-                    self.units_sold = after;
+                    self.units_sold += u64::from(outcome.qty);
                     self.orders_accepted += 1;
                     if let Some(written) = outcome.stock_after
                         && self.last_write.is_none_or(|(t, _)| outcome.end_us >= t)
                     {
                         self.last_write = Some((outcome.end_us, written));
                     }
-                    // Units numbered `stock..` never existed; count how many of ours are there.
-                    let phantom = after.saturating_sub(before.max(stock));
-                    if phantom > 0 {
-                        (Mark::Oversold, phantom)
-                    } else {
-                        (Mark::Reserved, 0)
-                    }
                 }
-                OutcomeResult::SoldOut => {
-                    self.rejected += 1;
-                    (Mark::SoldOut, 0)
-                }
-                OutcomeResult::Error => {
-                    self.errors += 1;
-                    (Mark::Error, 0)
-                }
+                OutcomeResult::SoldOut => self.rejected += 1,
+                OutcomeResult::Error => self.errors += 1,
                 OutcomeResult::Unknown => {
                     self.unknown += 1;
                     self.in_doubt_units += u64::from(outcome.qty);
-                    (Mark::Unknown, 0)
                 }
-                OutcomeResult::GaveUp => {
-                    self.gave_up += 1;
-                    (Mark::GaveUp, 0)
-                }
-            };
+                OutcomeResult::GaveUp => self.gave_up += 1,
+            }
             self.rows.push(AuditRow {
                 seq: self.rows.len(),
                 outcome,
@@ -244,6 +323,20 @@ impl RunModel {
                 phantom_units,
             });
         }
+    }
+
+    /// A race at scale's running totals arrived: they stand in for the outcomes it does not
+    /// send (the tallies below are the page's own only for a race it streams).
+    pub fn progress(&mut self, progress: RunProgress) {
+        self.units_sold = progress.units_sold;
+        self.orders_accepted = progress.orders_accepted;
+        self.rejected = progress.rejected;
+        self.errors = progress.errors;
+        self.unknown = progress.unknown;
+        self.in_doubt_units = progress.in_doubt_units;
+        self.gave_up = progress.gave_up;
+        self.last_write = progress.last_write;
+        self.progress = Some(progress);
     }
 
     /// `run_finished` arrived. Only a running run can finish: a terminal frame ends it once.
@@ -281,7 +374,10 @@ impl RunModel {
 
     /// Buyers that have answered so far.
     pub fn finished_buyers(&self) -> usize {
-        self.rows.len()
+        match &self.progress {
+            Some(p) => p.buyers_done as usize,
+            None => self.rows.len(),
+        }
     }
 
     /// The server's summary, once the run finished (or was cancelled with one).

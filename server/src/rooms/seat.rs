@@ -208,6 +208,7 @@ pub async fn handle(
         | ClientMessage::StepReset
         | ClientMessage::StepClose
         | ClientMessage::Reconcile
+        | ClientMessage::AuditPage { .. }
         | ClientMessage::CheckSolution { .. } => {
             Err(WireError::new(ErrorCode::BadMessage, "not a room message"))
         }

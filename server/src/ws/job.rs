@@ -6,15 +6,25 @@
 
 use std::sync::Arc;
 
+use oversold_protocol::at_scale::streams_progress;
 use oversold_protocol::{ErrorCode, RunConfig, RunSummary, ServerMessage, WireError};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::admit::{self, Job};
-use super::batcher;
+use super::{at_scale, batcher};
 use crate::run::{Control, Event, Keep, RunError, RunReport, Watchers, new_id};
 use crate::scenario::AnyStrategy;
 use crate::state::AppState;
+
+/// Where a job's frames go: the socket's queue, and the shelf for the record of a race at
+/// scale (which the session reads `audit_page` answers from).
+pub struct Outlet {
+    /// The send task's queue.
+    pub frames: mpsc::Sender<ServerMessage>,
+    /// The socket's audit record of its latest race at scale.
+    pub audit: at_scale::Shelf,
+}
 
 /// Run a job's races one after another; a comparison is framed by its own messages.
 ///
@@ -25,11 +35,12 @@ pub async fn run_job(
     state: Arc<AppState>,
     job: Job,
     first_run_id: String,
-    outbound: mpsc::Sender<ServerMessage>,
+    outlet: Outlet,
     cancel: CancellationToken,
     ended: CancellationToken,
     mut control: mpsc::Receiver<Control>,
 ) {
+    let outbound = &outlet.frames;
     let Job {
         compare,
         races,
@@ -64,7 +75,7 @@ pub async fn run_job(
             strategy,
             config,
             id,
-            (&outbound, &mut control),
+            (&outlet, &mut control),
             &cancel,
             in_compare,
         );
@@ -99,10 +110,11 @@ async fn run_one(
     strategy: AnyStrategy,
     config: RunConfig,
     run_id: String,
-    (outbound, control): (&mpsc::Sender<ServerMessage>, &mut mpsc::Receiver<Control>),
+    (outlet, control): (&Outlet, &mut mpsc::Receiver<Control>),
     cancel: &CancellationToken,
     in_compare: bool,
 ) -> (ServerMessage, Option<RunSummary>) {
+    let outbound = &outlet.frames;
     tracing::info!(run_id, config = %config.describe(), "run started");
     let started = ServerMessage::RunStarted {
         run_id: run_id.clone(),
@@ -123,29 +135,20 @@ async fn run_one(
     };
     let result = match strategy {
         _ if cancel.is_cancelled() => None,
-        strategy => Some(
-            race(
-                state,
-                strategy,
-                &config,
-                &run_id,
-                (outbound, control),
-                cancel,
-            )
-            .await,
-        ),
+        strategy => Some(race(state, strategy, &config, &run_id, (outlet, control), cancel).await),
     };
     terminal_frame(run_id, result, cancel.is_cancelled())
 }
 
-/// Run `strategy` while its events go out: outcomes in batches, a checkout's live numbers
-/// and `reconcile` answers as frames of their own, in the order they came.
+/// Run `strategy` while its events go out: outcomes in batches (or, for a race at scale, as
+/// progress and a record), a checkout's live numbers and `reconcile` answers as frames of
+/// their own, in the order they came.
 async fn race(
     state: &AppState,
     strategy: AnyStrategy,
     config: &RunConfig,
     run_id: &str,
-    (outbound, control): (&mpsc::Sender<ServerMessage>, &mut mpsc::Receiver<Control>),
+    (outlet, control): (&Outlet, &mut mpsc::Receiver<Control>),
     cancel: &CancellationToken,
 ) -> Result<RunReport, RunError> {
     let (events, seen) = mpsc::unbounded_channel();
@@ -156,7 +159,9 @@ async fn race(
         keep: Keep::Summary,
     };
     let race = strategy.run(&state.backends, config, run_id, watchers, cancel.clone());
-    tokio::join!(race, forward_events(run_id, seen, outbound)).0
+    let at_scale = streams_progress(config.race.buyers).then(|| outlet.audit.clone());
+    let forward = forward_events(run_id, seen, &outlet.frames, at_scale, config.race.buyers);
+    tokio::join!(race, forward).0
 }
 
 /// A run's events to the socket: outcomes through the batcher, every other event as a frame
@@ -165,6 +170,8 @@ async fn forward_events(
     run_id: &str,
     mut events: mpsc::UnboundedReceiver<Event>,
     outbound: &mpsc::Sender<ServerMessage>,
+    at_scale: Option<at_scale::Shelf>,
+    buyers: u32,
 ) {
     let (outcomes, to_batch) = mpsc::unbounded_channel();
     let split = async move {
@@ -193,8 +200,22 @@ async fn forward_events(
             }
         }
     };
-    let batches = batcher::forward(run_id.to_string(), to_batch, outbound.clone());
-    tokio::join!(split, batches);
+    let outcomes = async {
+        match at_scale {
+            Some(shelf) => {
+                at_scale::forward(
+                    run_id.to_string(),
+                    buyers,
+                    to_batch,
+                    outbound.clone(),
+                    shelf,
+                )
+                .await
+            }
+            None => batcher::forward(run_id.to_string(), to_batch, outbound.clone()).await,
+        }
+    };
+    tokio::join!(split, outcomes);
 }
 
 /// The terminal frame for a run that ended with `result` (`None`: never started, because it

@@ -14,6 +14,7 @@
 //!   [`origin`]: which pages may open a socket.
 
 pub mod admit;
+mod at_scale;
 mod batcher;
 mod host;
 pub mod inbound;
@@ -213,6 +214,8 @@ struct Session {
     in_flight: Option<InFlight>,
     stepping: Option<step::StepSlot>,
     seat: Seats,
+    /// The audit record of this socket's latest race at scale.
+    audit: at_scale::Shelf,
     /// When the client last sent anything (a pong counts).
     last_heard: Instant,
 }
@@ -242,6 +245,7 @@ async fn session(socket: WebSocket, state: Arc<AppState>, caller: Caller, page: 
         in_flight: None,
         stepping: None,
         seat: Seats::default(),
+        audit: at_scale::Shelf::default(),
         last_heard: Instant::now(),
     };
     let mut liveness = tokio::time::interval_at(Instant::now() + PING_EVERY, PING_EVERY);
@@ -409,6 +413,14 @@ impl Session {
                 Some(e) => ServerMessage::Error(e),
                 None => return, // the job answers with `reconciled` itself
             },
+            ClientMessage::AuditPage {
+                run_id,
+                from,
+                count,
+            } => match self.audit.page(&run_id, from, count) {
+                Ok(rows) => ServerMessage::AuditRows(rows),
+                Err(e) => ServerMessage::Error(e),
+            },
             ClientMessage::StepOpen { config } => {
                 step::open(state, caller, &config, &mut self.stepping).await
             }
@@ -455,7 +467,11 @@ impl Session {
         match admit(&self.state, &self.caller, request) {
             Err(e) => send_error(&self.frames, e).await,
             Ok(job) => {
-                self.in_flight = Some(start(&self.state, &mut self.jobs, job, &self.frames));
+                let outlet = job::Outlet {
+                    frames: self.frames.clone(),
+                    audit: self.audit.clone(),
+                };
+                self.in_flight = Some(start(&self.state, &mut self.jobs, job, outlet));
             }
         }
     }
@@ -504,12 +520,7 @@ fn reconcile(in_flight: Option<&InFlight>) -> Option<WireError> {
 }
 
 /// Spawn an admitted job on the session's task set.
-fn start(
-    state: &Arc<AppState>,
-    jobs: &mut JoinSet<()>,
-    job: Job,
-    frames: &mpsc::Sender<ServerMessage>,
-) -> InFlight {
+fn start(state: &Arc<AppState>, jobs: &mut JoinSet<()>, job: Job, outlet: job::Outlet) -> InFlight {
     let cancel = state.shutdown.child_token();
     let ended = CancellationToken::new();
     let run_id = crate::run::new_id("r");
@@ -520,7 +531,7 @@ fn start(
         state.clone(),
         job,
         run_id,
-        frames.clone(),
+        outlet,
         cancel.clone(),
         ended.clone(),
         requests,

@@ -7,14 +7,17 @@
 //! invariant too, and a server allows more than 10,000 buyers only when started to.
 
 use crate::common::checks::{assert_one_outcome_per_buyer, assert_serializable, strategy};
-use crate::common::{TestRedis, TestServer, calls, reply, run_keys};
+use crate::common::{Client, RunSeen, TestRedis, TestServer, calls, reply, run_keys};
 use oversold::bench::{self, BenchConfig};
 use oversold::engine;
 use oversold::headless::{self, CLI_LIMITS};
 use oversold::state::AppState;
 use oversold::store::{scripts, stock};
+use oversold_protocol::at_scale::MAX_AUDIT_PAGE;
 use oversold_protocol::limits::MAX_BUYERS;
-use oversold_protocol::{ErrorCode, RunConfig, RunRequest};
+use oversold_protocol::{
+    ErrorCode, OutcomeResult, RunConfig, RunRequest, RunSummary, ServerMessage,
+};
 use serde_json::json;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -179,20 +182,106 @@ async fn a_server_takes_a_larger_crowd_only_when_started_to() {
     assert_eq!(client.hello().await.limits.buyers.max, 1_000_000);
     client.send_json(start).await;
     let run = client.collect_run().await;
-    let summary = run.summary.expect("the run finishes");
-    assert_eq!(
-        run.outcomes.len(),
-        crowd as usize,
-        "every outcome reaches the page"
-    );
+    let summary = run.summary.clone().expect("the run finishes");
     assert_eq!((summary.units_sold, summary.final_stock), (100, 0));
     assert_eq!(summary.rejected, crowd - 100);
+    a_race_at_scale_streams_totals_and_keeps_its_audit(&mut client, &run, &summary).await;
     // A checkout keeps the protocol's cap on the same server.
     client
         .send_json(json!({"type":"start_run","config":{
             "strategy":"holds","scenario":"checkout","buyers":crowd}}))
         .await;
     assert_eq!(client.expect_error().await.code, ErrorCode::OutOfRange);
+}
+
+/// A race past `LIVE_OUTCOMES_MAX` sends `run_progress` instead of outcomes: totals that only
+/// grow and end on the summary's. Its audit is on the server, read a page at a time: every
+/// buyer exactly once, the units sold before each page right. Bad pages are refused, and the
+/// socket goes on answering.
+async fn a_race_at_scale_streams_totals_and_keeps_its_audit(
+    client: &mut Client,
+    run: &RunSeen,
+    summary: &RunSummary,
+) {
+    let buyers = run.config.race.buyers;
+    assert!(
+        run.outcomes.is_empty(),
+        "a race at scale streams totals, not outcomes"
+    );
+    let last = run.progress.last().expect("progress frames");
+    assert_eq!(last.buyers_done, buyers);
+    assert_eq!(
+        (
+            last.units_sold,
+            last.orders_accepted,
+            last.rejected,
+            last.errors
+        ),
+        (
+            summary.units_sold,
+            summary.orders_accepted,
+            summary.rejected,
+            summary.errors
+        )
+    );
+    assert!(
+        run.progress
+            .windows(2)
+            .all(|w| w[0].buyers_done <= w[1].buyers_done)
+    );
+
+    let page = |from: u32, count: u32| json!({"type":"audit_page","run_id":run.run_id,"from":from,"count":count});
+    let mut seen = vec![false; buyers as usize + 1];
+    let (mut from, mut units) = (0u32, 0u64);
+    while from < buyers {
+        client.send_json(page(from, MAX_AUDIT_PAGE)).await;
+        let rows = match client.next_not_status().await {
+            ServerMessage::AuditRows(rows) => rows,
+            other => panic!("expected audit_rows, got {other:?}"),
+        };
+        assert_eq!((rows.from, rows.total), (from, buyers));
+        assert_eq!(
+            rows.units_sold_before, units,
+            "units sold before row {from}"
+        );
+        for o in &rows.outcomes {
+            assert!(
+                !std::mem::replace(&mut seen[o.buyer as usize], true),
+                "buyer {} twice",
+                o.buyer
+            );
+            if o.result == OutcomeResult::Reserved {
+                units += u64::from(o.qty);
+            }
+        }
+        from += rows.outcomes.len() as u32;
+        // Within the socket's budget of ten frames a second.
+        tokio::time::sleep(std::time::Duration::from_millis(110)).await;
+    }
+    assert!(seen[1..].iter().all(|&s| s), "every buyer is in the audit");
+    assert_eq!(units, summary.units_sold);
+
+    for (bad, code) in [
+        (page(0, 0), ErrorCode::OutOfRange),
+        (page(0, MAX_AUDIT_PAGE + 1), ErrorCode::OutOfRange),
+        (page(buyers + 1, 1), ErrorCode::OutOfRange),
+        (
+            json!({"type":"audit_page","run_id":"r-000000000000","from":0,"count":5}),
+            ErrorCode::NoRunInProgress,
+        ),
+        (
+            json!({"type":"audit_page","run_id":run.run_id,"from":-1,"count":5}),
+            ErrorCode::BadMessage,
+        ),
+    ] {
+        client.send_json(bad).await;
+        assert_eq!(client.expect_error().await.code, code);
+    }
+    client.send_json(page(buyers - 1, 5)).await;
+    match client.next_not_status().await {
+        ServerMessage::AuditRows(rows) => assert_eq!(rows.outcomes.len(), 1),
+        other => panic!("the socket still answers pages, got {other:?}"),
+    }
 }
 
 /// `bench --pipeline`: each worker's orders go 16 to a request, and Redis still runs every

@@ -4,7 +4,7 @@ use oversold_protocol::{ErrorCode, OutcomeResult, RedisState, ServerMessage, Wir
 
 use super::*;
 use crate::model::fixtures::{config, hello, outcome, summary};
-use crate::model::run::Phase;
+use crate::model::run::{Mark, Phase};
 
 /// A page that has had its `hello`.
 fn page() -> PageState {
@@ -391,4 +391,81 @@ fn checkout_frames_feed_the_run_on_screen_and_only_while_it_runs() {
     // Once over, a late frame changes nothing.
     p.apply(frame("r-c", 1));
     assert_eq!(p.run.as_ref().unwrap().checkout.frames, 2);
+}
+
+/// A race at scale: no outcomes, the server's totals stand in for them (the grid and the
+/// counters read the same numbers), the audit is a page the server sent, flagged as the page
+/// flags its own, and the tape says why it draws nothing.
+#[test]
+fn a_race_at_scale_is_its_progress_and_a_page_of_audit() {
+    use oversold_protocol::at_scale::{AuditRows, RunProgress};
+    let mut p = page();
+    let mut config = config(10, 1_000_000);
+    config.strategy = "naive".into();
+    p.apply(ServerMessage::RunStarted {
+        run_id: "r-big".into(),
+        config,
+    });
+    let progress = RunProgress {
+        buyers_done: 40_000,
+        units_sold: 34,
+        orders_accepted: 34,
+        rejected: 39_966,
+        last_write: Some((900, 3)),
+        ..Default::default()
+    };
+    p.apply(ServerMessage::RunProgress {
+        run_id: "r-big".into(),
+        progress,
+    });
+    let run = p.run.as_ref().unwrap();
+    assert!(run.at_scale() && run.rows.is_empty());
+    assert_eq!(answered(&p), 40_000);
+    let c = run.counters();
+    assert_eq!(
+        (c.units_sold, c.oversold_units, c.rejected),
+        (34, 24, 39_966)
+    );
+    assert_eq!(
+        c.stock_remaining, 3,
+        "the counter as last written, as in a streamed race"
+    );
+    assert!(p.run_tape().is_none());
+    assert!(
+        run.at_scale_caption()
+            .contains("40,000 of them answered so far")
+    );
+
+    // Rows 100.. with 9 units sold before them: the second sale takes unit 11, a phantom.
+    p.apply(ServerMessage::AuditRows(AuditRows {
+        run_id: "r-big".into(),
+        from: 100,
+        total: 40_000,
+        units_sold_before: 9,
+        outcomes: vec![
+            outcome(7, 1, OutcomeResult::Reserved),
+            outcome(8, 1, OutcomeResult::SoldOut),
+            outcome(9, 1, OutcomeResult::Reserved),
+        ],
+    }));
+    let w = &p.run.as_ref().unwrap().audit_window;
+    let marks: Vec<_> = w.rows.iter().map(|r| (r.seq, r.mark)).collect();
+    assert_eq!(
+        marks,
+        [
+            (100, Mark::Reserved),
+            (101, Mark::SoldOut),
+            (102, Mark::Oversold)
+        ]
+    );
+    assert!(w.covers(&(100..103)) && !w.covers(&(99..101)));
+    // Another run's page changes nothing.
+    p.apply(ServerMessage::AuditRows(AuditRows {
+        run_id: "r-other".into(),
+        from: 0,
+        total: 1,
+        units_sold_before: 0,
+        outcomes: vec![outcome(1, 1, OutcomeResult::Reserved)],
+    }));
+    assert_eq!(p.run.as_ref().unwrap().audit_window.from, 100);
 }

@@ -337,9 +337,20 @@ impl Client {
             other => panic!("expected run_started, got {other:?}"),
         };
         let mut outcomes = Vec::new();
+        let mut progress = Vec::new();
         let mut batches = 0;
         loop {
             match self.next_not_status().await {
+                ServerMessage::RunProgress {
+                    run_id: id,
+                    progress: p,
+                } => {
+                    assert_eq!(
+                        id, run_id,
+                        "progress of another run leaked into this socket"
+                    );
+                    progress.push(p);
+                }
                 ServerMessage::Outcomes {
                     run_id: id,
                     outcomes: o,
@@ -360,6 +371,7 @@ impl Client {
                         run_id,
                         config,
                         outcomes,
+                        progress,
                         batches,
                         cancelled: false,
                         summary: Ok(summary),
@@ -374,6 +386,7 @@ impl Client {
                         run_id,
                         config,
                         outcomes,
+                        progress,
                         batches,
                         cancelled: true,
                         summary: summary.ok_or_else(|| oversold_protocol::WireError {
@@ -389,6 +402,7 @@ impl Client {
                         run_id,
                         config,
                         outcomes,
+                        progress,
                         batches,
                         cancelled: false,
                         summary: Err(e),
@@ -404,6 +418,8 @@ pub struct RunSeen {
     pub run_id: String,
     pub config: oversold_protocol::RunConfig,
     pub outcomes: Vec<oversold_protocol::BuyerOutcome>,
+    /// `run_progress` frames, for a race at scale (which sends no outcomes).
+    pub progress: Vec<oversold_protocol::at_scale::RunProgress>,
     pub batches: usize,
     /// Ended with `run_cancelled` (then `summary` is its optional summary).
     pub cancelled: bool,
