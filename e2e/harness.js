@@ -112,10 +112,11 @@ export function otherBrowser() {
   });
 }
 
-export async function setUp() {
+/** `serverArgs`: flags for `oversold serve` beyond the harness's own (e.g. `--max-buyers`). */
+export async function setUp({ serverArgs = [] } = {}) {
   mkdirSync(shots, { recursive: true });
   lab.redis = await startRedis();
-  lab.server = await startServer();
+  lab.server = await startServer('127.0.0.1:0', serverArgs);
   lab.userDataDir = mkdtempSync(path.join(tmpdir(), 'oversold-chromium-'));
   lab.context = await chromium.launchPersistentContext(lab.userDataDir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',

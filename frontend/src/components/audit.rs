@@ -234,15 +234,19 @@ impl List {
         self.indices.with(Vec::len)
     }
 
+    /// The rows shown, laid out in a scroll area a browser can draw (a million rows scroll
+    /// proportionally).
+    fn tall(self) -> audit::TallList {
+        audit::TallList {
+            total: self.shown(),
+            row_height: ROW_HEIGHT,
+            viewport: self.viewport.get(),
+        }
+    }
+
     /// Which of them are in the DOM: those in view, plus a few either side.
     fn range(self) -> Range<usize> {
-        audit::visible_range(
-            self.shown(),
-            self.scroll_top.get(),
-            self.viewport.get(),
-            ROW_HEIGHT,
-            OVERSCAN,
-        )
+        self.tall().range(self.scroll_top.get(), OVERSCAN)
     }
 
     /// The lines in the DOM.
@@ -279,12 +283,23 @@ impl List {
     fn follow_new_rows(self, filter: RwSignal<AuditFilter>, story_filter: RwSignal<StoryFilter>) {
         // Syncing with the outside world (the DOM's scroll position) is what an Effect is for:
         // when new rows land and we are following, scroll to the bottom.
+        // Only a change in the count: any other change of the page (a run's end, an audit page
+        // arriving) between a visitor's scroll and its scroll event would pull the view back.
+        let rows = Memo::new(move |_| self.shown());
         Effect::new(move |_| {
-            let _ = self.shown();
+            // The list's height from the model, not `scroll_height()`: reading that after the
+            // DOM changed forces a layout of the whole page, once per batch (the browser clamps
+            // a scroll past the bottom to the bottom).
+            let height = audit::TallList {
+                total: rows.get(),
+                row_height: ROW_HEIGHT,
+                viewport: self.viewport.get_untracked(),
+            }
+            .height();
             if self.follow.get_untracked()
                 && let Some(el) = self.scroller.get()
             {
-                el.set_scroll_top(el.scroll_height());
+                el.set_scroll_top(height.ceil() as i32);
             }
         });
         // A new run or a new filter resumes following, whatever the visitor scrolled to before.
@@ -375,10 +390,13 @@ impl Pager {
 fn Scroller(list: List) -> impl IntoView {
     view! {
         <div class="audit-scroll" tabindex="0" aria-label="Audit trail lines" node_ref=list.scroller on:scroll=move |_| list.on_scroll()>
-            <div class="audit-spacer" style:height=move || format!("{}px", list.shown() as f64 * ROW_HEIGHT)>
+            <div class="audit-spacer" style:height=move || format!("{}px", list.tall().height())>
                 <div
                     class="audit-window"
-                    style:transform=move || format!("translateY({}px)", list.range().start as f64 * ROW_HEIGHT)
+                    style:transform=move || {
+                        let top = list.tall().row_px(list.range().start, list.scroll_top.get());
+                        format!("translateY({top}px)")
+                    }
                 >
                     <For each=move || list.window() key=|(id, end, row)| (id.clone(), end.is_some(), row.seq) let:item>
                         {if item.2.outcome.checkout.is_some() {
@@ -424,7 +442,7 @@ fn Row(
         micros(o.latency_us)
     );
     view! {
-        <div class="audit-row" data-testid="audit-row" data-mark=row.mark.as_str() title=title>
+        <div class="audit-row" data-testid="audit-row" data-seq=row.seq data-mark=row.mark.as_str() title=title>
             <span class="c-buyer">{format!("#{}", o.buyer)}</span>
             <span class="c-app">{format!("app {}", o.app_server + 1)}</span>
             <span class="c-num">{read}</span>

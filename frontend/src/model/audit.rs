@@ -119,6 +119,59 @@ pub fn visible_range(
     start..end.max(start)
 }
 
+/// Tallest scroll area a list makes, px. Browsers stop laying out an element somewhere past
+/// 16 million px (Firefox) or 33 million (Chromium), and a million rows of 30 px are 30
+/// million: past this height the scroll bar moves through the rows proportionally instead.
+pub const MAX_SCROLL_PX: f64 = 8_000_000.0;
+
+/// A list of `total` rows of `row_height` px in a scroll area of at most [`MAX_SCROLL_PX`],
+/// seen through a viewport `viewport` px tall.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TallList {
+    /// Rows in the list.
+    pub total: usize,
+    /// Each row's height, px.
+    pub row_height: f64,
+    /// The viewport's height, px.
+    pub viewport: f64,
+}
+
+impl TallList {
+    /// The rows' full height, px.
+    fn full(&self) -> f64 {
+        self.total as f64 * self.row_height
+    }
+
+    /// The scroll area's height, px.
+    pub fn height(&self) -> f64 {
+        self.full().min(MAX_SCROLL_PX)
+    }
+
+    /// The row (fractional) at the top of the viewport when scrolled to `scroll_top`: the
+    /// same fraction of the way through the rows as `scroll_top` is through the scroll area.
+    pub fn top_row(&self, scroll_top: f64) -> f64 {
+        let top = scroll_top.max(0.0);
+        if self.full() <= MAX_SCROLL_PX || self.row_height <= 0.0 {
+            return top / self.row_height.max(f64::MIN_POSITIVE);
+        }
+        let travel = (self.height() - self.viewport).max(1.0);
+        let rows_travel = (self.full() - self.viewport).max(0.0) / self.row_height;
+        (top / travel).min(1.0) * rows_travel
+    }
+
+    /// Where row `row` is drawn, px from the top of the scroll area, when scrolled to
+    /// `scroll_top` (`row * row_height` while the list fits).
+    pub fn row_px(&self, row: usize, scroll_top: f64) -> f64 {
+        scroll_top.max(0.0) + (row as f64 - self.top_row(scroll_top)) * self.row_height
+    }
+
+    /// The rows to draw, as [`visible_range`] picks them.
+    pub fn range(&self, scroll_top: f64, overscan: usize) -> Range<usize> {
+        let top = self.top_row(scroll_top) * self.row_height;
+        visible_range(self.total, top, self.viewport, self.row_height, overscan)
+    }
+}
+
 /// One audit line as words: what the buyer read and what it did.
 pub fn describe(row: &AuditRow) -> String {
     let o = &row.outcome;
@@ -161,6 +214,42 @@ pub fn effort(o: &BuyerOutcome) -> Option<String> {
         format!("{} retries", o.retries)
     };
     Some(format!("{retries} · {} round trips", o.round_trips))
+}
+
+#[cfg(test)]
+mod tall_tests {
+    use super::*;
+
+    #[test]
+    fn a_short_list_scrolls_row_for_pixel_and_a_million_rows_fit_the_area() {
+        let short = TallList {
+            total: 10_000,
+            row_height: 30.0,
+            viewport: 420.0,
+        };
+        assert_eq!(short.height(), 300_000.0);
+        assert_eq!(short.top_row(3_000.0), 100.0);
+        assert_eq!(short.row_px(100, 3_000.0), 3_000.0);
+        assert_eq!(short.range(3_000.0, 10), 90..125);
+
+        let tall = TallList {
+            total: 1_000_000,
+            ..short
+        };
+        assert_eq!(tall.height(), MAX_SCROLL_PX);
+        assert_eq!(tall.top_row(0.0), 0.0);
+        // At the bottom, the last row's bottom edge meets the viewport's.
+        let bottom = MAX_SCROLL_PX - 420.0;
+        assert_eq!(tall.range(bottom, 0).end, 1_000_000);
+        let last = tall.row_px(999_999, bottom);
+        assert!((last + 30.0 - MAX_SCROLL_PX).abs() < 1e-6, "{last}");
+        // Halfway down the bar is halfway through the rows, drawn where the viewport is.
+        let half = bottom / 2.0;
+        let top = tall.top_row(half);
+        assert!((top - (1_000_000.0 - 14.0) / 2.0).abs() < 1.0, "{top}");
+        let at = tall.row_px(top.floor() as usize, half);
+        assert!(at <= half && at > half - 30.0, "{at} vs {half}");
+    }
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ struct Record {
 
 impl Record {
     fn push(&mut self, o: &BuyerOutcome) {
-        if self.rows.len() % CHECKPOINT_EVERY == 0 {
+        if self.rows.len().is_multiple_of(CHECKPOINT_EVERY) {
             self.checkpoints.push(self.units_sold);
         }
         if o.result == OutcomeResult::Reserved {
