@@ -6,6 +6,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { byTestId, fresh, knobs, lab, num, run, setUp, shots, tearDown } from './harness.js';
 
@@ -131,6 +132,9 @@ test('a million buyers: totals stream, no task of 100 ms, the audit pages throug
     `1,000,000 buyers: ${seen.length} samples while running; ${t.tasks} main-thread tasks, the longest ${t.cpu} ms of work ` +
       `(${t.overCpu} of 50 ms or more) and ${t.wall} ms on the wall clock (${t.overWall} of 50 ms or more)`,
   );
+  // The server's peak memory (this is its debug build), with the run's audit record in it.
+  const hwm = readFileSync(`/proc/${lab.server.child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
+  console.log(`1,000,000 buyers: the server's peak RSS ${hwm ? Math.round(Number(hwm[1]) / 1024) : '?'} MiB`);
   assert.ok(t.tasks > 100, `the trace saw the run: ${t.tasks} tasks`);
   assert.ok(t.cpu < 100, `a main-thread task did ${t.cpu} ms of work`);
 
@@ -142,4 +146,13 @@ test('a million buyers: totals stream, no task of 100 ms, the audit pages throug
   console.log(`1,000,000 buyers: audit rows read at ${middle} and ${first}`);
   const row = lab.page.locator('[data-testid="audit-row"][data-seq="0"]');
   assert.match(await row.getAttribute('data-mark'), /^(reserved|sold out)$/);
+  // How it looks on a projector, a big screen and a phone (screenshots/, gitignored).
+  for (const [name, size] of [['1280x720', { width: 1280, height: 720 }], ['1920x1080', { width: 1920, height: 1080 }], ['390x844', { width: 390, height: 844 }]]) {
+    await lab.page.setViewportSize(size);
+    await lab.page.screenshot({ path: path.join(shots, `scale-${name}.png`), fullPage: true });
+  }
+  await lab.page.setViewportSize({ width: 1440, height: 900 });
+  // Nothing to save: the outcomes stayed on the server.
+  await byTestId('save-run').click();
+  assert.match(await byTestId('error-notice').last().textContent(), /cannot be saved: its outcomes stay on the server/);
 });

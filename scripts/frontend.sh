@@ -188,8 +188,8 @@ node -e '
 # decoder for every frame of every scenario), and its ceiling sits just above that; mounting Buy
 # first and the counters and the grid after the first paint, its tiles a frame's worth at a time
 # (components/room/phone.rs), added 2 KB (152,955 bytes). The race at scale (a million
-# buyers: the progress and audit-page frames, the paged audit, issue 20) added 7 KB to the lab
-# (502,017 to 508,846 bytes) and its ceiling moved with it. Its HTML,
+# buyers: the progress and audit-page frames, the paged audit, issue 20) added 8 KB to the lab
+# (502,017 to 509,780 bytes) and its ceiling moved with it. Its HTML,
 # stylesheet (static/phone.css) and greeting are not counted here: with brotli, the whole load
 # to a usable Buy measured 135 KB in e2e/phone_bench.js (2026-12-02). The gate fails a page past
 # its ceiling (something grew by accident: look before raising it); the target, when missed, is
@@ -232,7 +232,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 498 300
+check_page dist 500 300
 check_page dist/workshop 280 300
 check_page dist/phone 152 150
 [ "$over" -eq 0 ] || exit 1

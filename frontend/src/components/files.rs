@@ -29,6 +29,15 @@ fn load_file(session: Session, file: &File) {
 pub fn RunFiles() -> impl IntoView {
     let session = expect_context::<Session>();
     let save = move |_| {
+        if session
+            .page
+            .with_untracked(|p| p.run.as_ref().is_some_and(|r| r.at_scale()))
+        {
+            return session.notify(
+                "nothing_to_save",
+                "A race this large cannot be saved: its outcomes stay on the server, which sent the page only its totals.",
+            );
+        }
         let Some(run) = session.page.with_untracked(|p| p.saved_run()) else {
             return session.notify(
                 "nothing_to_save",

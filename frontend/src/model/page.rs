@@ -410,7 +410,8 @@ impl PageState {
     /// The run on screen as a saved-run file, once it has a summary and its strategy's words
     /// are known (from `hello`, or from the file it was loaded from).
     pub fn saved_run(&self) -> Option<SavedRun> {
-        let run = self.run.as_ref()?;
+        // A race at scale has no outcomes on the page: a file of it would be empty.
+        let run = self.run.as_ref().filter(|r| !r.at_scale())?;
         saved::to_saved(run, self.about(&run.config.strategy)?)
     }
 
