@@ -149,7 +149,10 @@ pub use validate::ConfigError;
 /// answer to every request frame, `rate_limited` included, and a socket closed with 1008
 /// past a hard limit of refused frames; the typed step-through fields
 /// (`step_state.log[].call` and `.answer`, `step_state.buyers[].next_call`: the text fields
-/// beside them are built from these); `hello.chaos`, the chaos buttons.
+/// beside them are built from these); `hello.chaos`, the chaos buttons; a race at scale
+/// ([`at_scale`]: past 10,000 buyers, only on a server started with `--max-buyers`, so an old
+/// client never sees it unless it asks for one) sends `run_progress` instead of `outcomes`,
+/// and answers `audit_page` with `audit_rows`.
 ///
 /// Version 2: strategies describe themselves in `hello` (label, short label, category, Lua
 /// files, the "why" panel); `start_compare` takes no strategy; new outcome results `unknown`

@@ -140,7 +140,8 @@ fn StoryFilters(session: Session, story_filter: RwSignal<StoryFilter>) -> impl I
 fn OutcomeFilters(session: Session, filter: RwSignal<AuditFilter>) -> impl IntoView {
     // The rare endings get a button once the run has some (or while their filter is on).
     let offered = move |f: AuditFilter| {
-        filter.get() == f || session.with_run(|r| r.is_some_and(|r| f.shown(r.gave_up, r.unknown)))
+        filter.get() == f
+            || session.with_run(|r| r.is_some_and(|r| f.shown(r.tally.gave_up, r.tally.unknown)))
     };
     view! {
         <div class="filters" role="group" aria-label="Filter by outcome" class:hidden=move || showing_checkout(session) || at_scale(session)>

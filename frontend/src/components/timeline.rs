@@ -244,7 +244,7 @@ impl Reading {
 fn tone(session: Session) -> &'static str {
     session.with_run(|r| {
         r.map_or("idle", |r| {
-            if r.units_sold > u64::from(r.config.race.stock) {
+            if r.tally.units_sold > u64::from(r.config.race.stock) {
                 "bad"
             } else {
                 "good"
@@ -296,8 +296,13 @@ fn OrderAndZoom(
 /// What the bars, ticks and lines mean; the rarer endings join only when the run has some.
 #[component]
 fn Legend(session: Session) -> impl IntoView {
-    let rare =
-        move || session.with_run(|r| r.map_or((false, false), |r| (r.gave_up > 0, r.unknown > 0)));
+    let rare = move || {
+        session.with_run(|r| {
+            r.map_or((false, false), |r| {
+                (r.tally.gave_up > 0, r.tally.unknown > 0)
+            })
+        })
+    };
     view! {
         <p class="tl-legend" aria-hidden="true">
             <span class="lg lg-reserved">"reserved"</span>

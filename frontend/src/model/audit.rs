@@ -289,7 +289,7 @@ mod tests {
         assert_eq!(pick(AuditFilter::Unknown), [5]);
         assert_eq!(pick(AuditFilter::GaveUp), [6]);
         // Units in doubt are not sold: they do not push later orders into "oversold".
-        assert_eq!((run.units_sold, run.in_doubt_units), (4, 3));
+        assert_eq!((run.tally.units_sold, run.tally.in_doubt_units), (4, 3));
     }
 
     #[test]

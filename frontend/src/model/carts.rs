@@ -348,7 +348,7 @@ impl CartView {
 /// The race timeline's sentence for a cart or warehouse run: its bars are orders, and what
 /// matters is how many were taken whole and how many failed holding units.
 pub fn timeline_caption(run: &RunModel) -> String {
-    let whole = run.orders_accepted;
+    let whole = run.tally.orders_accepted;
     let partial = run
         .rows
         .iter()

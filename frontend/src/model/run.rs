@@ -142,28 +142,14 @@ pub struct RunModel {
     pub rows: Vec<AuditRow>,
     /// Accepted orders, in arrival order (a subset of `rows`, kept for tile lookups).
     pub sales: Vec<Sale>,
-    /// Units across accepted orders so far.
-    pub units_sold: u64,
-    /// Accepted orders so far.
-    pub orders_accepted: u32,
-    /// Sold-out answers so far.
-    pub rejected: u32,
-    /// Failed buyers so far.
-    pub errors: u32,
-    /// Unanswered orders so far.
-    pub unknown: u32,
-    /// Units across unanswered orders so far.
-    pub in_doubt_units: u64,
-    /// Buyers that gave up so far.
-    pub gave_up: u32,
-    /// `(end_us, stock_after)` of the accepted order that answered last: the counter as last written.
-    pub last_write: Option<(u64, i64)>,
+    /// The tallies so far: added up from `rows` as they arrive, or, for a race at scale
+    /// (which sends no outcomes), the server's own, added up the same way
+    /// ([`RunProgress::add`]).
+    pub tally: RunProgress,
     /// Where the run stands.
     pub phase: Phase,
     /// A checkout's live books and `reconcile` answers (empty in a race).
     pub checkout: Live,
-    /// A race at scale: the server's running totals (`rows` stays empty).
-    pub progress: Option<RunProgress>,
     /// A race at scale: the audit rows the server sent last, for the window on screen.
     pub audit_window: AuditWindow,
 }
@@ -213,17 +199,9 @@ impl RunModel {
             config,
             rows: Vec::new(),
             sales: Vec::new(),
-            units_sold: 0,
-            orders_accepted: 0,
-            rejected: 0,
-            errors: 0,
-            unknown: 0,
-            in_doubt_units: 0,
-            gave_up: 0,
-            last_write: None,
+            tally: RunProgress::default(),
             phase: Phase::Running,
             checkout: Live::default(),
-            progress: None,
             audit_window: AuditWindow::default(),
         }
     }
@@ -292,30 +270,15 @@ impl RunModel {
         let stock = self.stock_for_marks();
         self.rows.reserve(outcomes.len());
         for outcome in outcomes {
-            let (mark, phantom_units) = mark(&outcome, self.units_sold, stock);
-            match outcome.result {
-                OutcomeResult::Reserved => {
-                    self.sales.push(Sale {
-                        buyer: outcome.buyer,
-                        first_unit: self.units_sold,
-                        qty: outcome.qty,
-                    });
-                    self.units_sold += u64::from(outcome.qty);
-                    self.orders_accepted += 1;
-                    if let Some(written) = outcome.stock_after
-                        && self.last_write.is_none_or(|(t, _)| outcome.end_us >= t)
-                    {
-                        self.last_write = Some((outcome.end_us, written));
-                    }
-                }
-                OutcomeResult::SoldOut => self.rejected += 1,
-                OutcomeResult::Error => self.errors += 1,
-                OutcomeResult::Unknown => {
-                    self.unknown += 1;
-                    self.in_doubt_units += u64::from(outcome.qty);
-                }
-                OutcomeResult::GaveUp => self.gave_up += 1,
+            let (mark, phantom_units) = mark(&outcome, self.tally.units_sold, stock);
+            if outcome.result == OutcomeResult::Reserved {
+                self.sales.push(Sale {
+                    buyer: outcome.buyer,
+                    first_unit: self.tally.units_sold,
+                    qty: outcome.qty,
+                });
             }
+            self.tally.add(&outcome);
             self.rows.push(AuditRow {
                 seq: self.rows.len(),
                 outcome,
@@ -326,17 +289,9 @@ impl RunModel {
     }
 
     /// A race at scale's running totals arrived: they stand in for the outcomes it does not
-    /// send (the tallies below are the page's own only for a race it streams).
+    /// send.
     pub fn progress(&mut self, progress: RunProgress) {
-        self.units_sold = progress.units_sold;
-        self.orders_accepted = progress.orders_accepted;
-        self.rejected = progress.rejected;
-        self.errors = progress.errors;
-        self.unknown = progress.unknown;
-        self.in_doubt_units = progress.in_doubt_units;
-        self.gave_up = progress.gave_up;
-        self.last_write = progress.last_write;
-        self.progress = Some(progress);
+        self.tally = progress;
     }
 
     /// `run_finished` arrived. Only a running run can finish: a terminal frame ends it once.
@@ -374,10 +329,7 @@ impl RunModel {
 
     /// Buyers that have answered so far.
     pub fn finished_buyers(&self) -> usize {
-        match &self.progress {
-            Some(p) => p.buyers_done as usize,
-            None => self.rows.len(),
-        }
+        self.tally.buyers_done as usize
     }
 
     /// The server's summary, once the run finished (or was cancelled with one).
@@ -405,30 +357,34 @@ impl RunModel {
                 false_sold_out: s.false_sold_out,
                 lost_updates: s.lost_updates,
             },
-            None => Counters {
-                // Without a reported write (no order accepted yet), the arithmetic is all we have.
-                stock_remaining: self.last_write.map_or_else(
-                    || i64::from(self.config.race.stock) - self.units_sold as i64,
-                    |(_, written)| written,
-                ),
-                units_sold: self.units_sold,
-                orders_accepted: self.orders_accepted,
-                oversold_units: self.units_sold.saturating_sub(stock),
-                rejected: self.rejected,
-                errors: self.errors,
-                unknown: self.unknown,
-                in_doubt_units: self.in_doubt_units,
-                gave_up: self.gave_up,
-                // Only the server can tell, from the stock it reads back at the end.
-                false_sold_out: 0,
-                lost_updates: 0,
-            },
+            None => {
+                let t = &self.tally;
+                Counters {
+                    // Without a reported write (no order accepted yet), the arithmetic is all
+                    // we have.
+                    stock_remaining: t.last_write.map_or_else(
+                        || i64::from(self.config.race.stock) - t.units_sold as i64,
+                        |(_, written)| written,
+                    ),
+                    units_sold: t.units_sold,
+                    orders_accepted: t.orders_accepted,
+                    oversold_units: t.units_sold.saturating_sub(stock),
+                    rejected: t.rejected,
+                    errors: t.errors,
+                    unknown: t.unknown,
+                    in_doubt_units: t.in_doubt_units,
+                    gave_up: t.gave_up,
+                    // Only the server can tell, from the stock it reads back at the end.
+                    false_sold_out: 0,
+                    lost_updates: 0,
+                }
+            }
         }
     }
 
     /// Which buyer holds unit `unit` (0-based, in the order units were sold), if it is sold.
     pub fn buyer_for_unit(&self, unit: u64) -> Option<u32> {
-        if unit >= self.units_sold {
+        if unit >= self.tally.units_sold {
             return None;
         }
         // `sales` is sorted by `first_unit`; find the last order starting at or before `unit`.
@@ -556,7 +512,7 @@ mod tests {
         batch[0].end_us = 500;
         batch[0].stock_after = Some(8);
         run.push_batch(batch);
-        assert_eq!(run.last_write, Some((500, 8)));
+        assert_eq!(run.tally.last_write, Some((500, 8)));
         let c = run.counters();
         assert_eq!(
             (c.stock_remaining, c.units_sold, c.orders_accepted),

@@ -117,7 +117,7 @@ fn outcomes_fold_into_their_own_run_only() {
     p.apply(batch("r-0", 9)); // a stale run
     p.apply(batch("other", 9)); // someone else's id
     assert_eq!(answered(&p), 4);
-    assert_eq!(p.run.as_ref().unwrap().units_sold, 4);
+    assert_eq!(p.run.as_ref().unwrap().tally.units_sold, 4);
     // After the terminal frame, late outcomes change nothing.
     p.apply(finished("r-1", "naive", 4));
     p.apply(batch("r-1", 2));
