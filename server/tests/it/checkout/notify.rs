@@ -85,8 +85,14 @@ async fn holds_notify_loses_releases_in_nearly_every_default_run_and_the_reaper_
             c.notify.listener_down_ms,
             s.oversold_units
         );
-        // The restart really happened, and for as long as it says.
-        assert!(c.notify.listener_down_ms >= 1_900, "{:?}", c.notify);
+        // The restart really happened, and for as long as it says: in every run that had a
+        // hold to expire. A run whose buyers all settled their own holds gives the listener
+        // nothing to hear, and may end (drained: nothing unsettled) before the restart's
+        // moment, a hold's life after the first hold (seen in CI: down 1 ms, nothing heard,
+        // nothing lost). The count below still wants nearly every run to lose releases.
+        if c.notify.releases + c.notify.releases_lost > 0 {
+            assert!(c.notify.listener_down_ms >= 1_900, "{:?}", c.notify);
+        }
         assert_eq!(c.leaked_units, c.notify.units_lost as i64);
     }
     let losing = notify.iter().filter(|s| lost(s) > 0).count() as u64;
