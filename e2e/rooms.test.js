@@ -214,6 +214,59 @@ test('a phone paints its room and a disabled Buy, and joins, before its wasm arr
   }
 });
 
+test('a phone buys before its wasm arrives, and the app, once there, shows that click\'s answer', async () => {
+  phonesBrowser ??= await otherBrowser();
+  await lab.page.goto(`${lab.server.url}/healthz`);
+  await lab.page.evaluate(() => localStorage.clear());
+  await fresh(WIDE);
+  const presenter = lab.page;
+  await presenter.getByTestId('create-room').click();
+  const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
+  await presenter.getByTestId('sale-stock').fill('3');
+  await presenter.getByTestId('sale-stock').dispatchEvent('change');
+  await presenter.getByTestId('sale-seconds').fill('120');
+  await presenter.getByTestId('sale-seconds').dispatchEvent('change');
+  await presenter.getByTestId('open-sale').click();
+  await presenter.locator('[data-testid="close-sale"]:not([disabled])').waitFor();
+
+  const context = await phonesBrowser.newContext({ viewport: NARROW });
+  const p = await context.newPage();
+  p.on('pageerror', (err) => console.error('phone page error:', err.message));
+  // The wasm is held back until the click has been answered: the HTML alone buys.
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  await p.route('**/*.wasm', async (route) => { await released; await route.continue(); });
+  const buys = [];
+  let answered;
+  const answer = new Promise((resolve) => { answered = resolve; });
+  p.on('websocket', (ws) => {
+    ws.on('framesent', (f) => { const m = JSON.parse(f.payload); if (m.type === 'buy') buys.push(m); });
+    ws.on('framereceived', (f) => { if (String(f.payload).startsWith('{"type":"buy_result"')) answered(JSON.parse(f.payload)); });
+  });
+  await p.goto(joinUrl, { waitUntil: 'commit' });
+  const early = p.locator('#boot [data-testid="buy"]:not([disabled])');
+  await early.waitFor();
+  await early.click();
+  assert.equal((await p.locator('#boot [data-testid="buy"]').textContent()).trim(), 'Buying…');
+  assert.ok(await p.locator('#boot [data-testid="buy"]').isDisabled(), 'one click from the HTML');
+  const result = await answer;
+  assert.equal(result.result, 'reserved', JSON.stringify(result));
+  assert.equal(buys.length, 1);
+  assert.match(buys[0].request_id, /^p\d+-c1$/);
+  assert.equal(result.request_id, buys[0].request_id);
+
+  // The app arrives after the answer: it shows it, and keeps to one buy.
+  release();
+  await p.getByTestId('room-phone').waitFor();
+  await p.getByTestId('buy-verdict').filter({ hasText: 'you got unit #3' }).waitFor();
+  await p.getByTestId('buy-buyer').filter({ hasText: /^You are buyer #\d+ on the projector\.$/ }).waitFor();
+  assert.ok(await p.getByTestId('buy').isDisabled(), 'still one buy per phone');
+  assert.equal(await p.locator('#boot').count(), 0, 'the HTML\'s placeholder is gone');
+  await presenter.getByTestId('room-presence').filter({ hasText: /\b1 clicks?\b/ }).waitFor();
+  assert.equal(buys.length, 1, 'the app sent no second click');
+  await context.close();
+});
+
 test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
   phonesBrowser ??= await otherBrowser();
   // A room of its own, not the one an earlier test's presenter kept in this browser (cleared

@@ -12,6 +12,7 @@ use web_sys::{MessageEvent, WebSocket};
 
 use crate::model::backoff::Backoff;
 use crate::model::page::Pending;
+use crate::model::room::{ANSWER_WAIT_MS, RoomState};
 use crate::session::{Link, Session};
 
 /// One live socket and the callbacks it calls.
@@ -115,9 +116,27 @@ impl Socket {
         if open {
             self.session.link.set(Link::Open);
         }
-        for text in early.frames {
-            self.receive(&text);
+        for (at, text) in early.frames.iter().enumerate() {
+            if early.clicked_at == Some(at) {
+                self.clicked_by_page();
+            }
+            self.receive(text);
         }
+        if early.clicked_at.is_some_and(|at| at >= early.frames.len()) {
+            self.clicked_by_page();
+        }
+    }
+
+    /// The page's HTML sent Buy's first click before the app ran (phone.html): the app counts
+    /// it and waits for its answer, as if its own button had sent it (`send::buy`).
+    fn clicked_by_page(self) {
+        let room = self.session.room;
+        room.update(RoomState::clicked_by_page);
+        let click = room.with_untracked(|r| r.clicks_sent);
+        set_timeout(
+            move || room.update(|r| r.no_answer(click)),
+            Duration::from_millis(u64::from(ANSWER_WAIT_MS)),
+        );
     }
 
     /// Hook `ws` up: its events drive the link, its frames go to the page's reader.
@@ -286,6 +305,8 @@ struct Early {
     frames: Vec<String>,
     /// The HTML joins its room on it (once it is open: its own `open` listener).
     joined: bool,
+    /// The HTML sent Buy's first click after this many of `frames` had come.
+    clicked_at: Option<usize>,
 }
 
 /// The socket the page's HTML opened for `url` before the wasm arrived
@@ -312,6 +333,10 @@ fn early_socket(url: &str) -> Option<Early> {
             f.iter().filter_map(|f| f.as_string()).collect()
         }),
         joined: field("join").is_some_and(|j| j.is_string()),
+        clicked_at: field("clickedAt")
+            .and_then(|at| at.as_f64())
+            .filter(|at| *at >= 0.0)
+            .map(|at| at as usize),
     })
 }
 

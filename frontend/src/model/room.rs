@@ -213,6 +213,13 @@ impl RoomState {
         }
     }
 
+    /// The phone page's HTML sent the first click (request id `p<id>-c1`) before the app ran:
+    /// count it, and wait for its answer.
+    pub fn clicked_by_page(&mut self) {
+        self.clicks_sent += 1;
+        self.waiting = true;
+    }
+
     /// The next click's request id: unique per page (participant and count).
     pub fn next_request_id(&mut self) -> String {
         self.clicks_sent += 1;
@@ -476,6 +483,29 @@ mod tests {
                 .unwrap()
                 .starts_with("After your write the counter was at -2")
         );
+    }
+
+    #[test]
+    fn a_click_the_html_sent_is_counted_and_waited_for_like_the_apps_own() {
+        let mut room = RoomState::default();
+        room.joined("AB3CD", 4, RoomRole::Phone, Some("ab".into()));
+        let config: SaleConfig = serde_json::from_str(r#"{"strategy":"naive","stock":2}"#).unwrap();
+        room.sale_opened("s-1", &config);
+        assert!(room.can_buy());
+        room.clicked_by_page();
+        assert!(!room.can_buy(), "the click is on its way");
+        // Its answer frees nothing more: one buy per phone.
+        room.bought(result(OutcomeResult::Reserved, Some(2)));
+        assert!(!room.waiting && !room.can_buy());
+        // The app's own next click would not reuse the HTML's request id (`p4-c1`).
+        assert_eq!(room.next_request_id(), "p4-c2");
+        // No answer in time frees the button, as for the app's own click.
+        let mut slow = RoomState::default();
+        slow.joined("AB3CD", 4, RoomRole::Phone, None);
+        slow.sale_opened("s-1", &config);
+        slow.clicked_by_page();
+        slow.no_answer(slow.clicks_sent);
+        assert!(slow.can_buy() && slow.refusal.is_some());
     }
 
     #[test]
