@@ -344,10 +344,12 @@ pub struct CheckoutArgs {
     /// `race` (the decrement, and nothing after), `checkout` (reserve, pay, confirm or
     /// release, crashes, resends, holds that expire, a ledger), `cart` (orders over several
     /// SKUs), `warehouses` (one product in several warehouses), `busy_script` (one long
-    /// script mid-sale) or `eviction` (a Redis out of memory mid-sale) [default: race].
+    /// script mid-sale), `durability` (a Redis killed mid-sale and restarted from disk),
+    /// `eviction` (a Redis out of memory mid-sale) or `failover` (the primary killed while its
+    /// replica lags, the replica promoted) [default: race].
     #[arg(
         long,
-        value_name = "race|checkout|cart|warehouses|busy_script|eviction"
+        value_name = "race|checkout|cart|warehouses|busy_script|durability|eviction|failover"
     )]
     pub scenario: Option<Scenario>,
     /// How long a hold lasts, shop ms [default: 300000, five minutes].

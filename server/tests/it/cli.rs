@@ -57,6 +57,29 @@ fn no_help_screen_shows_a_password_from_the_environment() {
 }
 
 #[test]
+fn run_help_names_every_scenario() {
+    let out = Command::new(env!("CARGO_BIN_EXE_oversold"))
+        .args(["run", "--help"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs");
+    let help = everything_printed(&out);
+    for scenario in oversold::scenario::SCENARIOS {
+        let name = scenario.as_str();
+        assert!(
+            help.contains(&format!("|{name}|"))
+                || help.contains(&format!("<{name}|"))
+                || help.contains(&format!("|{name}>")),
+            "`oversold run --help` does not list {name} in --scenario's values:\n{help}"
+        );
+        assert!(
+            help.contains(&format!("`{name}`")),
+            "`oversold run --help` does not say what {name} is:\n{help}"
+        );
+    }
+}
+
+#[test]
 fn failing_to_reach_the_stores_logs_no_password() {
     let pg = format!("postgres://lab:{PG_SECRET}@127.0.0.1:1/lab");
     // Nothing listens on port 1: connecting fails, and says where, not with what.
