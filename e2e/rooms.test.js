@@ -214,6 +214,29 @@ test('a phone paints its room and a disabled Buy, and joins, before its wasm arr
   }
 });
 
+/**
+ * A phone whose wasm is held back until `until` (given the page's buys sent and a promise of
+ * its click's answer) resolves: the HTML alone joins and, when pressed, buys.
+ */
+async function phoneWithoutItsWasm(joinUrl, until) {
+  const context = await phonesBrowser.newContext({ viewport: NARROW });
+  const p = await context.newPage();
+  p.on('pageerror', (err) => console.error('phone page error:', err.message));
+  const buys = [];
+  let answered;
+  const answer = new Promise((resolve) => { answered = resolve; });
+  p.on('websocket', (ws) => {
+    ws.on('framesent', (f) => { const m = JSON.parse(f.payload); if (m.type === 'buy') buys.push(m); });
+    ws.on('framereceived', (f) => { if (String(f.payload).startsWith('{"type":"buy_result"')) answered(JSON.parse(f.payload)); });
+  });
+  await p.route('**/*.wasm', async (route) => { await until({ buys, answer }); await route.continue(); });
+  await p.goto(joinUrl, { waitUntil: 'commit' });
+  const early = p.locator('#boot [data-testid="buy"]:not([disabled])');
+  await early.waitFor();
+  await early.click();
+  return { context, p, buys, answer };
+}
+
 test('a phone buys before its wasm arrives, and the app, once there, shows that click\'s answer', async () => {
   phonesBrowser ??= await otherBrowser();
   await lab.page.goto(`${lab.server.url}/healthz`);
@@ -222,49 +245,48 @@ test('a phone buys before its wasm arrives, and the app, once there, shows that 
   const presenter = lab.page;
   await presenter.getByTestId('create-room').click();
   const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
-  await presenter.getByTestId('sale-stock').fill('3');
-  await presenter.getByTestId('sale-stock').dispatchEvent('change');
-  await presenter.getByTestId('sale-seconds').fill('120');
-  await presenter.getByTestId('sale-seconds').dispatchEvent('change');
+  // A wide race window: a click's answer comes seconds after it, so an app can arrive between.
+  for (const [id, value] of [['sale-stock', '3'], ['sale-seconds', '120'], ['sale-race-window', '4000']]) {
+    await presenter.getByTestId(id).fill(value);
+    await presenter.getByTestId(id).dispatchEvent('change');
+  }
   await presenter.getByTestId('open-sale').click();
   await presenter.locator('[data-testid="close-sale"]:not([disabled])').waitFor();
 
-  const context = await phonesBrowser.newContext({ viewport: NARROW });
-  const p = await context.newPage();
-  p.on('pageerror', (err) => console.error('phone page error:', err.message));
-  // The wasm is held back until the click has been answered: the HTML alone buys.
-  let release;
-  const released = new Promise((resolve) => { release = resolve; });
-  await p.route('**/*.wasm', async (route) => { await released; await route.continue(); });
-  const buys = [];
-  let answered;
-  const answer = new Promise((resolve) => { answered = resolve; });
-  p.on('websocket', (ws) => {
-    ws.on('framesent', (f) => { const m = JSON.parse(f.payload); if (m.type === 'buy') buys.push(m); });
-    ws.on('framereceived', (f) => { if (String(f.payload).startsWith('{"type":"buy_result"')) answered(JSON.parse(f.payload)); });
-  });
-  await p.goto(joinUrl, { waitUntil: 'commit' });
-  const early = p.locator('#boot [data-testid="buy"]:not([disabled])');
-  await early.waitFor();
-  await early.click();
-  assert.equal((await p.locator('#boot [data-testid="buy"]').textContent()).trim(), 'Buying…');
-  assert.ok(await p.locator('#boot [data-testid="buy"]').isDisabled(), 'one click from the HTML');
-  const result = await answer;
-  assert.equal(result.result, 'reserved', JSON.stringify(result));
-  assert.equal(buys.length, 1);
-  assert.match(buys[0].request_id, /^p\d+-c1$/);
-  assert.equal(result.request_id, buys[0].request_id);
-
   // The app arrives after the answer: it shows it, and keeps to one buy.
-  release();
-  await p.getByTestId('room-phone').waitFor();
-  await p.getByTestId('buy-verdict').filter({ hasText: 'you got unit #3' }).waitFor();
-  await p.getByTestId('buy-buyer').filter({ hasText: /^You are buyer #\d+ on the projector\.$/ }).waitFor();
-  assert.ok(await p.getByTestId('buy').isDisabled(), 'still one buy per phone');
-  assert.equal(await p.locator('#boot').count(), 0, 'the HTML\'s placeholder is gone');
-  await presenter.getByTestId('room-presence').filter({ hasText: /\b1 clicks?\b/ }).waitFor();
-  assert.equal(buys.length, 1, 'the app sent no second click');
-  await context.close();
+  const first = await phoneWithoutItsWasm(joinUrl, ({ answer }) => answer);
+  const boot = first.p.locator('#boot [data-testid="buy"]');
+  assert.equal((await boot.textContent()).trim(), 'Buying…');
+  assert.ok(await boot.isDisabled(), 'one click from the HTML');
+  const result = await first.answer;
+  assert.equal(result.result, 'reserved', JSON.stringify(result));
+  assert.equal(first.buys.length, 1);
+  assert.match(first.buys[0].request_id, /^p\d+-c1$/);
+  assert.equal(result.request_id, first.buys[0].request_id);
+  await first.p.getByTestId('room-phone').waitFor();
+  await first.p.getByTestId('buy-verdict').filter({ hasText: 'you got unit #3' }).waitFor();
+  await first.p.getByTestId('buy-buyer').filter({ hasText: /^You are buyer #\d+ on the projector\.$/ }).waitFor();
+  assert.ok(await first.p.getByTestId('buy').isDisabled(), 'still one buy per phone');
+  assert.equal(await first.p.locator('#boot').count(), 0, 'the HTML\'s placeholder is gone');
+
+  // The app arrives while the click is on its way: it waits for that answer, as for its own.
+  let answeredYet = false;
+  const second = await phoneWithoutItsWasm(joinUrl, async ({ buys }) => {
+    while (buys.length === 0) await new Promise((r) => setTimeout(r, 20));
+  });
+  second.answer.then(() => { answeredYet = true; });
+  await second.p.getByTestId('room-phone').waitFor();
+  const buy = second.p.getByTestId('buy');
+  assert.ok(!answeredYet, 'the app mounted before the answer came (the race window is 4 s)');
+  assert.equal((await buy.textContent()).trim(), 'Buying…');
+  assert.ok(await buy.isDisabled(), 'the app does not offer a second click while the first is out');
+  await second.p.getByTestId('buy-verdict').filter({ hasText: /^you got unit #\d$/ }).waitFor({ timeout: 15_000 });
+  assert.ok(await buy.isDisabled(), 'one buy per phone');
+
+  await presenter.getByTestId('room-presence').filter({ hasText: /\b2 clicks\b/ }).waitFor();
+  assert.deepEqual([first.buys.length, second.buys.length], [1, 1], 'no app sent a second click');
+  await first.context.close();
+  await second.context.close();
 });
 
 test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
