@@ -114,16 +114,11 @@ impl Session {
         if let ServerMessage::Hello(hello) = &msg {
             let limits = hello.limits;
             self.knobs.update(|k| *k = k.for_server(hello));
-            // An address is read once, against the first greeting's limits and strategies
-            // (race and checkout).
+            // An address is read once, against the first greeting's limits and strategies.
             let mut query = None;
             self.link_query.update_value(|q| query = q.take());
-            let known: Vec<_> = hello
-                .strategies
-                .iter()
-                .chain(&hello.checkout_strategies)
-                .cloned()
-                .collect();
+            // Every scenario's: a link may replay a run of any of them.
+            let known = crate::model::strategies::every(hello);
             // A preset's link: its knobs into the form, its button marked.
             if let Some(p) = query
                 .as_deref()

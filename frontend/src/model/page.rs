@@ -80,7 +80,7 @@ pub struct PageState {
     pub step_trail: StepTrail,
     /// The run's tape, built once per batch for every panel that reads it ([`Self::run_tape`]).
     pub tape_cache: TapeCache,
-    /// Every strategy `hello` listed, race and checkout, for looking one up by name
+    /// Every strategy `hello` listed, of every scenario, for looking one up by name
     /// ([`Self::known`]).
     known: Vec<StrategyInfo>,
     next_notice: u64,
@@ -166,17 +166,7 @@ impl PageState {
     /// The server's greeting: Redis as it stands, and every strategy it lists, kept by name.
     fn hello(&mut self, hello: Hello) {
         self.redis = Some(hello.redis);
-        self.known = hello
-            .strategies
-            .iter()
-            .chain(&hello.checkout_strategies)
-            .chain(&hello.cart_strategies)
-            .chain(&hello.busy_strategies)
-            .chain(&hello.durability_strategies)
-            .chain(&hello.eviction_strategies)
-            .chain(&hello.failover_strategies)
-            .cloned()
-            .collect();
+        self.known = super::strategies::every(&hello);
         self.hello = Some(hello);
     }
 

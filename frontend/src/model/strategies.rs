@@ -4,7 +4,34 @@
 //! page holds no strategy names or labels of its own. A name the server did not list is shown
 //! as itself (it came from the server too, in a `run_started` or a summary).
 
-use oversold_protocol::{Category, StrategyInfo};
+use oversold_protocol::{Category, Hello, StrategyInfo};
+
+/// Every strategy `hello` lists, of every scenario, in its order. Names repeat across
+/// scenarios (`lua` races, and fails over): look one up with its scenario ([`find_in`]).
+pub fn every(hello: &Hello) -> Vec<StrategyInfo> {
+    hello
+        .strategies
+        .iter()
+        .chain(&hello.checkout_strategies)
+        .chain(&hello.cart_strategies)
+        .chain(&hello.busy_strategies)
+        .chain(&hello.durability_strategies)
+        .chain(&hello.eviction_strategies)
+        .chain(&hello.failover_strategies)
+        .cloned()
+        .collect()
+}
+
+/// The strategy called `name` in `scenario`, if `hello` listed it there.
+pub fn find_in<'a>(
+    infos: &'a [StrategyInfo],
+    scenario: oversold_protocol::Scenario,
+    name: &str,
+) -> Option<&'a StrategyInfo> {
+    infos
+        .iter()
+        .find(|s| s.about.name == name && s.about.scenario == scenario)
+}
 
 /// The strategy called `name`, if `hello` listed it.
 pub fn find<'a>(infos: &'a [StrategyInfo], name: &str) -> Option<&'a StrategyInfo> {

@@ -472,8 +472,12 @@ impl Link {
     /// The strategy, when this server offers it for the link's scenario.
     fn strategy(&mut self, infos: &[StrategyInfo], scenario: Scenario) -> Option<String> {
         let name = self.get("strategy")?.to_string();
+        // Names repeat across scenarios (`lua` races, and fails over): the link's scenario
+        // says which one it means.
+        if strategies::find_in(infos, scenario, &name).is_some() {
+            return Some(name);
+        }
         let why = match strategies::find(infos, &name) {
-            Some(s) if s.about.scenario == scenario => return Some(name),
             Some(s) => format!(
                 "The link names the strategy {name:?}, which races in the {} scenario, not the {scenario}.",
                 s.about.scenario
@@ -651,6 +655,35 @@ mod tests {
             ]
         );
         assert_eq!(r.replay, None);
+    }
+
+    #[test]
+    fn a_link_replays_a_strategy_of_its_own_scenario_when_names_repeat() {
+        // `lua` races, and runs out of memory: the eviction's own `lua` is listed after the race's.
+        let mut infos = strategies();
+        let mut evicting = strategies::find(&infos, "lua").unwrap().clone();
+        evicting.about.scenario = Scenario::Eviction;
+        infos.push(evicting);
+        let r = restore(
+            "strategy=lua&scenario=eviction&policy=allkeys-lru&arrival_spread_ms=1000&seed=3",
+            &LIMITS,
+            &infos,
+        )
+        .unwrap();
+        assert_eq!(r.problems, Vec::<String>::new());
+        let replay = r.replay.expect("the eviction's lua, replayed");
+        assert_eq!(
+            (replay.strategy.as_str(), replay.race.scenario()),
+            ("lua", Scenario::Eviction)
+        );
+        // A scenario that does not list the name is still refused, and says where it races.
+        let r = restore("strategy=naive&scenario=eviction&seed=3", &LIMITS, &infos).unwrap();
+        assert_eq!(r.replay, None);
+        assert!(
+            r.problems[0].contains("races in the race scenario"),
+            "{:?}",
+            r.problems
+        );
     }
 
     #[test]
