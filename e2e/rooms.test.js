@@ -215,6 +215,19 @@ test('a phone paints its room and a disabled Buy, and joins, before its wasm arr
 });
 
 /**
+ * A room of its own, presented by the lab's page: not the one an earlier test's presenter kept
+ * in this browser (cleared from a page of the origin that runs no app, which could keep it
+ * again meanwhile). Returns the room's join URL.
+ */
+async function presentNewRoom() {
+  await lab.page.goto(`${lab.server.url}/healthz`);
+  await lab.page.evaluate(() => localStorage.clear());
+  await fresh(WIDE);
+  await lab.page.getByTestId('create-room').click();
+  return (await lab.page.getByTestId('room-url').textContent()).trim();
+}
+
+/**
  * A phone whose wasm is held back until `until` (given the page's buys sent and a promise of
  * its click's answer) resolves: the HTML alone joins and, when pressed, buys.
  */
@@ -239,12 +252,8 @@ async function phoneWithoutItsWasm(joinUrl, until) {
 
 test('a phone buys before its wasm arrives, and the app, once there, shows that click\'s answer', async () => {
   phonesBrowser ??= await otherBrowser();
-  await lab.page.goto(`${lab.server.url}/healthz`);
-  await lab.page.evaluate(() => localStorage.clear());
-  await fresh(WIDE);
+  const joinUrl = await presentNewRoom();
   const presenter = lab.page;
-  await presenter.getByTestId('create-room').click();
-  const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
   // A wide race window: a click's answer comes seconds after it, so an app can arrive between.
   for (const [id, value] of [['sale-stock', '3'], ['sale-seconds', '120'], ['sale-race-window', '4000']]) {
     await presenter.getByTestId(id).fill(value);
@@ -291,14 +300,8 @@ test('a phone buys before its wasm arrives, and the app, once there, shows that 
 
 test('a phone whose server restarts joins again on its own, as the same buyer', async () => {
   phonesBrowser ??= await otherBrowser();
-  // A room of its own, not the one an earlier test's presenter kept in this browser (cleared
-  // from a page of the origin that runs no app, which could keep it again meanwhile).
-  await lab.page.goto(`${lab.server.url}/healthz`);
-  await lab.page.evaluate(() => localStorage.clear());
-  await fresh(WIDE);
+  const joinUrl = await presentNewRoom();
   const presenter = lab.page;
-  await presenter.getByTestId('create-room').click();
-  const joinUrl = (await presenter.getByTestId('room-url').textContent()).trim();
   await presenter.getByTestId('sale-seconds').fill('120');
   await presenter.getByTestId('sale-seconds').dispatchEvent('change');
   await presenter.getByTestId('open-sale').click();
