@@ -130,13 +130,8 @@ impl Socket {
     /// The page's HTML sent Buy's first click before the app ran (phone.html): the app counts
     /// it and waits for its answer, as if its own button had sent it (`send::buy`).
     fn clicked_by_page(self) {
-        let room = self.session.room;
-        room.update(RoomState::clicked_by_page);
-        let click = room.with_untracked(|r| r.clicks_sent);
-        set_timeout(
-            move || room.update(|r| r.no_answer(click)),
-            Duration::from_millis(u64::from(ANSWER_WAIT_MS)),
-        );
+        self.session.room.update(RoomState::clicked_by_page);
+        wait_for_answer(self.session);
     }
 
     /// Hook `ws` up: its events drive the link, its frames go to the page's reader.
@@ -307,6 +302,18 @@ struct Early {
     joined: bool,
     /// The HTML sent Buy's first click after this many of `frames` had come.
     clicked_at: Option<usize>,
+}
+
+/// The click just counted gets its answer, or after [`ANSWER_WAIT_MS`] the Buy button is
+/// freed with a word (`RoomState::no_answer`): every wait ends, even if the sale's server
+/// stopped. For the app's own click (`send::buy`) and the HTML's (`Socket::adopt`).
+pub fn wait_for_answer(session: Session) {
+    let room = session.room;
+    let click = room.with_untracked(|r| r.clicks_sent);
+    set_timeout(
+        move || room.update(|r| r.no_answer(click)),
+        Duration::from_millis(u64::from(ANSWER_WAIT_MS)),
+    );
 }
 
 /// The socket the page's HTML opened for `url` before the wasm arrived

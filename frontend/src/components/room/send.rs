@@ -3,11 +3,8 @@
 use oversold_protocol::ClientMessage;
 use oversold_protocol::room::{ChaosAction, RoomRole, SaleConfig};
 
-use std::time::Duration;
-
 use leptos::prelude::*;
 
-use crate::model::room::ANSWER_WAIT_MS;
 use crate::session::Session;
 use crate::socket::Socket;
 
@@ -56,12 +53,7 @@ pub fn buy(socket: &Socket, session: Session) {
     });
     if let Some((room, request_id)) = request {
         send(socket, session, &ClientMessage::Buy { room, request_id });
-        // Every wait ends: if the sale's server stopped, no answer will come.
-        let click = session.room.with_untracked(|r| r.clicks_sent);
-        set_timeout(
-            move || session.room.update(|r| r.no_answer(click)),
-            Duration::from_millis(u64::from(ANSWER_WAIT_MS)),
-        );
+        crate::socket::wait_for_answer(session);
     }
 }
 
