@@ -95,6 +95,7 @@ mod cart_validate;
 pub mod challenge;
 pub mod checkout;
 mod config;
+mod decode;
 pub mod durability;
 pub mod eviction;
 pub mod failover;

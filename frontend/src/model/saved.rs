@@ -15,18 +15,16 @@ use super::run::RunModel;
 /// Files past this size are refused before parsing: a full 10,000-buyer run is about 3 MB.
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
 
-/// A saved run, read the way the socket reads server frames: tagged by a field (`format`
-/// here, `type` there). Serde reads a tagged enum through one buffered representation, so the
-/// outcomes, config and summary inside reuse the decoding the socket's frames already carry
-/// into the wasm, instead of a second copy for a plain struct.
+/// The field that says what a file is, read before anything else, as the socket reads a
+/// frame's `type` first (`ServerMessage::from_json`): the body is then read straight from the
+/// text, with the same decoding the socket's frames already carry into the wasm.
 #[derive(Deserialize)]
-#[serde(tag = "format")]
-enum File {
-    #[serde(rename = "oversold-run")]
-    Run(Body),
+struct Format<'a> {
+    #[serde(borrow, default)]
+    format: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// [`SavedRun`] without its `format`, which the tag took.
+/// [`SavedRun`] without its `format`, which was read first.
 #[derive(Deserialize)]
 struct Body {
     protocol_version: u32,
@@ -54,17 +52,23 @@ pub fn parse(text: &str) -> Result<SavedRun, String> {
             MAX_FILE_BYTES / (1024 * 1024)
         ));
     }
-    let File::Run(b) = serde_json::from_str::<File>(text).map_err(|e| {
-        let why = e.to_string();
+    let not_json =
+        |e: serde_json::Error| format!("This file is not a saved oversold run (not JSON: {e}).");
+    let format = serde_json::from_str::<Format>(text).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
-            format!("This file is not a saved oversold run (not JSON: {why}).")
-        } else if mentions(&why, "`format`") || mentions(&why, "unknown variant") {
-            format!(
-                "This file is not a saved oversold run: it has no \"format\": \"{}\".",
-                SavedRun::FORMAT
-            )
+            not_json(e)
         } else {
-            format!("This saved run is damaged, incomplete, or from a newer oversold: {why}.")
+            not_ours()
+        }
+    })?;
+    if format.format.as_deref() != Some(SavedRun::FORMAT) {
+        return Err(not_ours());
+    }
+    let b = serde_json::from_str::<Body>(text).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            not_json(e)
+        } else {
+            format!("This saved run is damaged, incomplete, or from a newer oversold: {e}.")
         }
     })?;
     if b.protocol_version > PROTOCOL_VERSION {
@@ -86,12 +90,12 @@ pub fn parse(text: &str) -> Result<SavedRun, String> {
     Ok(saved)
 }
 
-/// True when `text` holds `word` (a plain scan: serde's messages are short, and `str::contains`
-/// would bring a substring searcher into the wasm for this one use).
-fn mentions(text: &str, word: &str) -> bool {
-    text.as_bytes()
-        .windows(word.len())
-        .any(|w| w == word.as_bytes())
+/// The sentence for a file that does not say it is a saved run.
+fn not_ours() -> String {
+    format!(
+        "This file is not a saved oversold run: it has no \"format\": \"{}\".",
+        SavedRun::FORMAT
+    )
 }
 
 /// The checks serde cannot make: one strategy throughout, knobs in range, one outcome per buyer.
@@ -204,7 +208,7 @@ mod tests {
         assert_eq!(err(r#"{"format":"oversold-replay"}"#), not_ours);
         assert_eq!(
             err(r#"{"format":"oversold-run","protocol_version":2}"#),
-            "This saved run is damaged, incomplete, or from a newer oversold: missing field `run_id`."
+            "This saved run is damaged, incomplete, or from a newer oversold: missing field `run_id` at line 1 column 46."
         );
         let mut newer = saved();
         newer.protocol_version = 9;

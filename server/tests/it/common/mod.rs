@@ -293,7 +293,12 @@ impl Client {
                 .expect("frame ok");
             match frame {
                 Message::Text(t) => {
-                    return serde_json::from_str(&t).expect("server sends valid protocol");
+                    let msg = serde_json::from_str(&t).expect("server sends valid protocol");
+                    // The page reads frames `type` first: it must read every frame the
+                    // server sends exactly as serde's derived reader does.
+                    let tag_first = ServerMessage::from_json(&t).expect("the page can read it");
+                    assert_eq!(tag_first, msg, "the page's reader disagrees on {t}");
+                    return msg;
                 }
                 Message::Ping(_) | Message::Pong(_) => continue,
                 other => panic!("unexpected frame {other:?}"),
