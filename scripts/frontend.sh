@@ -193,19 +193,30 @@ node -e '
 # stylesheet (static/phone.css) and greeting are not counted here: with brotli, the whole load
 # to a usable Buy measured 135 KB in e2e/phone_bench.js (2026-12-02). The gate fails a page past
 # its ceiling (something grew by accident: look before raising it); the target, when missed, is
-# printed with the shortfall, which is work still to do.
+# printed with the shortfall, which is work still to do. Then (issue 19, 2026-12-02) the page
+# read each frame's `type` first (ServerMessage::from_json: serde's reader for the tagged enum
+# had put a second reader of every protocol type into the wasm), 509 to 493 KB, and the panels
+# that come after the controls (the tape, the timeline, the audit, the strategy's words and
+# its Lua) became one chunk fetched as soon as the page has painted (`after_first_paint`): the
+# wasm before the page is usable about 376 KB. That chunk is printed apart; every visitor
+# fetches it right after, so it is summed with the first load on its own line.
 over=0
 # The lab's lazily loaded chunks (split_*.wasm, chunk_*.wasm: scripts/split-lab.sh) are not
 # part of a page's load: each is fetched the first time its part is shown. They are listed,
 # and their sum printed apart; the gate counts what every visitor downloads.
 check_page() { # dir ceiling_kb target_kb
-  local dir=$1 ceiling=$2 target=$3 total=0 brotli=0 lazy=0 f raw gz
+  local dir=$1 ceiling=$2 target=$3 total=0 brotli=0 lazy=0 painted=0 f raw gz
   say "sizes of $dir"
   for f in "$dir"/*.wasm "$dir"/*.js; do
     [ -e "$f" ] || continue
     raw=$(wc -c <"$f")
     gz=$(wc -c <"$f.gz")
     case "$(basename "$f")" in
+      split_after_first_paint_*.wasm)
+        painted=$((painted + gz))
+        printf '  %-48s %8d bytes, %7d gzipped (right after the first paint)\n' "$f" "$raw" "$gz"
+        continue
+        ;;
       split_*.wasm | chunk_*.wasm)
         lazy=$((lazy + gz))
         printf '  %-48s %8d bytes, %7d gzipped (when first shown)\n' "$f" "$raw" "$gz"
@@ -216,6 +227,10 @@ check_page() { # dir ceiling_kb target_kb
     brotli=$((brotli + $(wc -c <"$f.br")))
     printf '  %-48s %8d bytes, %7d gzipped, %7d brotli\n' "$f" "$raw" "$gz" "$(wc -c <"$f.br")"
   done
+  if [ "$painted" -gt 0 ]; then
+    printf '  %s: fetched right after the first paint %d bytes gzipped (%d KB); with the first load %d KB\n' \
+      "$dir" "$painted" $(((painted + 1023) / 1024)) $(((total + painted + 1023) / 1024))
+  fi
   if [ "$lazy" -gt 0 ]; then
     printf '  %s: lazily loaded chunks %d bytes gzipped (%d KB), not counted below\n' \
       "$dir" "$lazy" $(((lazy + 1023) / 1024))
@@ -232,7 +247,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 500 300
+check_page dist 390 300
 check_page dist/workshop 280 300
 check_page dist/phone 152 150
 [ "$over" -eq 0 ] || exit 1

@@ -17,10 +17,17 @@ use crate::components::lazy;
 use crate::components::room::presenter::RoomPanel;
 use crate::components::room::spectator::SpectatorApp;
 use crate::components::{
-    audit::AuditTrail, controls::Controls, counters::Counters, explainer::Explainer,
-    files::use_drop_zone, header::Header, history::History, inventory::Inventory, notices::Notices,
-    result::ResultLine, run_buttons::RunButtons, scoreboard::Scoreboard, script::ScriptSource,
-    shortcuts::Shortcuts, step::StepThrough, tape::Tape, timeline::Timeline,
+    controls::Controls,
+    counters::Counters,
+    files::{FileButtons, use_drop_zone},
+    header::Header,
+    inventory::Inventory,
+    notices::Notices,
+    result::ResultLine,
+    run_buttons::RunButtons,
+    scoreboard::Scoreboard,
+    shortcuts::Shortcuts,
+    step::StepThrough,
 };
 use crate::session::Session;
 use crate::socket::Socket;
@@ -45,6 +52,7 @@ fn Lab() -> impl IntoView {
     sync::start(session);
     provide_context(Socket::connect(session));
     use_drop_zone(session);
+    FileButtons::provide();
     keep_what_started_on_screen(session);
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
@@ -83,18 +91,15 @@ fn Lab() -> impl IntoView {
                     <ResultLine/>
                 </section>
                 <Controls/>
-                <History/>
+                {lazy::when_loaded(lazy::history)}
             </div>
             <Show when=move || checkout_seen.get()>{lazy::when_loaded(lazy::happened)}</Show>
             <StepThrough/>
             <Scoreboard/>
-            <Tape/>
-            <Timeline/>
-            <AuditTrail/>
-            <div class="row row-why">
-                <Explainer/>
-                <ScriptSource/>
-            </div>
+            {lazy::when_loaded(lazy::tape)}
+            {lazy::when_loaded(lazy::timeline)}
+            {lazy::when_loaded(lazy::audit)}
+            {lazy::when_loaded(lazy::why)}
         </main>
         <footer class="footer">
             "oversold · real buyers, a real Redis, one counter · everything on this page comes from the server you are looking at"

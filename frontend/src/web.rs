@@ -5,10 +5,23 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use leptos::prelude::{document, set_timeout, window};
+use leptos::prelude::{document, request_animation_frame, set_timeout, window};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, File, FileReader, HtmlAnchorElement, Url, js_sys};
+
+/// Run `f` at the next animation frame. One callback type for every caller: Leptos wraps each
+/// callback type in a closure that wasm-bindgen describes once per type, and the lab's lazily
+/// loaded chunks (`components::lazy`) must not hold the only description of one, so every
+/// part of the lab asks through here and the description stays in the main module.
+pub fn next_frame(f: Box<dyn FnOnce()>) {
+    request_animation_frame(f);
+}
+
+/// Run `f` once after `delay`; one callback type for every caller, as [`next_frame`].
+pub fn after(delay: Duration, f: Box<dyn FnOnce()>) {
+    set_timeout(f, delay);
+}
 
 /// The address's query string, with its `?` (empty when there is none).
 pub fn query() -> String {
@@ -133,11 +146,11 @@ pub fn download(file_name: &str, mime: &str, text: &str) -> Result<(), JsValue> 
     a.set_download(file_name);
     a.click();
     // Revoking at once can cancel the download in some browsers; a minute is plenty.
-    set_timeout(
-        move || {
-            let _ = Url::revoke_object_url(&url);
-        },
+    after(
         Duration::from_secs(60),
+        Box::new(move || {
+            let _ = Url::revoke_object_url(&url);
+        }),
     );
     Ok(())
 }

@@ -376,12 +376,12 @@ impl Pager {
             count,
         });
         self.cooling.set_value(true);
-        set_timeout(
-            move || {
+        crate::web::after(
+            std::time::Duration::from_millis(PAGE_EVERY_MS),
+            Box::new(move || {
                 self.cooling.set_value(false);
                 self.pump();
-            },
-            std::time::Duration::from_millis(PAGE_EVERY_MS),
+            }),
         );
     }
 }

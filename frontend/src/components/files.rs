@@ -82,6 +82,25 @@ pub fn RunFiles() -> impl IntoView {
     }
 }
 
+/// [`RunFiles`] as the main wasm builds them, for recent runs, which come in a lazily loaded
+/// chunk (`components::lazy`): "save this run" failed at its first click from a chunk
+/// ("function signature mismatch"), so the buttons are built here and the chunk only places
+/// them.
+#[derive(Clone)]
+pub struct FileButtons(ViewFn);
+
+impl FileButtons {
+    /// Offer the buttons to the panels below (the lab calls this once).
+    pub fn provide() {
+        provide_context(FileButtons(ViewFn::from(|| view! { <RunFiles/> })));
+    }
+
+    /// The buttons, where a panel wants them (none where nothing provided them).
+    pub fn view() -> impl IntoView {
+        use_context::<FileButtons>().map(|buttons| buttons.0.run())
+    }
+}
+
 /// Let a saved run be dropped anywhere on the page. While one is dragged over it,
 /// `<body data-drop="on">` shows a veil saying where it will land (style.css draws it).
 pub fn use_drop_zone(session: Session) {

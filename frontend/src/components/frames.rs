@@ -31,7 +31,7 @@ impl FrameRequests {
         }
         if !self.queued.get_value() {
             self.queued.set_value(true);
-            request_animation_frame(frame);
+            crate::web::next_frame(Box::new(frame));
         }
     }
 

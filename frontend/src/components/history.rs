@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use crate::components::files::RunFiles;
+use crate::components::files::FileButtons;
 use crate::model::history::{HistoryEntry, MAX_KEPT_OUTCOMES, verdict};
 use crate::model::text::{micros, thousands};
 use crate::model::verdict::kind;
@@ -61,7 +61,7 @@ pub fn History() -> impl IntoView {
         <section class="panel history" aria-label="Recent runs">
             <div class="panel-head">
                 <h2>"Recent runs"</h2>
-                <RunFiles/>
+                {FileButtons::view()}
             </div>
             <p class="muted">
                 "Finished runs land here, newest first: click one to bring it back. Drop a saved run anywhere on the page to show it."

@@ -1,5 +1,7 @@
 //! The lab's parts that most visitors never open, each in a wasm chunk of its own that the
-//! page fetches the first time the part is shown. With the `split` feature (the lab's build:
+//! page fetches the first time the part is shown, and the panels under the controls (the tape,
+//! the timeline, the audit, the words and the Lua) in one chunk fetched as soon as the page has
+//! mounted, so the controls work before those have arrived. With the `split` feature (the lab's build:
 //! frontend/index.html) each part is a Leptos `#[lazy]` function, and scripts/split-lab.sh cuts
 //! the linked wasm at them (`wasm_split_cli`). Without it (tests, the workshop and phone pages)
 //! each is a plain `async fn`: those pages never call them, and a `#[lazy]` function would be
@@ -10,8 +12,10 @@
 //! (`session`), so a part opened late shows what already happened. A part must not be the only
 //! user of a conversion wasm-bindgen describes per type (a number set as a DOM property, a
 //! closure type): wasm-bindgen reads those descriptions from the main module, and fails when
-//! one went to a chunk. The step panel's keys stay in the main wasm for that reason, and the
-//! room's number fields set strings.
+//! one went to a chunk. The step panel's keys stay in the main wasm for that reason, the
+//! room's number fields set strings, callbacks go through `web::next_frame` and `web::after`,
+//! and the file buttons of recent runs are built by the main wasm (`files::FileButtons`:
+//! "save this run" failed with "function signature mismatch" from a chunk).
 
 use leptos::prelude::*;
 
@@ -29,6 +33,22 @@ macro_rules! part {
         $(#[$doc])*
         #[cfg(feature = "split")]
         #[leptos::lazy]
+        pub fn $name() -> AnyView {
+            $body.into_any()
+        }
+
+        $(#[$doc])*
+        #[cfg(not(feature = "split"))]
+        pub async fn $name() -> AnyView {
+            $body.into_any()
+        }
+    };
+    // Parts that are always shown together share one chunk (`$chunk`): one fetch, and no
+    // code of theirs split into small chunks that several of them share.
+    ($(#[$doc:meta])* $name:ident in $chunk:ident => $body:expr) => {
+        $(#[$doc])*
+        #[cfg(feature = "split")]
+        #[leptos::lazy($chunk)]
         pub fn $name() -> AnyView {
             $body.into_any()
         }
@@ -83,6 +103,36 @@ part! {
 part! {
     /// A presenter's room: its code, the sale form, the chaos buttons.
     room_presenting => crate::components::room::presenter::presenting()
+}
+
+part! {
+    /// The Redis tape: empty until a run, and drawn on a canvas.
+    tape in after_first_paint => view! { <crate::components::tape::Tape/> }
+}
+
+part! {
+    /// The timeline of every buyer's round trips.
+    timeline in after_first_paint => view! { <crate::components::timeline::Timeline/> }
+}
+
+part! {
+    /// The audit trail, one row per buyer.
+    audit in after_first_paint => view! { <crate::components::audit::AuditTrail/> }
+}
+
+part! {
+    /// Recent runs (their file buttons come from the main wasm: `files::FileButtons`).
+    history in after_first_paint => view! { <crate::components::history::History/> }
+}
+
+part! {
+    /// Why a strategy is safe or not: its words and its Lua.
+    why in after_first_paint => view! {
+        <div class="row row-why">
+            <crate::components::explainer::Explainer/>
+            <crate::components::script::ScriptSource/>
+        </div>
+    }
 }
 
 /// True from the first time `now` is true on: a part that has been shown once stays (its

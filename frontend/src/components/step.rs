@@ -35,7 +35,7 @@ pub fn StepThrough() -> impl IntoView {
     // is done) as far as it fits, after the panel has been redrawn (the next frame).
     Effect::new(move |_| {
         if log_len().is_some() {
-            request_animation_frame(|| {
+            crate::web::next_frame(Box::new(|| {
                 crate::web::keep_group_in_view(
                     ".stage .counters",
                     &[
@@ -45,7 +45,7 @@ pub fn StepThrough() -> impl IntoView {
                         ".step-nudge",
                     ],
                 );
-            });
+            }));
         }
     });
     // Derived, not memoised: while step mode is open the page changes with each answer, and

@@ -18,7 +18,7 @@ use super::send;
 use crate::components::header::{LinkChip, RedisChip};
 use crate::components::toggles::{Switch, flip};
 use crate::components::{
-    counters::Counters, inventory::Inventory, notices::Notices, result::ResultLine, tape::Tape,
+    counters::Counters, inventory::Inventory, notices::Notices, result::ResultLine,
 };
 use crate::model::room::RoomState;
 use crate::model::strategies;
@@ -144,7 +144,7 @@ fn Spectator(code: String) -> impl IntoView {
                 <Counters/>
                 <Inventory/>
             </section>
-            <Tape/>
+            {crate::components::lazy::when_loaded(crate::components::lazy::tape)}
         </main>
     }
 }
