@@ -15,7 +15,6 @@ use oversold_protocol::room::RoomRole;
 use crate::components::checkout::{self, scenario::ScenarioSwitch};
 use crate::components::lazy;
 use crate::components::room::presenter::RoomPanel;
-use crate::components::room::spectator::SpectatorApp;
 use crate::components::{
     controls::Controls,
     counters::Counters,
@@ -37,7 +36,7 @@ use crate::sync;
 #[component]
 pub fn App() -> impl IntoView {
     match crate::components::room::joined_by_url() {
-        Some((code, RoomRole::Spectator)) => view! { <SpectatorApp code/> }.into_any(),
+        Some((_, RoomRole::Spectator)) => lazy::when_loaded(lazy::spectator).into_any(),
         _ => view! { <Lab/> }.into_any(),
     }
 }

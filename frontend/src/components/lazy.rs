@@ -135,6 +135,15 @@ part! {
     }
 }
 
+part! {
+    /// A room's projector screen (`/r/CODE?as=spectator`): only that address mounts it, so the
+    /// lab's own visitors never fetch it.
+    spectator => {
+        let code = crate::components::room::joined_by_url().map(|(code, _)| code);
+        view! { <crate::components::room::spectator::SpectatorApp code=code.unwrap_or_default()/> }
+    }
+}
+
 /// True from the first time `now` is true on: a part that has been shown once stays (its
 /// chunk is loaded, and it may keep showing what it showed, as the checkout's words do).
 pub fn ever(now: impl Fn() -> bool + Send + Sync + 'static) -> Memo<bool> {
