@@ -198,7 +198,7 @@ node -e '
 # had put a second reader of every protocol type into the wasm), 509 to 493 KB, and the panels
 # that come after the controls (the tape, the timeline, the audit, recent runs, the strategy's
 # words and its Lua) became one chunk fetched as soon as the page has painted (`after_first_paint`): the
-# wasm before the page is usable about 372 KB (298 KB brotli). That chunk is printed apart; every visitor
+# wasm before the page is usable about 369 KB (296 KB brotli; with the spectator screen a chunk of its own too). That chunk is printed apart; every visitor
 # fetches it right after, so it is summed with the first load on its own line.
 over=0
 # The lab's lazily loaded chunks (split_*.wasm, chunk_*.wasm: scripts/split-lab.sh) are not
