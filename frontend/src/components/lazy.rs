@@ -27,21 +27,11 @@ where
     view! { <Suspense fallback=|| ()>{move || Suspend::new(load())}</Suspense> }
 }
 
-/// `pub async fn $name() -> AnyView`, a split point of the lab's wasm with `split`.
+/// `pub async fn $name() -> AnyView`, a split point of the lab's wasm with `split`: in a chunk
+/// named after the part, or in `$chunk` with the parts that name it too.
 macro_rules! part {
     ($(#[$doc:meta])* $name:ident => $body:expr) => {
-        $(#[$doc])*
-        #[cfg(feature = "split")]
-        #[leptos::lazy]
-        pub fn $name() -> AnyView {
-            $body.into_any()
-        }
-
-        $(#[$doc])*
-        #[cfg(not(feature = "split"))]
-        pub async fn $name() -> AnyView {
-            $body.into_any()
-        }
+        part! { $(#[$doc])* $name in $name => $body }
     };
     // Parts that are always shown together share one chunk (`$chunk`): one fetch, and no
     // code of theirs split into small chunks that several of them share.
