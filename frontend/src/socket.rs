@@ -59,9 +59,19 @@ impl Socket {
         Self::connect_for(session, None)
     }
 
-    /// Open the socket of `page` (`"phone"`, `"workshop"`; `None`: the lab).
+    /// Open the socket of `page` (`"spectator"`; `None`: the lab): every frame but the
+    /// workshop's, which the lab ignores (its wasm carries no reader for them).
     pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
-        let socket = Self::new(session, page, read_any);
+        Self::open_with(session, page, read_all_but_workshop)
+    }
+
+    /// The workshop page's socket: every frame.
+    pub fn connect_workshop(session: Session) -> Self {
+        Self::open_with(session, Some("workshop"), read_any)
+    }
+
+    fn open_with(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+        let socket = Self::new(session, page, read);
         socket.open();
         socket
     }
@@ -349,14 +359,28 @@ fn early_socket(url: &str) -> Option<Early> {
     })
 }
 
-/// Every frame, decoded whole, into [`Session::apply`]: the lab's and the workshop's reading.
-/// `type` first ([`ServerMessage::from_json`]): serde's own reader for the enum would add a
-/// second reader of every frame's types to the wasm.
+/// Every frame, decoded whole, into [`Session::apply`]: the workshop's reading. `type` first
+/// ([`ServerMessage::from_json`]): serde's own reader for the enum would add a second reader
+/// of every frame's types to the wasm.
 fn read_any(session: &Session, text: &str) -> Result<bool, String> {
     let msg = ServerMessage::from_json(text).map_err(|err| err.to_string())?;
+    Ok(apply(session, msg))
+}
+
+/// The lab's reading: as [`read_any`], with the workshop's frames skipped unread.
+fn read_all_but_workshop(session: &Session, text: &str) -> Result<bool, String> {
+    match ServerMessage::from_json_without_workshop(text) {
+        Ok(Some(msg)) => Ok(apply(session, msg)),
+        Ok(None) => Ok(false),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// One decoded frame into the session; true for `hello`.
+fn apply(session: &Session, msg: ServerMessage) -> bool {
     let hello = matches!(msg, ServerMessage::Hello(_));
     session.apply(msg);
-    Ok(hello)
+    hello
 }
 
 /// `/ws` on whatever host served the page, so `trunk serve`'s proxy and the real server both

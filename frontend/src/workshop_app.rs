@@ -19,7 +19,7 @@ pub fn WorkshopApp() -> impl IntoView {
     let session = Session::with_tap(workshop::frame);
     provide_context(session);
     sync::looks(session);
-    let socket = Socket::connect_for(session, Some("workshop"));
+    let socket = Socket::connect_workshop(session);
     provide_context(socket);
     workshop::start(session, socket);
     view! {

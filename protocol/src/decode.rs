@@ -66,6 +66,22 @@ impl ServerMessage {
     /// `serde_json::from_str::<ServerMessage>` gives, with a fraction of its code. A page
     /// reads frames with this; anything else may use either.
     pub fn from_json(text: &str) -> Result<ServerMessage, serde_json::Error> {
+        Self::read::<true>(text)?
+            .ok_or_else(|| serde_json::Error::custom("a workshop frame was skipped"))
+    }
+
+    /// As [`ServerMessage::from_json`], except that a workshop's frame (a verdict, a
+    /// challenge's) is `None`, unread: the lab ignores them, and its wasm then carries none of
+    /// their readers.
+    pub fn from_json_without_workshop(
+        text: &str,
+    ) -> Result<Option<ServerMessage>, serde_json::Error> {
+        Self::read::<false>(text)
+    }
+
+    /// The reader behind both: `WORKSHOP` is a constant, so the compiler drops the workshop's
+    /// arms from a page that reads without them.
+    fn read<const WORKSHOP: bool>(text: &str) -> Result<Option<ServerMessage>, serde_json::Error> {
         #[derive(Deserialize)]
         struct Tag<'a> {
             #[serde(rename = "type", borrow)]
@@ -76,7 +92,7 @@ impl ServerMessage {
             RunSummary, at_scale, room,
         };
         let Tag { kind } = serde_json::from_str(text)?;
-        Ok(match &*kind {
+        Ok(Some(match &*kind {
             "hello" => ServerMessage::Hello(serde_json::from_str(text)?),
             "redis_status" => struct_variant!(text => RedisStatus { redis: RedisState }),
             "run_started" => {
@@ -133,13 +149,18 @@ impl ServerMessage {
             "buy_result" => ServerMessage::BuyResult(serde_json::from_str(text)?),
             "sale_closed" => ServerMessage::SaleClosed(serde_json::from_str(text)?),
             "chaos_applied" => ServerMessage::ChaosApplied(serde_json::from_str(text)?),
+            "solution_verdict" | "challenge_opened" | "challenge_entry" | "challenge_tape"
+                if !WORKSHOP =>
+            {
+                return Ok(None);
+            }
             "solution_verdict" => ServerMessage::SolutionVerdict(serde_json::from_str(text)?),
             "challenge_opened" => ServerMessage::ChallengeOpened(serde_json::from_str(text)?),
             "challenge_entry" => ServerMessage::ChallengeEntry(serde_json::from_str(text)?),
             "challenge_tape" => ServerMessage::ChallengeTape(serde_json::from_str(text)?),
             "error" => ServerMessage::Error(serde_json::from_str(text)?),
             other => return Err(serde_json::Error::unknown_variant(other, TYPES)),
-        })
+        }))
     }
 
     /// This frame's `type`, as the wire spells it.
@@ -244,6 +265,21 @@ mod tests {
         assert!(ServerMessage::from_json("{\"type\":\"redis_status\",").is_err());
         let unknown = ServerMessage::from_json(r#"{"type":"no_such_frame"}"#).unwrap_err();
         assert!(unknown.to_string().contains("no_such_frame"), "{unknown}");
+    }
+
+    #[test]
+    fn the_lab_reader_skips_only_the_workshop_frames() {
+        let verdict = r#"{"type":"challenge_entry","room":"ABCD","nope":1}"#;
+        assert_eq!(
+            ServerMessage::from_json_without_workshop(verdict).unwrap(),
+            None
+        );
+        let status = r#"{"type":"redis_status","redis":"up"}"#;
+        assert_eq!(
+            ServerMessage::from_json_without_workshop(status).unwrap(),
+            Some(ServerMessage::from_json(status).unwrap())
+        );
+        assert!(ServerMessage::from_json_without_workshop(r#"{"type":"nope"}"#).is_err());
     }
 
     #[test]
