@@ -15,13 +15,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 /// `arrival_spread_ms` when a `busy_script` request leaves it out: buyers keep arriving
 /// before, during and after the stall.
 pub const DEFAULT_SPREAD_MS: u32 = 2_000;
 
 /// How the slow client's job ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SlowJobEnd {
     /// It ran to its end (in small steps, or because nobody stopped it).
     Finished,
@@ -34,17 +35,12 @@ pub enum SlowJobEnd {
     Failed,
 }
 
-impl SlowJobEnd {
-    /// The wire spelling, e.g. `"shut_down"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SlowJobEnd::Finished => "finished",
-            SlowJobEnd::Killed => "killed",
-            SlowJobEnd::ShutDown => "shut_down",
-            SlowJobEnd::Failed => "failed",
-        }
-    }
-}
+wire_names! { SlowJobEnd {
+    Finished = "finished",
+    Killed = "killed",
+    ShutDown = "shut_down",
+    Failed = "failed",
+} }
 
 /// What a `busy_script` run's stall cost. Its fields sit flat in the summary.
 ///

@@ -20,6 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 /// The `cart` scenario's knobs with defaults filled in (flat in `run_started.config`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CartConfig {
@@ -40,8 +42,7 @@ pub struct WarehouseConfig {
 }
 
 /// How one line of an order ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LineEnd {
     /// The units are the buyer's (the order went through).
     Taken,
@@ -58,6 +59,16 @@ pub enum LineEnd {
     /// A store error; nothing was taken.
     Failed,
 }
+
+wire_names! { LineEnd {
+    Taken = "taken",
+    Stranded = "stranded",
+    Compensated = "compensated",
+    SoldOut = "sold_out",
+    Skipped = "skipped",
+    Unknown = "unknown",
+    Failed = "failed",
+} }
 
 /// One line of an order: a SKU of a cart, or a warehouse tried for a warehouse order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -27,11 +27,12 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::wire_names::wire_names;
+
 use serde::{Deserialize, Serialize};
 
 /// Which kind of race a run is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Scenario {
     /// Buyers race for the stock; the story ends at the decrement (protocol versions 1–2).
     #[default]
@@ -57,22 +58,16 @@ pub enum Scenario {
     Failover,
 }
 
-impl Scenario {
-    /// The wire spelling: `race`, `checkout`, `cart`, `warehouses`, `busy_script`,
-    /// `durability`, `eviction` or `failover`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scenario::Race => "race",
-            Scenario::Checkout => "checkout",
-            Scenario::Cart => "cart",
-            Scenario::Warehouses => "warehouses",
-            Scenario::BusyScript => "busy_script",
-            Scenario::Durability => "durability",
-            Scenario::Eviction => "eviction",
-            Scenario::Failover => "failover",
-        }
-    }
-}
+wire_names! { Scenario {
+    Race = "race",
+    Checkout = "checkout",
+    Cart = "cart",
+    Warehouses = "warehouses",
+    BusyScript = "busy_script",
+    Durability = "durability",
+    Eviction = "eviction",
+    Failover = "failover",
+} }
 
 impl fmt::Display for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -84,25 +79,16 @@ impl FromStr for Scenario {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "race" => Ok(Scenario::Race),
-            "checkout" => Ok(Scenario::Checkout),
-            "cart" => Ok(Scenario::Cart),
-            "warehouses" => Ok(Scenario::Warehouses),
-            "busy_script" => Ok(Scenario::BusyScript),
-            "durability" => Ok(Scenario::Durability),
-            "eviction" => Ok(Scenario::Eviction),
-            "failover" => Ok(Scenario::Failover),
-            other => Err(format!(
-                "unknown scenario {other:?}: race, checkout, cart, warehouses, busy_script, durability, eviction or failover"
-            )),
-        }
+        Scenario::from_wire_name(s).ok_or_else(|| {
+            format!(
+                "unknown scenario {s:?}: race, checkout, cart, warehouses, busy_script, durability, eviction or failover"
+            )
+        })
     }
 }
 
 /// What the shop does with an order while Redis cannot be reached.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum FailMode {
     /// Refuse the order and ask the customer to try again: nothing is ever oversold, and
     /// sales are lost while the outage lasts. The default for scarce goods.
@@ -113,15 +99,10 @@ pub enum FailMode {
     Open,
 }
 
-impl FailMode {
-    /// The wire spelling: `closed` or `open`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailMode::Closed => "closed",
-            FailMode::Open => "open",
-        }
-    }
-}
+wire_names! { FailMode {
+    Closed = "closed",
+    Open = "open",
+} }
 
 impl fmt::Display for FailMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -133,11 +114,8 @@ impl FromStr for FailMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "closed" => Ok(FailMode::Closed),
-            "open" => Ok(FailMode::Open),
-            other => Err(format!("unknown fail mode {other:?}: closed or open")),
-        }
+        FailMode::from_wire_name(s)
+            .ok_or_else(|| format!("unknown fail mode {s:?}: closed or open"))
     }
 }
 
@@ -181,8 +159,7 @@ pub struct CheckoutConfig {
 }
 
 /// What the seed decided a buyer would do after reserving.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Fate {
     /// Pays, then confirms.
     Pay,
@@ -194,9 +171,15 @@ pub enum Fate {
     Crash,
 }
 
+wire_names! { Fate {
+    Pay = "pay",
+    Abandon = "abandon",
+    PayFail = "pay_fail",
+    Crash = "crash",
+} }
+
 /// One step of a checkout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
     /// The reserve request (the first one, for a buyer whose client resends).
     Reserve,
@@ -214,9 +197,18 @@ pub enum Stage {
     Crash,
 }
 
+wire_names! { Stage {
+    Reserve = "reserve",
+    Retry = "retry",
+    Pay = "pay",
+    Confirm = "confirm",
+    Release = "release",
+    Ledger = "ledger",
+    Crash = "crash",
+} }
+
 /// What one step came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StepOutcome {
     /// Units taken, with a hold that expires.
     Held,
@@ -255,6 +247,26 @@ pub enum StepOutcome {
     Failed,
 }
 
+wire_names! { StepOutcome {
+    Held = "held",
+    Taken = "taken",
+    SoldOut = "sold_out",
+    OverLimit = "over_limit",
+    FromRecord = "from_record",
+    Unreachable = "unreachable",
+    Orphaned = "orphaned",
+    Paid = "paid",
+    Abandoned = "abandoned",
+    Declined = "declined",
+    Confirmed = "confirmed",
+    Expired = "expired",
+    Gone = "gone",
+    Released = "released",
+    Recorded = "recorded",
+    Crashed = "crashed",
+    Failed = "failed",
+} }
+
 /// One step, timed on both clocks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckoutStep {
@@ -273,8 +285,7 @@ pub struct CheckoutStep {
 }
 
 /// How a buyer's checkout ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CheckoutEnd {
     /// Paid, confirmed, and in the ledger. (`result`: `reserved`.)
     Confirmed,
@@ -301,23 +312,18 @@ pub enum CheckoutEnd {
     Failed,
 }
 
-impl CheckoutEnd {
-    /// The wire spelling, e.g. `"paid_too_late"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckoutEnd::Confirmed => "confirmed",
-            CheckoutEnd::Backordered => "backordered",
-            CheckoutEnd::SoldOut => "sold_out",
-            CheckoutEnd::OverLimit => "over_limit",
-            CheckoutEnd::Refused => "refused",
-            CheckoutEnd::Abandoned => "abandoned",
-            CheckoutEnd::PaymentFailed => "payment_failed",
-            CheckoutEnd::Expired => "expired",
-            CheckoutEnd::Crashed => "crashed",
-            CheckoutEnd::Failed => "failed",
-        }
-    }
-}
+wire_names! { CheckoutEnd {
+    Confirmed = "confirmed",
+    Backordered = "backordered",
+    SoldOut = "sold_out",
+    OverLimit = "over_limit",
+    Refused = "refused",
+    Abandoned = "abandoned",
+    PaymentFailed = "payment_failed",
+    Expired = "expired",
+    Crashed = "crashed",
+    Failed = "failed",
+} }
 
 /// One buyer's whole checkout, on its `BuyerOutcome` (`outcomes[].checkout`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -351,8 +357,7 @@ pub struct CheckoutStory {
 }
 
 /// Where confirmed orders are settled.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum LedgerKind {
     /// A table in PostgreSQL: durable, and the source of truth a real shop would use.
     Postgres,
@@ -362,15 +367,10 @@ pub enum LedgerKind {
     Redis,
 }
 
-impl LedgerKind {
-    /// The wire spelling: `postgres` or `redis`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LedgerKind::Postgres => "postgres",
-            LedgerKind::Redis => "redis",
-        }
-    }
-}
+wire_names! { LedgerKind {
+    Postgres = "postgres",
+    Redis = "redis",
+} }
 
 /// Which ledger checkout runs on this server settle in, and why (in `hello`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,6 +26,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 /// `arrival_spread_ms` when a `durability` request leaves it out: buyers keep arriving
 /// before and after the crash.
 pub const DEFAULT_SPREAD_MS: u32 = 2_000;
@@ -35,8 +37,7 @@ pub const DEFAULT_SPREAD_MS: u32 = 2_000;
 pub const DEFAULT_STOCK: u32 = 40;
 
 /// How the run's Redis keeps its data on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Persistence {
     /// No snapshot, no append-only file: a restart comes back empty.
     None,
@@ -48,17 +49,12 @@ pub enum Persistence {
     AofAlways,
 }
 
-impl Persistence {
-    /// The wire spelling, e.g. `"aof_everysec"` (also the strategy's name).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Persistence::None => "none",
-            Persistence::Rdb => "rdb",
-            Persistence::AofEverysec => "aof_everysec",
-            Persistence::AofAlways => "aof_always",
-        }
-    }
-}
+wire_names! { Persistence {
+    None = "none",
+    Rdb = "rdb",
+    AofEverysec = "aof_everysec",
+    AofAlways = "aof_always",
+} }
 
 /// What a `durability` run's crash cost, and what its persistence costs. Its fields sit flat
 /// in the summary.

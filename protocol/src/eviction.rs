@@ -17,6 +17,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::wire_names::wire_names;
+
 use serde::{Deserialize, Serialize};
 
 /// `arrival_spread_ms` when an `eviction` request leaves it out: the first wave is the
@@ -24,19 +26,22 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_SPREAD_MS: u32 = 1_000;
 
 /// Redis's `maxmemory-policy` on the run's own server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EvictionPolicy {
     /// Evict any key, least recently used first.
     #[default]
-    #[serde(rename = "allkeys-lru")]
     AllkeysLru,
     /// Evict only keys with a TTL, least recently used first.
-    #[serde(rename = "volatile-lru")]
     VolatileLru,
     /// Evict nothing: refuse writes with `OOM` once memory is full.
-    #[serde(rename = "noeviction")]
     Noeviction,
 }
+
+wire_names! { EvictionPolicy {
+    AllkeysLru = "allkeys-lru",
+    VolatileLru = "volatile-lru",
+    Noeviction = "noeviction",
+} }
 
 impl EvictionPolicy {
     /// Every policy, in the order the page and the CLI list them.
@@ -45,15 +50,6 @@ impl EvictionPolicy {
         EvictionPolicy::VolatileLru,
         EvictionPolicy::Noeviction,
     ];
-
-    /// The wire spelling, which is Redis's own: `allkeys-lru`, `volatile-lru`, `noeviction`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvictionPolicy::AllkeysLru => "allkeys-lru",
-            EvictionPolicy::VolatileLru => "volatile-lru",
-            EvictionPolicy::Noeviction => "noeviction",
-        }
-    }
 
     /// What Redis does under this policy when memory is full, in one sentence (the page's
     /// words for the policy picker).
@@ -82,9 +78,7 @@ impl FromStr for EvictionPolicy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
+        Self::from_wire_name(s)
             .ok_or_else(|| format!("unknown policy {s:?}: allkeys-lru, volatile-lru or noeviction"))
     }
 }

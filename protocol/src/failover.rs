@@ -17,13 +17,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 /// `arrival_spread_ms` when a `failover` request leaves it out: buyers arrive before the
 /// replica falls behind, while it lags, and after the promotion.
 pub const DEFAULT_SPREAD_MS: u32 = 2_000;
 
 /// What stands between an acknowledged order and a failover that loses it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReplicaGuard {
     /// Nothing: the primary's answer is the confirmation.
     None,
@@ -35,16 +36,11 @@ pub enum ReplicaGuard {
     MinReplicas,
 }
 
-impl ReplicaGuard {
-    /// The wire spelling, e.g. `"min_replicas"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReplicaGuard::None => "none",
-            ReplicaGuard::Wait => "wait",
-            ReplicaGuard::MinReplicas => "min_replicas",
-        }
-    }
-}
+wire_names! { ReplicaGuard {
+    None = "none",
+    Wait = "wait",
+    MinReplicas = "min_replicas",
+} }
 
 /// What a `failover` run's failover cost. Its fields sit flat in the summary.
 ///

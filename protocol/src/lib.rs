@@ -88,6 +88,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 pub mod at_scale;
 pub mod busy;
 pub mod cart;
@@ -107,6 +109,7 @@ mod step;
 mod strategy;
 pub mod tape;
 mod validate;
+mod wire_names;
 pub mod workshop;
 
 pub use busy::{BusyTally, SlowJobEnd};
@@ -572,14 +575,18 @@ pub struct Hello {
 }
 
 /// Whether the server can reach Redis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedisState {
     /// Redis answered the last health ping.
     Up,
     /// Redis did not answer; runs will fail until it is back.
     Down,
 }
+
+wire_names! { RedisState {
+    Up = "up",
+    Down = "down",
+} }
 
 /// A Lua file the server loads, shown verbatim on the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -615,8 +622,7 @@ impl WireError {
 
 /// Machine-readable error codes. An error that carries a `run_id` ends that run (it is the
 /// run's terminal frame); the connection always stays open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     /// The frame was not valid JSON, or not a JSON object.
     BadJson,
@@ -665,34 +671,29 @@ pub enum ErrorCode {
     ChaosNotAllowed,
 }
 
-impl ErrorCode {
-    /// The wire spelling, e.g. `"out_of_range"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadJson => "bad_json",
-            ErrorCode::UnknownType => "unknown_type",
-            ErrorCode::MissingField => "missing_field",
-            ErrorCode::BadMessage => "bad_message",
-            ErrorCode::UnknownStrategy => "unknown_strategy",
-            ErrorCode::StrategyUnavailable => "strategy_unavailable",
-            ErrorCode::OutOfRange => "out_of_range",
-            ErrorCode::RunInProgress => "run_in_progress",
-            ErrorCode::Busy => "busy",
-            ErrorCode::NoRunInProgress => "no_run_in_progress",
-            ErrorCode::RedisUnavailable => "redis_unavailable",
-            ErrorCode::RunFailed => "run_failed",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::ResourceExhausted => "resource_exhausted",
-            ErrorCode::OutageNotAllowed => "outage_not_allowed",
-            ErrorCode::NotPresenter => "not_presenter",
-            ErrorCode::NoSuchRoom => "no_such_room",
-            ErrorCode::NotInRoom => "not_in_room",
-            ErrorCode::SaleState => "sale_state",
-            ErrorCode::AlreadyBought => "already_bought",
-            ErrorCode::ChaosNotAllowed => "chaos_not_allowed",
-        }
-    }
-}
+wire_names! { ErrorCode {
+    BadJson = "bad_json",
+    UnknownType = "unknown_type",
+    MissingField = "missing_field",
+    BadMessage = "bad_message",
+    UnknownStrategy = "unknown_strategy",
+    StrategyUnavailable = "strategy_unavailable",
+    OutOfRange = "out_of_range",
+    RunInProgress = "run_in_progress",
+    Busy = "busy",
+    NoRunInProgress = "no_run_in_progress",
+    RedisUnavailable = "redis_unavailable",
+    RunFailed = "run_failed",
+    RateLimited = "rate_limited",
+    ResourceExhausted = "resource_exhausted",
+    OutageNotAllowed = "outage_not_allowed",
+    NotPresenter = "not_presenter",
+    NoSuchRoom = "no_such_room",
+    NotInRoom = "not_in_room",
+    SaleState = "sale_state",
+    AlreadyBought = "already_bought",
+    ChaosNotAllowed = "chaos_not_allowed",
+} }
 
 #[cfg(test)]
 mod tests;

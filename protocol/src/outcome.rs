@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 use crate::busy::BusyTally;
 use crate::cart::{CartStory, CartTally};
 use crate::checkout::{CheckoutStory, CheckoutTally};
@@ -10,8 +12,7 @@ use crate::eviction::EvictionTally;
 use crate::failover::FailoverTally;
 
 /// How one buyer's order ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OutcomeResult {
     /// The order was accepted: the buyer believes it owns `qty` units.
     Reserved,
@@ -28,18 +29,13 @@ pub enum OutcomeResult {
     GaveUp,
 }
 
-impl OutcomeResult {
-    /// The wire spelling, e.g. `"sold_out"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeResult::Reserved => "reserved",
-            OutcomeResult::SoldOut => "sold_out",
-            OutcomeResult::Error => "error",
-            OutcomeResult::Unknown => "unknown",
-            OutcomeResult::GaveUp => "gave_up",
-        }
-    }
-}
+wire_names! { OutcomeResult {
+    Reserved = "reserved",
+    SoldOut = "sold_out",
+    Error = "error",
+    Unknown = "unknown",
+    GaveUp = "gave_up",
+} }
 
 /// What one buyer did. `start_us`/`end_us` are offsets from the moment the start gate opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

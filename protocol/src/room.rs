@@ -24,6 +24,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 use crate::{BuyerOutcome, OutcomeResult, RunConfig, RunSummary};
 
 /// Letters a room code is made of: no `0`/`O`, `1`/`I`/`L`, so a code read off a projector
@@ -56,8 +58,7 @@ pub const BOT_ARRIVALS_MS: u32 = 3_000;
 pub const DEFAULT_SALE_APP_WORK_MS: u32 = 500;
 
 /// Who a socket is in a room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RoomRole {
     /// A buyer: may send `buy` while a sale is open.
     #[default]
@@ -67,6 +68,12 @@ pub enum RoomRole {
     /// Holds the presenter token (sent with `join_room` to come back after a reconnect).
     Presenter,
 }
+
+wire_names! { RoomRole {
+    Phone = "phone",
+    Spectator = "spectator",
+    Presenter = "presenter",
+} }
 
 /// A sale as the presenter asks for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,8 +145,7 @@ impl SaleConfig {
 
 /// A chaos button. Only the presenter may press one, and only against a Redis the server
 /// started itself (`hello.outage_allowed`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChaosAction {
     /// `SCRIPT FLUSH` and `FUNCTION FLUSH` mid-sale: atomic strategies reload, nobody fails.
     ScriptFlush,
@@ -159,6 +165,16 @@ pub enum ChaosAction {
     UnkillableScript,
 }
 
+wire_names! { ChaosAction {
+    ScriptFlush = "script_flush",
+    KillAppServer = "kill_app_server",
+    PauseRedis = "pause_redis",
+    RestartRedis = "restart_redis",
+    SlowScript = "slow_script",
+    BusyScript = "busy_script",
+    UnkillableScript = "unkillable_script",
+} }
+
 impl ChaosAction {
     /// Every chaos button, in the order the server lists them in `hello.chaos`.
     pub const ALL: [ChaosAction; 7] = [
@@ -170,19 +186,6 @@ impl ChaosAction {
         ChaosAction::BusyScript,
         ChaosAction::UnkillableScript,
     ];
-
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChaosAction::ScriptFlush => "script_flush",
-            ChaosAction::KillAppServer => "kill_app_server",
-            ChaosAction::PauseRedis => "pause_redis",
-            ChaosAction::RestartRedis => "restart_redis",
-            ChaosAction::SlowScript => "slow_script",
-            ChaosAction::BusyScript => "busy_script",
-            ChaosAction::UnkillableScript => "unkillable_script",
-        }
-    }
 }
 
 /// A chaos button as the server describes it in `hello.chaos`: every word a page shows about

@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 
+use crate::wire_names::wire_names;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{Scenario, TapeRule};
@@ -76,8 +78,7 @@ pub struct StrategyAbout {
 }
 
 /// The family a strategy belongs to, shown as a small badge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Category {
     /// Reads, decides in the app, then writes: the race itself.
     CheckThenWrite,
@@ -97,9 +98,20 @@ pub enum Category {
     Saga,
 }
 
+wire_names! { Category {
+    CheckThenWrite = "check_then_write",
+    Atomic = "atomic",
+    Optimistic = "optimistic",
+    Lock = "lock",
+    Database = "database",
+    Sharded = "sharded",
+    Holds = "holds",
+    Saga = "saga",
+} }
+
 impl Category {
-    /// The badge text, e.g. `"check-then-write"`.
-    pub fn as_str(self) -> &'static str {
+    /// The badge text, e.g. `"check-then-write"` (the wire name is `"check_then_write"`).
+    pub fn badge(self) -> &'static str {
         match self {
             Category::CheckThenWrite => "check-then-write",
             Category::Atomic => "atomic",
@@ -142,8 +154,7 @@ pub struct Step {
 }
 
 /// The colour of a [`Step`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     /// The first buyer.
     A,
@@ -153,16 +164,11 @@ pub enum Tone {
     Bad,
 }
 
-impl Tone {
-    /// The wire spelling, used as a CSS hook: `a`, `b` or `bad`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tone::A => "a",
-            Tone::B => "b",
-            Tone::Bad => "bad",
-        }
-    }
-}
+wire_names! { Tone {
+    A = "a",
+    B = "b",
+    Bad = "bad",
+} }
 
 /// `Cow::Borrowed`, usable in a `const` (what the server's strategy files are written with).
 pub const fn text(s: &'static str) -> Text {

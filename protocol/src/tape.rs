@@ -53,6 +53,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 use crate::OutcomeResult;
 
 mod build;
@@ -116,8 +118,7 @@ pub enum TapeRule {
 }
 
 /// What keeps other writes out from between a buyer's read and its write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Guard {
     /// Nothing: any number of writes can land in between (`naive`).
     Unguarded,
@@ -130,15 +131,26 @@ pub enum Guard {
     RowLock,
 }
 
+wire_names! { Guard {
+    Unguarded = "unguarded",
+    Lock = "lock",
+    Watch = "watch",
+    RowLock = "row_lock",
+} }
+
 /// How an atomic call is sent, for the printed command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScriptCall {
     /// `EVALSHA reserve`.
     Evalsha,
     /// `FCALL oversold_v2_reserve`.
     Fcall,
 }
+
+wire_names! { ScriptCall {
+    Evalsha = "evalsha",
+    Fcall = "fcall",
+} }
 
 impl TapeRule {
     /// True when each write is an absolute value the app computed from its read (`SET`, or

@@ -14,6 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire_names::wire_names;
+
 /// Longest script a client may submit, in bytes: room to spare for a script, and, escaped
 /// in JSON, still inside a socket's 16 KiB frame.
 pub const MAX_SOURCE_BYTES: usize = 8 * 1024;
@@ -36,8 +38,7 @@ pub struct ExerciseInfo {
 }
 
 /// What the judge found, as a short code (the CLI's `verdict`, the page's headline).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VerdictCode {
     /// Every check held.
     Passed,
@@ -72,27 +73,22 @@ pub enum VerdictCode {
     Crossslot,
 }
 
-impl VerdictCode {
-    /// The code as it is written on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerdictCode::Passed => "passed",
-            VerdictCode::Oversold => "oversold",
-            VerdictCode::WrongAnswer => "wrong_answer",
-            VerdictCode::BadInputAccepted => "bad_input_accepted",
-            VerdictCode::Duplicate => "duplicate",
-            VerdictCode::LimitBroken => "limit_broken",
-            VerdictCode::PartialCart => "partial_cart",
-            VerdictCode::SoldTwice => "sold_twice",
-            VerdictCode::TooSlow => "too_slow",
-            VerdictCode::Killed => "killed",
-            VerdictCode::Restarted => "restarted",
-            VerdictCode::Noperm => "noperm",
-            VerdictCode::ScriptError => "script_error",
-            VerdictCode::Crossslot => "crossslot",
-        }
-    }
-}
+wire_names! { VerdictCode {
+    Passed = "passed",
+    Oversold = "oversold",
+    WrongAnswer = "wrong_answer",
+    BadInputAccepted = "bad_input_accepted",
+    Duplicate = "duplicate",
+    LimitBroken = "limit_broken",
+    PartialCart = "partial_cart",
+    SoldTwice = "sold_twice",
+    TooSlow = "too_slow",
+    Killed = "killed",
+    Restarted = "restarted",
+    Noperm = "noperm",
+    ScriptError = "script_error",
+    Crossslot = "crossslot",
+} }
 
 /// One call of the script, as the judge made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -64,7 +64,7 @@ pub fn Explainer() -> impl IntoView {
                                 role="tab"
                                 class:on=on
                                 aria-selected=move || on().to_string()
-                                title=category.as_str()
+                                title=category.badge()
                                 data-testid=format!("explain-{}", name.get_value())
                                 on:click=move |_| session.page.update(|p| p.focus = Some(name.get_value()))
                             >
@@ -97,7 +97,7 @@ fn Explained(
         <h2 data-testid="explainer-title">
             {e.title.to_string()}
             " "
-            <span class="cat-badge" data-category=category.as_str()>{category.as_str()}</span>
+            <span class="cat-badge" data-category=category.badge()>{category.badge()}</span>
         </h2>
         <p>{e.how.to_string()}</p>
         <p>{e.why.to_string()}</p>

@@ -178,7 +178,7 @@ fn button_face(
     let label = info
         .as_ref()
         .map_or_else(|| name.get_value(), |s| s.about.label.to_string());
-    let category = info.as_ref().map(|s| s.about.category.as_str());
+    let category = info.as_ref().map(|s| s.about.category.badge());
     let why = info.as_ref().and_then(unavailable_reason);
     let description = info.as_ref().map(|s| s.about.description.to_string());
     let (text, pct, desc) = match progress {
