@@ -129,7 +129,7 @@ pub use step::{
     CommandArg, RedisCall, RedisCommand, RedisReply, StepBuyer, StepCommand, StepState,
 };
 pub use strategy::{
-    Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
+    AboutOnly, Category, Explanation, Step, StrategyAbout, StrategyInfo, Text, Tone, step, text,
 };
 pub use tape::{Guard, ScriptCall, TapeRule};
 pub use validate::ConfigError;

@@ -5,9 +5,12 @@
 //! constants, owned once a client has decoded them). The page holds no per-strategy text.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use crate::wire_names::wire_names;
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::{Scenario, TapeRule};
@@ -16,7 +19,8 @@ use crate::{Scenario, TapeRule};
 pub type Text = Cow<'static, str>;
 
 /// One strategy a client may pick, with its self-description and whether it can run here.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read by [`read_info`], not by serde's `flatten` (see there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StrategyInfo {
     /// Everything the strategy says about itself (flattened: `name`, `label`, ... sit at the
     /// top level of the JSON object, as in protocol version 1).
@@ -42,6 +46,94 @@ impl StrategyInfo {
             unavailable_reason: None,
             step_refusal: None,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for StrategyInfo {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (about, availability) = deserializer.deserialize_map(InfoVisitor)?;
+        let available = availability
+            .available
+            .ok_or_else(|| D::Error::missing_field("available"))?;
+        Ok(StrategyInfo {
+            about,
+            available,
+            unavailable_reason: availability.unavailable_reason,
+            step_refusal: availability.step_refusal,
+        })
+    }
+}
+
+/// A saved run's strategy: a [`StrategyAbout`] read by the same reader as `hello`'s
+/// [`StrategyInfo`] (a page then carries one reader of a strategy's words, not two).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AboutOnly(pub StrategyAbout);
+
+impl<'de> Deserialize<'de> for AboutOnly {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (about, _) = deserializer.deserialize_map(InfoVisitor)?;
+        Ok(AboutOnly(about))
+    }
+}
+
+/// The three keys a [`StrategyInfo`] adds to its [`StrategyAbout`]'s.
+#[derive(Default)]
+struct Availability {
+    available: Option<bool>,
+    unavailable_reason: Option<String>,
+    step_refusal: Option<String>,
+}
+
+/// Reads a strategy's object in one pass: [`StrategyAbout`]'s own derived reader sees every
+/// key except the three [`Availability`] keys, which [`Peel`] takes out on the way. serde's
+/// `flatten` would first copy the object into an in-memory tree and read `StrategyAbout` out
+/// of that, a second reader of every field type in a page's wasm.
+struct InfoVisitor;
+
+impl<'de> Visitor<'de> for InfoVisitor {
+    type Value = (StrategyAbout, Availability);
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a strategy's object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let mut peel = Peel {
+            map,
+            taken: Availability::default(),
+        };
+        let about = StrategyAbout::deserialize(MapAccessDeserializer::new(&mut peel))?;
+        // StrategyAbout stops at the object's end, so every key has been seen.
+        Ok((about, peel.taken))
+    }
+}
+
+/// A map with the [`Availability`] keys read into `taken` and skipped.
+struct Peel<A> {
+    map: A,
+    taken: Availability,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Peel<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        while let Some(key) = self.map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "available" => self.taken.available = Some(self.map.next_value()?),
+                "unavailable_reason" => self.taken.unavailable_reason = self.map.next_value()?,
+                "step_refusal" => self.taken.step_refusal = self.map.next_value()?,
+                _ => return seed.deserialize(key.into_deserializer()).map(Some),
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
     }
 }
 

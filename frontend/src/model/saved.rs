@@ -30,17 +30,9 @@ struct Body {
     protocol_version: u32,
     run_id: String,
     config: RunConfig,
-    strategy: Strategy,
+    strategy: oversold_protocol::AboutOnly,
     outcomes: Vec<BuyerOutcome>,
     summary: RunSummary,
-}
-
-/// A strategy's words, read flattened as `hello` reads them inside each `StrategyInfo`, for
-/// the same reason: one decoder for them in the wasm, not two.
-#[derive(Deserialize)]
-struct Strategy {
-    #[serde(flatten)]
-    about: StrategyAbout,
 }
 
 /// Parse and check a saved run; `Err` is the sentence to show.
@@ -82,7 +74,7 @@ pub fn parse(text: &str) -> Result<SavedRun, String> {
         protocol_version: b.protocol_version,
         run_id: b.run_id,
         config: b.config,
-        strategy: b.strategy.about,
+        strategy: b.strategy.0,
         outcomes: b.outcomes,
         summary: b.summary,
     };
