@@ -345,7 +345,10 @@ fn strategy_info_is_flat_and_round_trips() {
         v["tape"],
         json!({"kind": "read_then_decrement", "guard": "unguarded"})
     );
-    assert_eq!(serde_json::from_value::<StrategyInfo>(v.clone()).unwrap(), info);
+    assert_eq!(
+        serde_json::from_value::<StrategyInfo>(v.clone()).unwrap(),
+        info
+    );
 
     // From text too, with the availability keys anywhere among the strategy's own, and a key
     // neither names skipped.
@@ -357,12 +360,21 @@ fn strategy_info_is_flat_and_round_trips() {
     object["from_the_future"] = json!({"nested": [1, 2]});
     let text = object.to_string();
     assert!(text.find("\"available\"") < text.find("\"tape\""), "{text}");
-    assert_eq!(serde_json::from_str::<StrategyInfo>(&text).unwrap(), unavailable);
+    assert_eq!(
+        serde_json::from_str::<StrategyInfo>(&text).unwrap(),
+        unavailable
+    );
     // A saved run's strategy has no availability; as a `StrategyInfo` that is an error.
     let about = serde_json::to_string(&info.about).unwrap();
-    assert_eq!(serde_json::from_str::<crate::AboutOnly>(&about).unwrap().0, info.about);
+    assert_eq!(
+        serde_json::from_str::<crate::AboutOnly>(&about).unwrap().0,
+        info.about
+    );
     let missing = serde_json::from_str::<StrategyInfo>(&about).unwrap_err();
-    assert!(missing.to_string().contains("missing field `available`"), "{missing}");
+    assert!(
+        missing.to_string().contains("missing field `available`"),
+        "{missing}"
+    );
     let bad = text.replace("\"available\":false", "\"available\":\"no\"");
     assert!(serde_json::from_str::<StrategyInfo>(&bad).is_err());
 }

@@ -7,16 +7,24 @@ use leptos::ev;
 use leptos::prelude::*;
 use web_sys::{DragEvent, File, HtmlInputElement};
 
+use crate::components::lazy;
 use crate::model::saved::{self, MAX_FILE_BYTES};
 use crate::session::Session;
 use crate::web;
 
-/// Check `text` and show it, or say what is wrong with it.
+/// Check `text` and show it, or say what is wrong with it. The checker is in a chunk of its
+/// own (`lazy::read_saved_file`), fetched the first time a file is opened.
 fn load(session: Session, text: Result<String, String>) {
-    match text.and_then(|t| saved::parse(&t)) {
-        Ok(run) => session.page.update(|p| p.load_saved(run)),
-        Err(why) => session.notify("not_a_saved_run", &why),
-    }
+    let text = match text {
+        Ok(text) => text,
+        Err(why) => return session.notify("not_a_saved_run", &why),
+    };
+    leptos::task::spawn_local(async move {
+        match lazy::read_saved_file(text).await {
+            Ok(run) => session.page.update(|p| p.load_saved(run)),
+            Err(why) => session.notify("not_a_saved_run", &why),
+        }
+    });
 }
 
 /// Read `file` and load it.
@@ -44,12 +52,17 @@ pub fn RunFiles() -> impl IntoView {
                 "Nothing to save yet: a run can be saved once it has finished.",
             );
         };
-        let saved_ok = serde_json::to_string(&run).ok().is_some_and(|json| {
-            web::download(&saved::file_name(&run), "application/json", &json).is_ok()
+        // The writer is in a chunk of its own (`lazy::saved_file_text`); the download is
+        // started here, in the main wasm, once it has written the text.
+        leptos::task::spawn_local(async move {
+            let name = saved::file_name(&run);
+            let saved_ok = lazy::saved_file_text(run)
+                .await
+                .is_some_and(|json| web::download(&name, "application/json", &json).is_ok());
+            if !saved_ok {
+                session.notify("save_failed", "The browser would not save this run.");
+            }
         });
-        if !saved_ok {
-            session.notify("save_failed", "The browser would not save this run.");
-        }
     };
     let picked = move |ev: ev::Event| {
         let input: HtmlInputElement = event_target(&ev);

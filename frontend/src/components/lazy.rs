@@ -134,6 +134,38 @@ part! {
     }
 }
 
+/// `pub async fn $name($arg: $ty) -> $out`, a split point like [`part!`]'s that returns a
+/// value, not a view: work done only when a button asks for it.
+macro_rules! task {
+    ($(#[$doc:meta])* $name:ident in $chunk:ident ($arg:ident: $ty:ty) -> $out:ty => $body:expr) => {
+        $(#[$doc])*
+        #[cfg(feature = "split")]
+        #[leptos::lazy($chunk)]
+        pub fn $name($arg: $ty) -> $out {
+            $body
+        }
+
+        $(#[$doc])*
+        #[cfg(not(feature = "split"))]
+        pub async fn $name($arg: $ty) -> $out {
+            $body
+        }
+    };
+}
+
+task! {
+    /// A run as a saved file's text ("save this run"): the writer of a whole run (every
+    /// outcome, the tally, the knobs, the strategy's words) runs only when a run is saved.
+    saved_file_text in saved_files (run: oversold_protocol::SavedRun) -> Option<String> =>
+        serde_json::to_string(&run).ok()
+}
+
+task! {
+    /// A dropped or picked file's text, checked as a saved run (`model::saved::parse`).
+    read_saved_file in saved_files (text: String) -> Result<oversold_protocol::SavedRun, String> =>
+        crate::model::saved::parse(&text)
+}
+
 /// True from the first time `now` is true on: a part that has been shown once stays (its
 /// chunk is loaded, and it may keep showing what it showed, as the checkout's words do).
 pub fn ever(now: impl Fn() -> bool + Send + Sync + 'static) -> Memo<bool> {
