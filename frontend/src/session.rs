@@ -7,7 +7,7 @@
 //! state put a `Memo` in front so they redraw only when their slice changes.
 
 use leptos::prelude::*;
-use oversold_protocol::{RunConfig, ServerMessage};
+use oversold_protocol::{Hello, RunConfig, ServerMessage};
 
 use crate::model::controls::Knobs;
 use crate::model::page::{PageState, Pending};
@@ -15,7 +15,6 @@ use crate::model::presets;
 use crate::model::room::RoomState;
 use crate::model::run::RunModel;
 use crate::model::theme::Theme;
-use crate::model::url;
 use crate::model::view::View;
 use crate::model::workshop::Workshop;
 
@@ -110,15 +109,11 @@ impl Session {
             None => msg,
         };
         // The form is not the server's state, but `hello` says which values it accepts.
-        let mut problems = Vec::new();
         if let ServerMessage::Hello(hello) = &msg {
-            let limits = hello.limits;
             self.knobs.update(|k| *k = k.for_server(hello));
             // An address is read once, against the first greeting's limits and strategies.
             let mut query = None;
             self.link_query.update_value(|q| query = q.take());
-            // Every scenario's: a link may replay a run of any of them.
-            let known = crate::model::strategies::every(hello);
             // A preset's link: its knobs into the form, its button marked.
             if let Some(p) = query
                 .as_deref()
@@ -127,21 +122,31 @@ impl Session {
                 self.knobs
                     .update(|k| *k = presets::apply(*k, &p.request).for_server(hello));
                 self.linked_preset.set(Some(p.name.clone()));
-            } else if let Some(restored) = query.and_then(|q| url::restore(&q, &limits, &known)) {
-                // The form offers no outage this server would refuse; the link's replay still
-                // asks for it, and the server's answer says why not.
-                self.knobs.set(restored.knobs.for_server(hello));
-                self.from_link.set(restored.replay);
-                problems = restored.problems;
+            } else if let Some(query) = query {
+                self.restore_link(query, hello.clone());
             }
         }
         if is_room_frame(&msg) {
             self.room.update(|r| r.apply(&msg));
         }
         self.page.update(|p| p.apply(msg));
-        if !problems.is_empty() {
-            self.notify("bad_link", &problems.join(" "));
-        }
+    }
+
+    /// A link's knobs into the form, its run offered for replay, and what it got wrong said.
+    /// Read in a chunk of its own (`lazy::restore_link`): only a page opened from a link
+    /// fetches the link reader.
+    fn restore_link(&self, query: String, hello: Box<Hello>) {
+        let session = *self;
+        leptos::task::spawn_local(async move {
+            let Some(restored) = crate::components::lazy::restore_link((query, hello)).await else {
+                return;
+            };
+            session.knobs.set(restored.knobs);
+            session.from_link.set(restored.replay);
+            if !restored.problems.is_empty() {
+                session.notify("bad_link", &restored.problems.join(" "));
+            }
+        });
     }
 
     /// Read the run on screen (tracked).

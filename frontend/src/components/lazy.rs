@@ -166,6 +166,22 @@ task! {
         crate::model::saved::parse(&text)
 }
 
+task! {
+    /// A link's knobs read against the server's greeting (`model::url::restore`), the form's
+    /// values already fitted to this server: run once, by a page opened from a link.
+    restore_link in link_reader (link: (String, Box<oversold_protocol::Hello>)) -> Option<crate::model::url::Restored> => {
+        let (query, hello) = link;
+        // Every scenario's strategies: a link may replay a run of any of them.
+        let known = crate::model::strategies::every(&hello);
+        crate::model::url::restore(&query, &hello.limits, &known).map(|mut restored| {
+            // The form offers no outage this server would refuse; the link's replay still
+            // asks for it, and the server's answer says why not.
+            restored.knobs = restored.knobs.for_server(&hello);
+            restored
+        })
+    }
+}
+
 /// True from the first time `now` is true on: a part that has been shown once stays (its
 /// chunk is loaded, and it may keep showing what it showed, as the checkout's words do).
 pub fn ever(now: impl Fn() -> bool + Send + Sync + 'static) -> Memo<bool> {
