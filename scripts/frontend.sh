@@ -199,7 +199,13 @@ node -e '
 # that come after the controls (the tape, the timeline, the audit, recent runs, the strategy's
 # words and its Lua) became one chunk fetched as soon as the page has painted (`after_first_paint`): the
 # wasm before the page is usable about 369 KB (296 KB brotli; with the spectator screen a chunk of its own too). That chunk is printed apart; every visitor
-# fetches it right after, so it is summed with the first load on its own line.
+# fetches it right after, so it is summed with the first load on its own line. On 2026-12-03
+# the lab's first load went from 369 to 336 KB (265 KB brotli) and its ceiling came down with
+# it: the lab skips the workshop's frames unread (from_json_without_workshop), unit enums share
+# one name reader (protocol's wire_names!), a strategy's object is read without serde's flatten
+# buffer, and a saved run's writer and reader and a link's reader became chunks fetched when a
+# visitor first needs them; the phone, sharing the enum reader, came to 149 KB (152,474 bytes),
+# under its target, and its ceiling is now the target.
 over=0
 # The lab's lazily loaded chunks (split_*.wasm, chunk_*.wasm: scripts/split-lab.sh) are not
 # part of a page's load: each is fetched the first time its part is shown. They are listed,
@@ -247,7 +253,7 @@ check_page() { # dir ceiling_kb target_kb
     over=1
   fi
 }
-check_page dist 390 300
+check_page dist 345 300
 check_page dist/workshop 280 300
-check_page dist/phone 152 150
+check_page dist/phone 150 150
 [ "$over" -eq 0 ] || exit 1

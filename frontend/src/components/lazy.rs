@@ -8,8 +8,10 @@
 //! kept alive there as an export. Until a chunk has arrived its part shows nothing; once loaded
 //! it stays loaded.
 //!
-//! What is here is view code only: every frame is still decoded and applied by the main wasm
-//! (`session`), so a part opened late shows what already happened. A part must not be the only
+//! Besides views, a few tasks that run only when a visitor asks for them ([`task!`]: saving or
+//! opening a run's file, reading a link) return their value from a chunk. Every frame is still
+//! decoded and applied by the main wasm (`session`), so a part opened late shows what already
+//! happened. A part must not be the only
 //! user of a conversion wasm-bindgen describes per type (a number set as a DOM property, a
 //! closure type): wasm-bindgen reads those descriptions from the main module, and fails when
 //! one went to a chunk. The step panel's keys stay in the main wasm for that reason, the
