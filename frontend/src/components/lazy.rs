@@ -8,7 +8,7 @@
 //! kept alive there as an export. Until a chunk has arrived its part shows nothing; once loaded
 //! it stays loaded.
 //!
-//! Besides views, a few tasks that run only when a visitor asks for them ([`task!`]: saving or
+//! Besides views, a few tasks that run only when a visitor asks for them (`task!`: saving or
 //! opening a run's file, reading a link) return their value from a chunk. Every frame is still
 //! decoded and applied by the main wasm (`session`), so a part opened late shows what already
 //! happened. A part must not be the only
