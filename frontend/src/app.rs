@@ -56,6 +56,13 @@ fn Lab() -> impl IntoView {
     let step_open = move || session.page.with(|p| p.step.is_some());
     let checkout = move || checkout::on_screen(session);
     let cart = move || crate::components::carts::on_screen(session);
+    // A "Redis fails" run's facts: their panel is a chunk, fetched for such a run only.
+    let failed = move || {
+        session.with_run(|r| {
+            r.and_then(|r| r.summary())
+                .is_some_and(crate::model::failures::has_facts)
+        })
+    };
     // What happened in a checkout stays on the page after the switch leaves the scenario.
     let checkout_seen = lazy::ever(checkout);
     // The last thing run was a comparison: the stage view shows its scoreboard.
@@ -77,9 +84,9 @@ fn Lab() -> impl IntoView {
                     <crate::components::presets::Presets/>
                     <RunButtons/>
                     <Show when=checkout fallback=move || view! {
-                        <Show when=cart fallback=|| view! {
+                        <Show when=cart fallback=move || view! {
                             <Counters/>
-                            <crate::components::failures::FailureFacts/>
+                            <Show when=failed>{lazy::when_loaded(lazy::failure_facts)}</Show>
                             <Inventory/>
                         }>
                             {lazy::when_loaded(lazy::cart_panels)}

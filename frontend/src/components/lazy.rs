@@ -78,6 +78,16 @@ part! {
 }
 
 part! {
+    /// What a "Redis fails" run's failure did, under the counters.
+    failure_facts => view! { <crate::components::failures::FailureFacts/> }
+}
+
+part! {
+    /// The keyboard shortcuts' list (`?`).
+    shortcuts_help => crate::components::shortcuts::help()
+}
+
+part! {
     /// A cart or warehouse run's shelves.
     cart_panels => view! { <crate::components::carts::CartShelves/> }
 }

@@ -38,39 +38,43 @@ pub fn Shortcuts() -> impl IntoView {
     });
     on_cleanup(move || handle.remove());
 
-    // Drawn only while open: a click anywhere on it (or Escape, or `?`) closes it. The rows
-    // are plain markup from `model::shortcuts::list_html`, set once as it opens.
+    // Drawn only while open: a click anywhere on it (or Escape, or `?`) closes it. It is a
+    // chunk (`lazy::shortcuts_help`), fetched the first time `?` is pressed.
     move || {
-        session.help.get().then(|| {
-            let rows = session
-                .page
-                .with_untracked(|p| {
-                    let scenario = session.knobs.with_untracked(|k| k.scenario);
-                    shortcuts::list_html(p.offered(scenario), p.strategies())
-                });
-            view! {
-                <div class="overlay" on:click=flip(session, Switch::Help)>
-                    <div
-                        class="overlay-card"
-                        role="dialog"
-                        aria-modal="true"
-                        aria-label="Keyboard shortcuts"
-                        data-testid="shortcuts-overlay"
-                    >
-                        <h2>"Keyboard shortcuts"</h2>
-                        <dl class="keys" inner_html=rows></dl>
-                        <p class="muted keys-note">
-                            "In step-through mode, keys 1 to 4 move the buyers. No key does anything while you type in a field or hold Ctrl, Alt or ⌘. Escape or a click closes this list."
-                        </p>
-                    </div>
-                </div>
-            }
-        })
+        session
+            .help
+            .get()
+            .then(|| crate::components::lazy::when_loaded(crate::components::lazy::shortcuts_help))
     }
 }
 
-/// True when the key goes to a field the visitor is typing in (the page has no editable
-/// text other than form fields).
+/// The `?` list: every key and what it does here. The rows are plain markup from
+/// `model::shortcuts::list_html`, set once as it opens.
+pub fn help() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let rows = session.page.with_untracked(|p| {
+        let scenario = session.knobs.with_untracked(|k| k.scenario);
+        shortcuts::list_html(p.offered(scenario), p.strategies())
+    });
+    view! {
+        <div class="overlay" on:click=flip(session, Switch::Help)>
+            <div
+                class="overlay-card"
+                role="dialog"
+                aria-modal="true"
+                aria-label="Keyboard shortcuts"
+                data-testid="shortcuts-overlay"
+            >
+                <h2>"Keyboard shortcuts"</h2>
+                <dl class="keys" inner_html=rows></dl>
+                <p class="muted keys-note">
+                    "In step-through mode, keys 1 to 4 move the buyers. No key does anything while you type in a field or hold Ctrl, Alt or ⌘. Escape or a click closes this list."
+                </p>
+            </div>
+        </div>
+    }
+}
+
 fn typing(ev: &KeyboardEvent) -> bool {
     ev.target().is_some_and(|t| {
         let tag = t.unchecked_into::<Element>().tag_name();

@@ -23,6 +23,15 @@ fn fact(label: &'static str, value: String, bad: bool) -> Fact {
     Fact { label, value, bad }
 }
 
+/// Whether `summary` is a "Redis fails" run's, with facts to show (the lab fetches their
+/// panel, a chunk, only then).
+pub fn has_facts(summary: &RunSummary) -> bool {
+    summary.busy.is_some()
+        || summary.durability.is_some()
+        || summary.eviction.is_some()
+        || summary.failover.is_some()
+}
+
 /// The facts of `summary`'s failure; empty for a scenario whose summary has none.
 pub fn facts(summary: &RunSummary) -> Vec<Fact> {
     let mut out = Vec::new();
@@ -176,6 +185,7 @@ mod tests {
     #[test]
     fn a_race_has_no_failure_facts() {
         assert!(facts(&summary(10, 10, 0)).is_empty());
+        assert!(!has_facts(&summary(10, 10, 0)));
     }
 
     #[test]
@@ -196,6 +206,7 @@ mod tests {
             watchdog_ms: 500,
         }));
         let f = facts(&s);
+        assert!(has_facts(&s) && !f.is_empty());
         let get = |label: &str| f.iter().find(|x| x.label == label).unwrap().clone();
         assert_eq!(get("BUSY replies").value, "14");
         assert!(get("Redis stalled").bad);
