@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { WIDE, byTestId, fresh, hello, knobs, lab, num, redisCli, run, setUp, shots, tearDown } from './harness.js';
+import { NARROW, WIDE, byTestId, fresh, hello, knobs, lab, num, redisCli, run, setUp, shots, tearDown } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverBin = path.resolve(here, '..', process.env.OVERSOLD_BIN ?? 'target/debug/oversold');
@@ -270,6 +270,38 @@ test('the stage view fits one screen at 1920x1080, 1440x900 and 1280x720, in bot
   await byTestId('view-stage').click();
   await byTestId('theme-toggle').click();
   assert.deepEqual(await lab.page.evaluate(() => [document.body.dataset.view, document.body.dataset.theme]), ['normal', 'dark']);
+});
+
+test('the stage view on a phone: one column, and no counter spills out of its box', async () => {
+  await fresh(NARROW);
+  await run('run-naive');
+  await byTestId('view-stage').click();
+  assert.equal(await lab.page.evaluate(() => document.body.dataset.view), 'stage');
+  // Naive at the defaults oversells, so the stock is negative: the widest figure it shows.
+  assert.ok((await num('stock-remaining')) < 0);
+  const boxes = await lab.page.evaluate(() =>
+    [...document.querySelectorAll('.counters .stock-counter, .counters .stat')]
+      .filter((el) => el.offsetParent !== null)
+      .map((el) => ({
+        box: el.getBoundingClientRect(),
+        text: el.textContent.trim().slice(0, 24),
+        // Past the box's edge, or wider than its own line box (clipped or overflowing).
+        spills: el.scrollWidth > el.clientWidth + 1 || [...el.querySelectorAll('.num, .big, .of')].some((n) => {
+          const r = n.getBoundingClientRect(), b = el.getBoundingClientRect();
+          return r.right > b.right + 1 || r.left < b.left - 1 || n.scrollWidth > n.clientWidth + 1;
+        }),
+      })),
+  );
+  assert.ok(boxes.length >= 3, JSON.stringify(boxes));
+  for (const b of boxes) {
+    assert.equal(b.spills, false, `a figure spills out of its box: ${b.text}`);
+    assert.ok(b.box.right <= NARROW.width + 1, `a box past the screen's edge: ${b.text}`);
+  }
+  const [grid, tape] = await Promise.all(['.inventory', '.tape'].map((sel) =>
+    lab.page.locator(sel).first().evaluate((el) => el.getBoundingClientRect().toJSON())));
+  assert.ok(tape.top >= grid.bottom - 1, 'the grid and the tape stack in one column');
+  await lab.page.screenshot({ path: path.join(shots, 'stage-390x844.png') });
+  await byTestId('view-stage').click();
 });
 
 test('the light theme is remembered across a reload and repaints the canvas', async () => {
