@@ -29,8 +29,27 @@ where
     view! { <Suspense fallback=|| ()>{move || Suspend::new(load())}</Suspense> }
 }
 
-/// `pub async fn $name() -> AnyView`, a split point of the lab's wasm with `split`: in a chunk
-/// named after the part, or in `$chunk` with the parts that name it too.
+/// `pub async fn $name($arg: $ty) -> $out`, a split point of the lab's wasm with `split`, in
+/// the chunk `$chunk` (the argument is optional): work done only when it is first asked for.
+macro_rules! task {
+    ($(#[$doc:meta])* $name:ident in $chunk:ident ($($arg:ident: $ty:ty)?) -> $out:ty => $body:expr) => {
+        $(#[$doc])*
+        #[cfg(feature = "split")]
+        #[leptos::lazy($chunk)]
+        pub fn $name($($arg: $ty)?) -> $out {
+            $body
+        }
+
+        $(#[$doc])*
+        #[cfg(not(feature = "split"))]
+        pub async fn $name($($arg: $ty)?) -> $out {
+            $body
+        }
+    };
+}
+
+/// `pub async fn $name() -> AnyView`: a [`task!`] that draws a part, in a chunk named after
+/// the part, or in `$chunk` with the parts that name it too.
 macro_rules! part {
     ($(#[$doc:meta])* $name:ident => $body:expr) => {
         part! { $(#[$doc])* $name in $name => $body }
@@ -38,18 +57,7 @@ macro_rules! part {
     // Parts that are always shown together share one chunk (`$chunk`): one fetch, and no
     // code of theirs split into small chunks that several of them share.
     ($(#[$doc:meta])* $name:ident in $chunk:ident => $body:expr) => {
-        $(#[$doc])*
-        #[cfg(feature = "split")]
-        #[leptos::lazy($chunk)]
-        pub fn $name() -> AnyView {
-            $body.into_any()
-        }
-
-        $(#[$doc])*
-        #[cfg(not(feature = "split"))]
-        pub async fn $name() -> AnyView {
-            $body.into_any()
-        }
+        task! { $(#[$doc])* $name in $chunk () -> AnyView => $body.into_any() }
     };
 }
 
@@ -144,25 +152,6 @@ part! {
         let code = crate::components::room::joined_by_url().map(|(code, _)| code);
         view! { <crate::components::room::spectator::SpectatorApp code=code.unwrap_or_default()/> }
     }
-}
-
-/// `pub async fn $name($arg: $ty) -> $out`, a split point like [`part!`]'s that returns a
-/// value, not a view: work done only when a button asks for it.
-macro_rules! task {
-    ($(#[$doc:meta])* $name:ident in $chunk:ident ($arg:ident: $ty:ty) -> $out:ty => $body:expr) => {
-        $(#[$doc])*
-        #[cfg(feature = "split")]
-        #[leptos::lazy($chunk)]
-        pub fn $name($arg: $ty) -> $out {
-            $body
-        }
-
-        $(#[$doc])*
-        #[cfg(not(feature = "split"))]
-        pub async fn $name($arg: $ty) -> $out {
-            $body
-        }
-    };
 }
 
 task! {
