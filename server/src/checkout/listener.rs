@@ -38,11 +38,12 @@ use crate::store::{CheckoutKeys, RedisConn, Store, StoreError};
 /// How long the app server's subscriber is gone when it restarts (a deploy, a crash loop).
 pub const LISTENER_DOWN: Duration = Duration::from_secs(2);
 /// The latest a restart begins before the first hold is due: it begins, seeded, within this
-/// much before a hold's life has passed since the listener saw the first hold, so the holds
-/// of the first arrivals expire while it is down (and later ones, with a spread of arrivals,
-/// mostly after). Counted from the first hold, not from the gate: on a busy machine the
-/// buyers may reach Redis a second or more after the gate opens, and a restart timed from the
-/// gate would then be over before anything expired.
+/// much before the earliest unsettled hold's key expires (its `PTTL`, Redis's count), so the
+/// holds of the first arrivals expire while it is down (and later ones, with a spread of
+/// arrivals, mostly after). Counted from that deadline, not from the gate or from when the
+/// listener noticed the hold: on a busy machine the buyers may reach Redis a second or more
+/// after the gate opens, and the listener may notice a hold late; a restart timed from either
+/// could be over, or not yet begun, when the hold expired.
 pub const RESTART_LEAD: Duration = Duration::from_secs(1);
 /// How long past the last deadline the drain waits for Redis to remove the keys by itself.
 pub const GRACE: Duration = Duration::from_secs(1);
@@ -59,19 +60,20 @@ const SALT: u64 = 0x11c7_e4e4_0000_d0d0;
 /// When the subscriber goes away, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Restart {
-    /// How long after the first hold was seen the connection is dropped.
-    pub after_first_hold: Duration,
+    /// How long before the first unsettled hold's key expires the connection is dropped.
+    pub before_first_deadline: Duration,
     /// How long until a new one subscribes.
     pub down_for: Duration,
 }
 
 impl Restart {
     /// The run's restart: [`LISTENER_DOWN`] long, beginning at a seeded moment up to
-    /// [`RESTART_LEAD`] before a hold's life (`hold_real`) has passed since the first hold.
+    /// [`RESTART_LEAD`] before the first hold's deadline (never more than a hold's life,
+    /// `hold_real`, before it).
     pub fn seeded(seed: u64, hold_real: Duration) -> Self {
         let lead = RESTART_LEAD.mul_f64(ChaCha8Rng::seed_from_u64(seed ^ SALT).random::<f64>());
         Restart {
-            after_first_hold: hold_real.saturating_sub(lead),
+            before_first_deadline: lead.min(hold_real),
             down_for: LISTENER_DOWN,
         }
     }
@@ -244,13 +246,23 @@ impl Listener {
         report
     }
 
-    /// Before the first hold: once there is one, time the seeded restart from now.
+    /// Before the first hold: once there is one, time the seeded restart from the life its key
+    /// has left as Redis counts it (`PTTL`), not from when this saw it: on a loaded machine it
+    /// may see the first hold late, and a restart timed from that moment could come after the
+    /// hold had expired and been given back.
     async fn time_the_restart(&mut self, sub: &mut Subscription, report: &mut ListenerReport) {
-        match notify::unsettled(&mut self.conn, &self.keys).await {
-            Ok(0) => {}
-            Ok(_) => {
+        let due = match notify::unsettled(&mut self.conn, &self.keys).await {
+            Ok(0) => return,
+            Ok(_) => notify::first_expiry(&mut self.conn, &self.keys).await,
+            Err(e) => Err(e),
+        };
+        match due {
+            // Settled (or already expired) between the two reads: look again at the next tick.
+            Ok(None) => {}
+            Ok(Some(left)) => {
                 if let Some(restart) = sub.awaiting_first_hold.take() {
-                    sub.drop_at = Some(Instant::now() + restart.after_first_hold);
+                    let lead = restart.before_first_deadline;
+                    sub.drop_at = Some(Instant::now() + left.saturating_sub(lead));
                 }
             }
             Err(e) => self.failed(&e, report),
@@ -297,6 +309,12 @@ impl Listener {
                     report.holds += 1;
                     report.units += u64::from(qty);
                     let due = self.clock.instant_at(expires_at);
+                    if at < due {
+                        // Redis expires by its wall clock; this process times by a monotonic
+                        // one. Early means the wall clock stepped forward (seen on a VM).
+                        let early_us = micros(due.duration_since(at));
+                        tracing::warn!(key, early_us, "Redis expired a hold before its deadline");
+                    }
                     report
                         .late_us
                         .push(micros(at.saturating_duration_since(due)));

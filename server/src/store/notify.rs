@@ -13,6 +13,8 @@
 //! setting: the runner starts a `redis-server` of its own with it (never `CONFIG SET` on a
 //! shared Redis), so this module never changes a server's configuration.
 
+use std::time::Duration;
+
 use redis::Value;
 use redis::aio::PubSubStream;
 
@@ -148,6 +150,32 @@ async fn shadowed(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<Vec<Strin
 pub async fn unsettled(conn: &mut RedisConn, keys: &CheckoutKeys) -> Result<u64, StoreError> {
     let cmd = redis::cmd("SCARD").arg(&keys.shadows).to_owned();
     conn.query("SCARD shadows", &cmd).await
+}
+
+/// How long until the first unsettled hold's key expires, as Redis counts it (`PTTL`); `None`
+/// when no unsettled hold has a live key. Redis's own count, not the shop clock: Redis
+/// expires keys by its wall clock, which need not keep pace with this process's monotonic
+/// one. Read in pages: it is called once, when the first hold is seen.
+pub async fn first_expiry(
+    conn: &mut RedisConn,
+    keys: &CheckoutKeys,
+) -> Result<Option<Duration>, StoreError> {
+    let mut first = None::<u64>;
+    for page in shadowed(conn, keys).await?.chunks(250) {
+        let mut pipe = redis::pipe();
+        for key in page {
+            let hold = keys
+                .hold_at(key)
+                .ok_or_else(|| unexpected("first expiry", key))?;
+            pipe.cmd("PTTL").arg(&hold.key);
+        }
+        let read: Vec<i64> = conn.pipeline("PTTL the holds", &pipe).await?;
+        // -2: the key is gone (expired or settled since the SMEMBERS); -1 never happens here.
+        for ms in read.into_iter().filter_map(|ms| u64::try_from(ms).ok()) {
+            first = Some(first.map_or(ms, |f| f.min(ms)));
+        }
+    }
+    Ok(first.map(Duration::from_millis))
 }
 
 /// Split the shadows into live holds and stranded ones, in pages. `EXISTS` on a key whose

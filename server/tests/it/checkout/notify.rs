@@ -176,7 +176,12 @@ async fn holds_notify_runs_from_the_command_line_and_its_json_has_the_listener()
     let s = super::wire::oversold(&redis, &[&args[..], &["--seed", "3", "--json"]].concat());
     let n = |v: &serde_json::Value| v.as_i64().unwrap_or_else(|| panic!("not a number in {s}"));
     let notify = &s["notify"];
-    assert!(n(&notify["listener_down_ms"]) >= 1_900, "{s}");
+    // As in the test above: the restart is there in every run with a hold to expire. On a
+    // loaded machine the buyer whose app server crashes may reach Redis after the stock is
+    // gone, and then the run ends before the restart's moment (seen in CI).
+    if n(&notify["releases"]) + n(&notify["releases_lost"]) > 0 {
+        assert!(n(&notify["listener_down_ms"]) >= 1_900, "{s}");
+    }
     for field in [
         "releases",
         "releases_lost",
