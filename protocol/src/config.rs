@@ -195,8 +195,10 @@ impl RunRequest {
 }
 
 /// Every knob of a race with its default filled in: what `start_compare` races every
-/// strategy with, and (with a strategy) what one run uses.
+/// strategy with, and (with a strategy) what one run uses. Read by [`RaceConfig::from_object`]
+/// (see there); written in the derived shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RaceConfig {
     /// Units in stock before the run.
     pub stock: u32,
@@ -216,16 +218,17 @@ pub struct RaceConfig {
     pub seed: u64,
     /// The scenario and its own knobs. On the wire: `scenario` (absent in version 2
     /// frames: `race`) and the scenario's knobs flat beside the others.
-    #[serde(flatten)]
+    #[serde(flatten, skip_deserializing)]
     pub knobs: Knobs,
 }
 
 /// A scenario and the knobs only it has: one value, so a checkout run always has its
 /// checkout knobs and a race has none (no `Option` beside `scenario` to check by hand).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "FlatKnobs", try_from = "FlatKnobs")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(into = "FlatKnobs")]
 pub enum Knobs {
     /// The race: no knobs of its own.
+    #[default]
     Race,
     /// A checkout: holds, payment, fates, the fail mode.
     Checkout(CheckoutConfig),
@@ -244,19 +247,18 @@ pub enum Knobs {
     Failover,
 }
 
-/// [`Knobs`] as protocol version 3 lays them out: `scenario`, then each scenario's fields
-/// flat. Only serde sees this shape.
-#[derive(Serialize, Deserialize)]
+/// [`Knobs`] as protocol version 3 writes them: `scenario`, then each scenario's fields
+/// flat. Only serde sees this shape; [`Knobs::from_object`] reads it.
+#[derive(Serialize)]
 struct FlatKnobs {
-    #[serde(default)]
     scenario: Scenario,
-    #[serde(flatten, default)]
+    #[serde(flatten)]
     checkout: Option<CheckoutConfig>,
-    #[serde(flatten, default)]
+    #[serde(flatten)]
     cart: Option<CartConfig>,
-    #[serde(flatten, default)]
+    #[serde(flatten)]
     warehouses: Option<WarehouseConfig>,
-    #[serde(flatten, default)]
+    #[serde(flatten)]
     eviction: Option<EvictionConfig>,
 }
 
@@ -281,29 +283,28 @@ impl From<Knobs> for FlatKnobs {
     }
 }
 
-impl TryFrom<FlatKnobs> for Knobs {
-    type Error = String;
-
-    fn try_from(flat: FlatKnobs) -> Result<Self, String> {
-        let missing = |what: &str| format!("a {} config without its {what} knobs", flat.scenario);
-        Ok(match flat.scenario {
+impl Knobs {
+    /// The knobs in a config's object: `scenario` (absent: `race`), then the one scenario
+    /// config it names, read from the same object (its keys sit flat beside the others).
+    fn from_object(object: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        let scenario = match object.get("scenario") {
+            Some(name) => Scenario::deserialize(name)?,
+            None => Scenario::Race,
+        };
+        Ok(match scenario {
             Scenario::Race => Knobs::Race,
-            Scenario::Checkout => {
-                Knobs::Checkout(flat.checkout.ok_or_else(|| missing("checkout"))?)
-            }
-            Scenario::Cart => Knobs::Cart(flat.cart.ok_or_else(|| missing("cart"))?),
+            Scenario::Checkout => Knobs::Checkout(scenario_knobs(scenario, "checkout", object)?),
+            Scenario::Cart => Knobs::Cart(scenario_knobs(scenario, "cart", object)?),
             Scenario::Warehouses => {
-                Knobs::Warehouses(flat.warehouses.ok_or_else(|| missing("warehouse"))?)
+                Knobs::Warehouses(scenario_knobs(scenario, "warehouse", object)?)
             }
             Scenario::BusyScript => Knobs::BusyScript,
             Scenario::Durability => Knobs::Durability,
-            Scenario::Eviction => Knobs::Eviction(flat.eviction.ok_or_else(|| missing("policy"))?),
+            Scenario::Eviction => Knobs::Eviction(scenario_knobs(scenario, "policy", object)?),
             Scenario::Failover => Knobs::Failover,
         })
     }
-}
 
-impl Knobs {
     /// Which scenario these are the knobs of.
     pub fn scenario(&self) -> Scenario {
         match self {
@@ -319,15 +320,65 @@ impl Knobs {
     }
 }
 
+/// One scenario's own knobs, read from the whole config object; an error says which are
+/// missing.
+fn scenario_knobs<T: serde::de::DeserializeOwned>(
+    scenario: Scenario,
+    what: &str,
+    object: &serde_json::Value,
+) -> Result<T, serde_json::Error> {
+    use serde::de::Error;
+    T::deserialize(object)
+        .map_err(|e| Error::custom(format!("a {scenario} config without its {what} knobs: {e}")))
+}
+
+impl RaceConfig {
+    /// Read from a config's object in one tree: the race's own fields by the derived reader,
+    /// the knobs by [`Knobs::from_object`]. serde's `flatten` (twice: a run's config flattens
+    /// the race's, which flattens the scenario's) would copy the object into a buffer of its
+    /// own at each level and carry a reader of every scenario config for that buffer too.
+    pub fn from_object(object: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut race = RaceConfig::deserialize(object)?;
+        race.knobs = Knobs::from_object(object)?;
+        Ok(race)
+    }
+}
+
+impl Serialize for RaceConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RaceConfig::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RaceConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = serde_json::Value::deserialize(deserializer)?;
+        RaceConfig::from_object(&object).map_err(serde::de::Error::custom)
+    }
+}
+
 /// One run's configuration: a strategy and the race's knobs. On the wire the knobs sit beside
 /// `strategy` in one flat object, as in protocol version 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunConfig {
     /// Strategy name.
     pub strategy: String,
     /// The knobs.
     #[serde(flatten)]
     pub race: RaceConfig,
+}
+
+impl<'de> Deserialize<'de> for RunConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let object = serde_json::Value::deserialize(deserializer)?;
+        let strategy = match object.get("strategy") {
+            Some(name) => String::deserialize(name).map_err(D::Error::custom)?,
+            None => return Err(D::Error::missing_field("strategy")),
+        };
+        let race = RaceConfig::from_object(&object).map_err(D::Error::custom)?;
+        Ok(RunConfig { strategy, race })
+    }
 }
 
 impl RaceConfig {

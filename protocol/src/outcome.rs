@@ -225,30 +225,30 @@ pub struct RunSummary {
     /// backorders when it fails open), `final_stock` is the available counter, and
     /// `oversold_units` is `max(0, -final_stock)`: units promised beyond the stock. Boxed:
     /// a race's summary stays as small as it was.
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub checkout: Option<Box<CheckoutTally>>,
     /// A `cart` or `warehouses` run's partial carts, stranded units, compensations,
     /// fallbacks and per-shelf ledger, flat in this object; absent otherwise. `stock`,
     /// `units_sold` and `final_stock` are then sums over the shelves, and `oversold_units`
     /// the sum of each shelf's own (one shelf's oversell is not hidden by another's spare).
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub cart: Option<Box<CartTally>>,
     /// A `busy_script` run's stall: `BUSY` replies, the stall's length, kills, restarts and
     /// the acknowledged units a restart lost, flat in this object; absent otherwise.
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub busy: Option<Box<BusyTally>>,
     /// A `durability` run's crash: the persistence setting, when Redis was killed, what it
     /// loaded, the acknowledged orders it lost, and the setting's throughput, flat in this
     /// object; absent otherwise.
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub durability: Option<Box<DurabilityTally>>,
     /// An `eviction` run's memory pressure: the policy, refusals (`STOCK_MISSING`, `OOM`),
     /// keys evicted and units left unsold, flat in this object; absent otherwise.
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub eviction: Option<Box<EvictionTally>>,
     /// A `failover` run's reckoning: acknowledged units the promoted replica never had,
     /// units sold twice, writes refused, flat in this object; absent otherwise.
-    #[serde(flatten, default)]
+    #[serde(flatten, skip_deserializing)]
     pub failover: Option<Box<FailoverTally>>,
 }
 
@@ -263,7 +263,9 @@ impl Serialize for RunSummary {
 /// (`acknowledged_lost`, `units_lost`), and serde's flatten hands each key to the first
 /// flattened field that reads it, so a tally declared earlier that fails to read swallowed
 /// the keys of one declared later (a failover's tally came back `None`). Here each tally is
-/// read from the whole object on its own.
+/// read from the whole object on its own, and the derived reader skips them
+/// (`skip_deserializing`): with `flatten` it carried a second reader of every tally, for
+/// serde's buffer, that this never used (15 KB of the lab's gzipped wasm).
 impl<'de> Deserialize<'de> for RunSummary {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::{DeserializeOwned, Error};

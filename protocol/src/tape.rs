@@ -73,7 +73,11 @@ pub use zoom::{Zoom, ZoomPart};
 /// On the wire: `{"kind":"read_then_decrement","guard":"unguarded"}`, `{"kind":"read_then_set"}`,
 /// `{"kind":"select_then_update"}`, `{"kind":"atomic_call","call":"evalsha"}`,
 /// `{"kind":"atomic_per_bucket","buckets":4}`, `{"kind":"decrement_then_undo"}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Read by hand ([`TapeRule`]'s `Deserialize`, below): serde's reader for an internally tagged
+/// enum copies the object into a buffer of its own first, and that machinery alone was a sixth
+/// of the phone page's wasm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TapeRule {
     /// A read (`observed_stock`), a decision in the app, then a decrement whose reply is the
@@ -115,6 +119,53 @@ pub enum TapeRule {
     /// `cart` story is drawn instead), and `sharded_sum`, whose check is a sum of reads of
     /// several buckets. [`Tape::build`] gives an empty tape.
     Story,
+}
+
+/// A [`TapeRule`] as it is written: `kind` and the variant's one field, read in one pass.
+#[derive(Deserialize)]
+struct TapeBody {
+    kind: TapeKind,
+    #[serde(default)]
+    guard: Option<Guard>,
+    #[serde(default)]
+    call: Option<ScriptCall>,
+    #[serde(default)]
+    buckets: Option<u32>,
+}
+
+/// [`TapeRule`]'s variants, by their wire names.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum TapeKind {
+    ReadThenDecrement,
+    ReadThenSet,
+    SelectThenUpdate,
+    AtomicCall,
+    AtomicPerBucket,
+    DecrementThenUndo,
+    Story,
+}
+
+impl<'de> Deserialize<'de> for TapeRule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let body = TapeBody::deserialize(deserializer)?;
+        let missing = |field: &'static str| serde::de::Error::missing_field(field);
+        Ok(match body.kind {
+            TapeKind::ReadThenDecrement => TapeRule::ReadThenDecrement {
+                guard: body.guard.ok_or_else(|| missing("guard"))?,
+            },
+            TapeKind::ReadThenSet => TapeRule::ReadThenSet,
+            TapeKind::SelectThenUpdate => TapeRule::SelectThenUpdate,
+            TapeKind::AtomicCall => TapeRule::AtomicCall {
+                call: body.call.ok_or_else(|| missing("call"))?,
+            },
+            TapeKind::AtomicPerBucket => TapeRule::AtomicPerBucket {
+                buckets: body.buckets.ok_or_else(|| missing("buckets"))?,
+            },
+            TapeKind::DecrementThenUndo => TapeRule::DecrementThenUndo,
+            TapeKind::Story => TapeRule::Story,
+        })
+    }
 }
 
 /// What keeps other writes out from between a buyer's read and its write.

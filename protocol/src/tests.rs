@@ -411,6 +411,28 @@ fn tape_rules_are_tagged_by_kind() {
 }
 
 #[test]
+fn a_tape_rule_without_its_field_is_an_error_that_names_it() {
+    for (wire, field) in [
+        (r#"{"kind":"read_then_decrement"}"#, "guard"),
+        (r#"{"kind":"atomic_call"}"#, "call"),
+        (r#"{"kind":"atomic_per_bucket"}"#, "buckets"),
+    ] {
+        let err = serde_json::from_str::<TapeRule>(wire)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("missing field `{field}`")),
+            "{wire}: {err}"
+        );
+    }
+    let err = serde_json::from_str::<TapeRule>(r#"{"kind":"telepathy"}"#).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown variant `telepathy`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn outcome_results_and_their_wire_names() {
     for r in [
         OutcomeResult::Reserved,
@@ -834,6 +856,30 @@ mod cart {
         assert!(v.get("skus").is_none() && v.get("warehouses").is_none());
         let back: crate::RunConfig = serde_json::from_value(v).unwrap();
         assert!(back.race.cart().is_none() && back.race.warehouses().is_none());
+    }
+
+    #[test]
+    fn every_scenarios_config_reads_back_from_text_and_a_missing_knob_is_named() {
+        for scenario in Scenario::WIRE_NAMES
+            .iter()
+            .map(|n| n.parse::<Scenario>().unwrap())
+        {
+            let c = request(scenario).validate(5).unwrap();
+            let text = serde_json::to_string(&c).unwrap();
+            assert_eq!(serde_json::from_str::<crate::RunConfig>(&text).unwrap(), c);
+            let race = serde_json::to_string(&c.race).unwrap();
+            assert_eq!(serde_json::from_str::<crate::RaceConfig>(&race).unwrap(), c.race);
+        }
+        let mut v = serde_json::to_value(request(Scenario::Checkout).validate(5).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("hold_ttl_ms");
+        let err = serde_json::from_value::<crate::RunConfig>(v)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a checkout config without its checkout knobs")
+                && err.contains("hold_ttl_ms"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -20,9 +20,8 @@ use std::borrow::Cow;
 
 use oversold_protocol::room::{BuyResult, Presence, RoomRole, SaleConfig};
 use oversold_protocol::{
-    BuyerOutcome, Category, Epoch, Explanation, Guard, Knobs, LatencySummary, OutcomeResult,
-    RaceConfig, RedisState, RunConfig, RunSummary, Scenario, ScriptCall, StrategyAbout,
-    StrategyInfo, TapeRule, WireError,
+    BuyerOutcome, Category, Epoch, Explanation, Knobs, LatencySummary, OutcomeResult, RaceConfig,
+    RedisState, RunConfig, RunSummary, Scenario, StrategyAbout, StrategyInfo, TapeRule, WireError,
 };
 use serde::Deserialize;
 
@@ -284,7 +283,7 @@ struct StrategyBody {
     unsafe_by_design: bool,
     category: Category,
     featured: bool,
-    tape: TapeBody,
+    tape: TapeRule,
     #[serde(default)]
     scenario: Scenario,
     available: bool,
@@ -314,60 +313,12 @@ impl StrategyBody {
                     cost: no_words(),
                     steps: Cow::Borrowed(&[]),
                 },
-                tape: self.tape.into_rule()?,
+                tape: self.tape,
                 scenario: self.scenario,
             },
             available: self.available,
             unavailable_reason: self.unavailable_reason,
             step_refusal: self.step_refusal,
-        })
-    }
-}
-
-/// A [`TapeRule`] as it is written (`{"kind": …}` and the variant's one field). Read by hand:
-/// serde's reading of an internally tagged enum buffers the object first, and that machinery
-/// alone is a sixth of this page's wasm.
-#[derive(Deserialize)]
-struct TapeBody {
-    kind: TapeKind,
-    #[serde(default)]
-    guard: Option<Guard>,
-    #[serde(default)]
-    call: Option<ScriptCall>,
-    #[serde(default)]
-    buckets: Option<u32>,
-}
-
-/// [`TapeRule`]'s variants, by their wire names.
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum TapeKind {
-    ReadThenDecrement,
-    ReadThenSet,
-    SelectThenUpdate,
-    AtomicCall,
-    AtomicPerBucket,
-    DecrementThenUndo,
-    Story,
-}
-
-impl TapeBody {
-    fn into_rule(self) -> Result<TapeRule, String> {
-        let missing = |field: &str| format!("a tape rule without its `{field}`");
-        Ok(match self.kind {
-            TapeKind::ReadThenDecrement => TapeRule::ReadThenDecrement {
-                guard: self.guard.ok_or_else(|| missing("guard"))?,
-            },
-            TapeKind::ReadThenSet => TapeRule::ReadThenSet,
-            TapeKind::SelectThenUpdate => TapeRule::SelectThenUpdate,
-            TapeKind::AtomicCall => TapeRule::AtomicCall {
-                call: self.call.ok_or_else(|| missing("call"))?,
-            },
-            TapeKind::AtomicPerBucket => TapeRule::AtomicPerBucket {
-                buckets: self.buckets.ok_or_else(|| missing("buckets"))?,
-            },
-            TapeKind::DecrementThenUndo => TapeRule::DecrementThenUndo,
-            TapeKind::Story => TapeRule::Story,
         })
     }
 }
@@ -595,7 +546,7 @@ mod tests {
     use super::*;
     use crate::model::fixtures;
     use oversold_protocol::room::{SaleClosed, SaleOpened};
-    use oversold_protocol::{ErrorCode, ServerMessage};
+    use oversold_protocol::{ErrorCode, Guard, ScriptCall, ServerMessage};
 
     /// What the server writes for `msg`, read by the phone.
     fn read(msg: &ServerMessage) -> Frame {
