@@ -151,6 +151,30 @@ async function stepOn(strategy) {
   );
 }
 
+test('step-through\'s frames are read by a chunk fetched with the first of them; a race and a comparison never fetch it', async () => {
+  const fetched = [];
+  const seen = (request) => fetched.push(new URL(request.url()).pathname);
+  lab.page.on('request', seen);
+  try {
+    await fresh();
+    const later = () => fetched.filter((p) => p.startsWith('/split_later_frames_')).length;
+    await run('run-naive');
+    await byTestId('run-compare').click();
+    await lab.page.locator('[data-testid="scoreboard"][data-state="finished"]').waitFor({ timeout: 120_000 });
+    assert.equal(later(), 0, 'a race and a comparison read every frame with the first download');
+    await byTestId('step-mode').click();
+    await lab.page.locator('[data-testid="step-panel"][data-open="true"]').waitFor();
+    // The step state arrived and was read by the fetched chunk; a step's frames after it too.
+    await lab.page.locator('[data-testid="step-buyer-1"]:not([disabled])').waitFor();
+    assert.equal(await num('stock-remaining'), 1);
+    await step(1);
+    assert.equal(await logLength(), 1);
+    assert.equal(later(), 1, 'fetched once, with step-through\'s first frame');
+  } finally {
+    lab.page.off('request', seen);
+  }
+});
+
 test('step-through: naive oversold by hand, Lua cannot be split, keys and reset', async () => {
   await fresh();
   const h = await hello();

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use crate::components::room::{phone::RoomPage, room_in_url};
 use crate::model::phone::Frame;
 use crate::session::Session;
-use crate::socket::Socket;
+use crate::socket::{Read, Socket};
 use crate::sync;
 
 /// The whole phone page.
@@ -41,7 +41,7 @@ pub fn PhoneApp() -> impl IntoView {
 
 /// One frame into the session: only the signals it changes are touched (a frame of the lab's
 /// changes nothing, so nothing redraws).
-fn read(session: &Session, text: &str) -> Result<bool, String> {
+fn read(session: &Session, text: &str) -> Result<Read, String> {
     let frame = Frame::decode(text)?;
     let hello = frame.is_hello();
     if frame.is_room_frame() {
@@ -50,5 +50,5 @@ fn read(session: &Session, text: &str) -> Result<bool, String> {
     if frame.is_page_frame() {
         session.page.update(move |p| frame.fold_page(p));
     }
-    Ok(hello)
+    Ok(Read::Done { hello })
 }

@@ -1,10 +1,11 @@
 //! The only module that touches the WebSocket or JSON: decodes frames into [`Session`] signals,
 //! offers typed sends, and reconnects with backoff when the link drops.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use leptos::prelude::*;
-use oversold_protocol::{ClientMessage, ServerMessage};
+use oversold_protocol::{ClientMessage, LabFrame, ServerMessage};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::js_sys::{Array, Reflect};
@@ -34,9 +35,35 @@ impl Drop for Conn {
     }
 }
 
-/// Reads one text frame into the session: `Ok(true)` when it was the server's greeting (the
-/// server is really there, not just accepting sockets), `Err` saying why it could not be read.
-pub type Reader = fn(&Session, &str) -> Result<bool, String>;
+/// Reads one text frame into the session, or says it must be read later; `Err` says why it
+/// could not be read.
+pub type Reader = fn(&Session, &str) -> Result<Read, String>;
+
+/// Starts reading a frame a [`Reader`] left for later (`Read::Later`), with code fetched when
+/// first needed, frames after it queued behind it: the lab's [`read_later`]. A page without
+/// one links none of that, nor the readers, nor the lab's session code they call.
+pub type LaterReader = fn(Socket, String);
+
+/// What a [`Reader`] did with a frame.
+pub enum Read {
+    /// Read into the session (or skipped).
+    Done {
+        /// It was the server's greeting: the server is really there, not just accepting
+        /// sockets.
+        hello: bool,
+    },
+    /// Its reader is code the lab fetches when the first such frame arrives
+    /// (`lazy::read_later`): the socket reads it then, and queues every frame after it.
+    Later,
+}
+
+/// What waits behind a frame being read later, in the order it happened.
+enum Queued {
+    /// A frame.
+    Frame(String),
+    /// The connection closed: said to the session after the frames before it.
+    Closed { attempt: u32, delay_ms: u32 },
+}
 
 /// The page's handle on the server. `Copy`, so buttons can hold it.
 #[derive(Clone, Copy)]
@@ -49,8 +76,12 @@ pub struct Socket {
     page: Option<&'static str>,
     /// How frames are read: every frame into [`Session::apply`], or a page's own reading.
     read: Reader,
+    /// How a frame `read` left for later is read (the lab's); `None`: `read` never does.
+    later: Option<LaterReader>,
     /// The page's HTML joined its room on the connection now open (see [`Self::joined_by_page`]).
     joined_by_page: StoredValue<bool>,
+    /// While a frame's reader is being fetched: it and what came after it, in order.
+    backlog: StoredValue<Option<VecDeque<Queued>>>,
 }
 
 impl Socket {
@@ -62,7 +93,9 @@ impl Socket {
     /// Open the socket of `page` (`"spectator"`; `None`: the lab): every frame but the
     /// workshop's, which the lab ignores (its wasm carries no reader for them).
     pub fn connect_for(session: Session, page: Option<&'static str>) -> Self {
-        Self::open_with(session, page, read_all_but_workshop)
+        let socket = Self::new(session, page, read_in_lab, Some(read_later));
+        socket.open();
+        socket
     }
 
     /// The workshop page's socket: every frame.
@@ -71,7 +104,7 @@ impl Socket {
     }
 
     fn open_with(session: Session, page: Option<&'static str>, read: Reader) -> Self {
-        let socket = Self::new(session, page, read);
+        let socket = Self::new(session, page, read, None);
         socket.open();
         socket
     }
@@ -82,7 +115,7 @@ impl Socket {
     /// (`window.oversoldSocket`, phone.html) taken over with the frames that came meanwhile;
     /// a fresh one when there is none.
     pub fn take_over(session: Session, page: Option<&'static str>, read: Reader) -> Self {
-        let socket = Self::new(session, page, read);
+        let socket = Self::new(session, page, read, None);
         match early_socket(&ws_url(page)) {
             Some(early) => socket.adopt(early),
             None => socket.open(),
@@ -90,14 +123,21 @@ impl Socket {
         socket
     }
 
-    fn new(session: Session, page: Option<&'static str>, read: Reader) -> Self {
+    fn new(
+        session: Session,
+        page: Option<&'static str>,
+        read: Reader,
+        later: Option<LaterReader>,
+    ) -> Self {
         Self {
             session,
             conn: StoredValue::new_local(None),
             backoff: StoredValue::new(Backoff::page_default()),
             page,
             read,
+            later,
             joined_by_page: StoredValue::new(false),
+            backlog: StoredValue::new(None),
         }
     }
 
@@ -165,17 +205,76 @@ impl Socket {
         }));
     }
 
-    /// One text frame, read into the session.
+    /// One text frame, read into the session: now, or, behind a frame whose reader is being
+    /// fetched, in its turn.
     fn receive(self, text: &str) {
-        match (self.read)(&self.session, text) {
-            // A greeting means the server is really there, not just accepting sockets.
-            Ok(true) => self.backoff.update_value(Backoff::reset),
-            Ok(false) => {}
-            Err(err) => self.session.notify(
-                "unreadable_frame",
-                &format!("The page could not read a server message: {err}"),
-            ),
+        if self.queued(|| Queued::Frame(text.to_owned())) {
+            return;
         }
+        match (self.read)(&self.session, text) {
+            Ok(Read::Done { hello }) => self.greeted(hello),
+            Ok(Read::Later) => match self.later {
+                Some(start) => start(self, text.to_owned()),
+                None => self.unreadable("this page has no reader for it"),
+            },
+            Err(err) => self.unreadable(&err),
+        }
+    }
+
+    /// Put `item` behind the frames waiting for a reader, if any wait: true if it was.
+    fn queued(self, item: impl FnOnce() -> Queued) -> bool {
+        let mut queued = false;
+        self.backlog.update_value(|backlog| {
+            if let Some(backlog) = backlog {
+                backlog.push_back(item());
+                queued = true;
+            }
+        });
+        queued
+    }
+
+    /// Read the backlog in order, fetching the later frames' reader on the way, until it is
+    /// empty; then frames are read as they come again. The lab's alone ([`read_later`]).
+    async fn read_backlog(self) {
+        loop {
+            let mut next = None;
+            self.backlog.update_value(|backlog| {
+                next = backlog.as_mut().and_then(VecDeque::pop_front);
+                if next.is_none() {
+                    *backlog = None;
+                }
+            });
+            let text = match next {
+                None => return,
+                Some(Queued::Closed { attempt, delay_ms }) => {
+                    self.session.disconnected(attempt, delay_ms);
+                    continue;
+                }
+                Some(Queued::Frame(text)) => text,
+            };
+            match (self.read)(&self.session, &text) {
+                Ok(Read::Done { hello }) => self.greeted(hello),
+                Ok(Read::Later) => match crate::components::lazy::read_later(text).await {
+                    Ok(msg) => self.greeted(apply(&self.session, msg)),
+                    Err(err) => self.unreadable(&err),
+                },
+                Err(err) => self.unreadable(&err),
+            }
+        }
+    }
+
+    /// A greeting means the server is really there, not just accepting sockets.
+    fn greeted(self, hello: bool) {
+        if hello {
+            self.backoff.update_value(Backoff::reset);
+        }
+    }
+
+    fn unreadable(self, err: &str) {
+        self.session.notify(
+            "unreadable_frame",
+            &format!("The page could not read a server message: {err}"),
+        );
     }
 
     fn retry_later(self) {
@@ -185,7 +284,10 @@ impl Socket {
             delay_ms = b.next_delay_ms();
             attempt = b.attempts();
         });
-        self.session.disconnected(attempt, delay_ms);
+        // Frames still waiting for their reader happened before the close.
+        if !self.queued(|| Queued::Closed { attempt, delay_ms }) {
+            self.session.disconnected(attempt, delay_ms);
+        }
         // Through `web::after`: the socket is always in the main module, so this call keeps the
         // description of `after`'s callback type there for the lab's chunks that use it too.
         crate::web::after(
@@ -362,18 +464,35 @@ fn early_socket(url: &str) -> Option<Early> {
 /// Every frame, decoded whole, into [`Session::apply`]: the workshop's reading. `type` first
 /// ([`ServerMessage::from_json`]): serde's own reader for the enum would add a second reader
 /// of every frame's types to the wasm.
-fn read_any(session: &Session, text: &str) -> Result<bool, String> {
+fn read_any(session: &Session, text: &str) -> Result<Read, String> {
     let msg = ServerMessage::from_json(text).map_err(|err| err.to_string())?;
-    Ok(apply(session, msg))
+    Ok(Read::Done {
+        hello: apply(session, msg),
+    })
 }
 
-/// The lab's reading: as [`read_any`], with the workshop's frames skipped unread.
-fn read_all_but_workshop(session: &Session, text: &str) -> Result<bool, String> {
-    match ServerMessage::from_json_without_workshop(text) {
-        Ok(Some(msg)) => Ok(apply(session, msg)),
-        Ok(None) => Ok(false),
-        Err(err) => Err(err.to_string()),
-    }
+/// The lab's reading: as [`read_any`] for the frames every run sends; the workshop's frames
+/// skipped unread; the rest ([`oversold_protocol::LATER_TYPES`]) read later, by code the lab
+/// fetches with the first of them, so its first download carries none of their readers.
+fn read_in_lab(session: &Session, text: &str) -> Result<Read, String> {
+    Ok(
+        match ServerMessage::from_json_in_lab(text).map_err(|err| err.to_string())? {
+            LabFrame::Read(msg) => Read::Done {
+                hello: apply(session, msg),
+            },
+            LabFrame::Skipped => Read::Done { hello: false },
+            LabFrame::Later => Read::Later,
+        },
+    )
+}
+
+/// The lab's [`LaterReader`]: `text` first in a backlog that [`Socket::read_backlog`] reads
+/// in order, fetching the chunk with the readers of the frames a plain race never sends.
+fn read_later(socket: Socket, text: String) {
+    socket
+        .backlog
+        .set_value(Some(VecDeque::from([Queued::Frame(text)])));
+    leptos::task::spawn_local(socket.read_backlog());
 }
 
 /// One decoded frame into the session; true for `hello`.

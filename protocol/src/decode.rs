@@ -61,106 +61,202 @@ macro_rules! struct_variant {
     }};
 }
 
+/// What the lab's main reader made of a frame ([`ServerMessage::from_json_in_lab`]).
+#[derive(Debug, PartialEq)]
+// Returned and matched at once: a box would cost every frame an allocation to save nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum LabFrame {
+    /// A frame read.
+    Read(ServerMessage),
+    /// One of [`LATER_TYPES`]: read it with [`ServerMessage::from_json_later`], whose code
+    /// the lab fetches the first time one arrives.
+    Later,
+    /// A workshop's frame: the lab ignores it.
+    Skipped,
+}
+
+/// Frames the lab reads with code it fetches when the first one arrives: step-through's, a
+/// reconciliation's, a million-buyer run's progress, a room's. A plain race, a comparison
+/// and a checkout never send one.
+pub const LATER_TYPES: &[&str] = &[
+    "run_progress",
+    "audit_rows",
+    "step_state",
+    "step_closed",
+    "reconciliation",
+    "reconciled",
+    "room_created",
+    "room_joined",
+    "room_presence",
+    "sale_opened",
+    "buy_result",
+    "sale_closed",
+    "chaos_applied",
+];
+
+/// The workshop's frames, which the lab ignores.
+const WORKSHOP_TYPES: &[&str] = &[
+    "solution_verdict",
+    "challenge_opened",
+    "challenge_entry",
+    "challenge_tape",
+];
+
+/// A frame's `type`, read alone.
+fn kind_of(text: &str) -> Result<Cow<'_, str>, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+    }
+    Ok(serde_json::from_str::<Tag>(text)?.kind)
+}
+
+fn unknown(kind: &str) -> serde_json::Error {
+    serde_json::Error::unknown_variant(kind, TYPES)
+}
+
 impl ServerMessage {
     /// One frame's text, read `type` first (see the module's words): the same value
     /// `serde_json::from_str::<ServerMessage>` gives, with a fraction of its code. A page
     /// reads frames with this; anything else may use either.
     pub fn from_json(text: &str) -> Result<ServerMessage, serde_json::Error> {
-        Self::read::<true>(text)?
-            .ok_or_else(|| serde_json::Error::custom("a workshop frame was skipped"))
+        let kind = kind_of(text)?;
+        Self::read_common(&kind, text)
+            .or_else(|| Self::read_later(&kind, text))
+            .or_else(|| Self::read_workshop(&kind, text))
+            .unwrap_or_else(|| Err(unknown(&kind)))
     }
 
-    /// As [`ServerMessage::from_json`], except that a workshop's frame (a verdict, a
-    /// challenge's) is `None`, unread: the lab ignores them, and its wasm then carries none of
-    /// their readers.
-    pub fn from_json_without_workshop(
-        text: &str,
-    ) -> Result<Option<ServerMessage>, serde_json::Error> {
-        Self::read::<false>(text)
-    }
-
-    /// The reader behind both: `WORKSHOP` is a constant, so the compiler drops the workshop's
-    /// arms from a page that reads without them.
-    fn read<const WORKSHOP: bool>(text: &str) -> Result<Option<ServerMessage>, serde_json::Error> {
-        #[derive(Deserialize)]
-        struct Tag<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
+    /// The lab's main reader: the frames every run sends, read; the [`LATER_TYPES`] left for
+    /// [`ServerMessage::from_json_later`] (so the lab's first download carries none of their
+    /// readers); a workshop's frame skipped unread.
+    pub fn from_json_in_lab(text: &str) -> Result<LabFrame, serde_json::Error> {
+        let kind = kind_of(text)?;
+        if let Some(read) = Self::read_common(&kind, text) {
+            return read.map(LabFrame::Read);
         }
-        use crate::{
-            BuyerOutcome, RaceConfig, ReconcileReport, Reconciliation, RedisState, RunConfig,
-            RunSummary, at_scale, room,
+        if LATER_TYPES.contains(&&*kind) {
+            Ok(LabFrame::Later)
+        } else if WORKSHOP_TYPES.contains(&&*kind) {
+            Ok(LabFrame::Skipped)
+        } else {
+            Err(unknown(&kind))
+        }
+    }
+
+    /// One of the [`LATER_TYPES`]' frames (any other is an error).
+    pub fn from_json_later(text: &str) -> Result<ServerMessage, serde_json::Error> {
+        let kind = kind_of(text)?;
+        Self::read_later(&kind, text).unwrap_or_else(|| Err(unknown(&kind)))
+    }
+
+    /// The frames every page reads; `None` for another `kind`.
+    fn read_common(kind: &str, text: &str) -> Option<Result<ServerMessage, serde_json::Error>> {
+        use crate::{BuyerOutcome, RaceConfig, RedisState, RunConfig, RunSummary};
+        let read = || -> Result<ServerMessage, serde_json::Error> {
+            Ok(match kind {
+                "hello" => ServerMessage::Hello(serde_json::from_str(text)?),
+                "redis_status" => struct_variant!(text => RedisStatus { redis: RedisState }),
+                "run_started" => {
+                    struct_variant!(text => RunStarted { run_id: String, config: RunConfig })
+                }
+                "outcomes" => struct_variant!(text => Outcomes {
+                    run_id: String,
+                    outcomes: Vec<BuyerOutcome>,
+                }),
+                "run_finished" => {
+                    struct_variant!(text => RunFinished { run_id: String, summary: RunSummary })
+                }
+                "run_cancelled" => struct_variant!(text => RunCancelled {
+                    run_id: String,
+                    summary: Option<RunSummary>,
+                }),
+                "compare_started" => struct_variant!(text => CompareStarted {
+                    compare_id: String,
+                    strategies: Vec<String>,
+                    config: RaceConfig,
+                }),
+                "compare_finished" => struct_variant!(text => CompareFinished {
+                    compare_id: String,
+                    summaries: Vec<RunSummary>,
+                }),
+                "error" => ServerMessage::Error(serde_json::from_str(text)?),
+                _ => unreachable!("listed below"),
+            })
         };
-        let Tag { kind } = serde_json::from_str(text)?;
-        Ok(Some(match &*kind {
-            "hello" => ServerMessage::Hello(serde_json::from_str(text)?),
-            "redis_status" => struct_variant!(text => RedisStatus { redis: RedisState }),
-            "run_started" => {
-                struct_variant!(text => RunStarted { run_id: String, config: RunConfig })
-            }
-            "outcomes" => {
-                struct_variant!(text => Outcomes { run_id: String, outcomes: Vec<BuyerOutcome> })
-            }
-            "run_progress" => struct_variant!(text => RunProgress {
-                run_id: String,
-                progress: at_scale::RunProgress,
-            }),
-            "audit_rows" => ServerMessage::AuditRows(serde_json::from_str(text)?),
-            "run_finished" => {
-                struct_variant!(text => RunFinished { run_id: String, summary: RunSummary })
-            }
-            "run_cancelled" => struct_variant!(text => RunCancelled {
-                run_id: String,
-                summary: Option<RunSummary>,
-            }),
-            "compare_started" => struct_variant!(text => CompareStarted {
-                compare_id: String,
-                strategies: Vec<String>,
-                config: RaceConfig,
-            }),
-            "compare_finished" => struct_variant!(text => CompareFinished {
-                compare_id: String,
-                summaries: Vec<RunSummary>,
-            }),
-            "step_state" => ServerMessage::StepState(serde_json::from_str(text)?),
-            "step_closed" => struct_variant!(text => StepClosed { run_id: String }),
-            "reconciliation" => struct_variant!(text => Reconciliation {
-                run_id: String,
-                reconciliation: Reconciliation,
-            }),
-            "reconciled" => {
-                struct_variant!(text => Reconciled { run_id: String, report: ReconcileReport })
-            }
-            "room_created" => struct_variant!(text => RoomCreated {
-                room: String,
-                presenter_token: String,
-                join_url: String,
-            }),
-            "room_joined" => struct_variant!(text => RoomJoined {
-                room: String,
-                participant_id: u32,
-                role: room::RoomRole,
-                seat_token: Option<String>,
-            }),
-            "room_presence" => {
-                struct_variant!(text => RoomPresence { room: String, presence: room::Presence })
-            }
-            "sale_opened" => ServerMessage::SaleOpened(serde_json::from_str(text)?),
-            "buy_result" => ServerMessage::BuyResult(serde_json::from_str(text)?),
-            "sale_closed" => ServerMessage::SaleClosed(serde_json::from_str(text)?),
-            "chaos_applied" => ServerMessage::ChaosApplied(serde_json::from_str(text)?),
-            "solution_verdict" | "challenge_opened" | "challenge_entry" | "challenge_tape"
-                if !WORKSHOP =>
-            {
-                return Ok(None);
-            }
-            "solution_verdict" => ServerMessage::SolutionVerdict(serde_json::from_str(text)?),
-            "challenge_opened" => ServerMessage::ChallengeOpened(serde_json::from_str(text)?),
-            "challenge_entry" => ServerMessage::ChallengeEntry(serde_json::from_str(text)?),
-            "challenge_tape" => ServerMessage::ChallengeTape(serde_json::from_str(text)?),
-            "error" => ServerMessage::Error(serde_json::from_str(text)?),
-            other => return Err(serde_json::Error::unknown_variant(other, TYPES)),
-        }))
+        matches!(
+            kind,
+            "hello"
+                | "redis_status"
+                | "run_started"
+                | "outcomes"
+                | "run_finished"
+                | "run_cancelled"
+                | "compare_started"
+                | "compare_finished"
+                | "error"
+        )
+        .then(read)
+    }
+
+    /// The [`LATER_TYPES`]' frames; `None` for another `kind`.
+    fn read_later(kind: &str, text: &str) -> Option<Result<ServerMessage, serde_json::Error>> {
+        use crate::{ReconcileReport, Reconciliation, at_scale, room};
+        let read = || -> Result<ServerMessage, serde_json::Error> {
+            Ok(match kind {
+                "run_progress" => struct_variant!(text => RunProgress {
+                    run_id: String,
+                    progress: at_scale::RunProgress,
+                }),
+                "audit_rows" => ServerMessage::AuditRows(serde_json::from_str(text)?),
+                "step_state" => ServerMessage::StepState(serde_json::from_str(text)?),
+                "step_closed" => struct_variant!(text => StepClosed { run_id: String }),
+                "reconciliation" => struct_variant!(text => Reconciliation {
+                    run_id: String,
+                    reconciliation: Reconciliation,
+                }),
+                "reconciled" => struct_variant!(text => Reconciled {
+                    run_id: String,
+                    report: ReconcileReport,
+                }),
+                "room_created" => struct_variant!(text => RoomCreated {
+                    room: String,
+                    presenter_token: String,
+                    join_url: String,
+                }),
+                "room_joined" => struct_variant!(text => RoomJoined {
+                    room: String,
+                    participant_id: u32,
+                    role: room::RoomRole,
+                    seat_token: Option<String>,
+                }),
+                "room_presence" => struct_variant!(text => RoomPresence {
+                    room: String,
+                    presence: room::Presence,
+                }),
+                "sale_opened" => ServerMessage::SaleOpened(serde_json::from_str(text)?),
+                "buy_result" => ServerMessage::BuyResult(serde_json::from_str(text)?),
+                "sale_closed" => ServerMessage::SaleClosed(serde_json::from_str(text)?),
+                "chaos_applied" => ServerMessage::ChaosApplied(serde_json::from_str(text)?),
+                _ => unreachable!("listed in LATER_TYPES"),
+            })
+        };
+        LATER_TYPES.contains(&kind).then(read)
+    }
+
+    /// The workshop's frames; `None` for another `kind`.
+    fn read_workshop(kind: &str, text: &str) -> Option<Result<ServerMessage, serde_json::Error>> {
+        let read = || -> Result<ServerMessage, serde_json::Error> {
+            Ok(match kind {
+                "solution_verdict" => ServerMessage::SolutionVerdict(serde_json::from_str(text)?),
+                "challenge_opened" => ServerMessage::ChallengeOpened(serde_json::from_str(text)?),
+                "challenge_entry" => ServerMessage::ChallengeEntry(serde_json::from_str(text)?),
+                "challenge_tape" => ServerMessage::ChallengeTape(serde_json::from_str(text)?),
+                _ => unreachable!("listed in WORKSHOP_TYPES"),
+            })
+        };
+        WORKSHOP_TYPES.contains(&kind).then(read)
     }
 
     /// This frame's `type`, as the wire spells it.
@@ -268,18 +364,39 @@ mod tests {
     }
 
     #[test]
-    fn the_lab_reader_skips_only_the_workshop_frames() {
+    fn the_lab_reader_reads_the_common_frames_leaves_the_later_ones_and_skips_the_workshops() {
+        use super::{LATER_TYPES, LabFrame, WORKSHOP_TYPES};
         let verdict = r#"{"type":"challenge_entry","room":"ABCD","nope":1}"#;
         assert_eq!(
-            ServerMessage::from_json_without_workshop(verdict).unwrap(),
-            None
+            ServerMessage::from_json_in_lab(verdict).unwrap(),
+            LabFrame::Skipped
         );
         let status = r#"{"type":"redis_status","redis":"up"}"#;
         assert_eq!(
-            ServerMessage::from_json_without_workshop(status).unwrap(),
-            Some(ServerMessage::from_json(status).unwrap())
+            ServerMessage::from_json_in_lab(status).unwrap(),
+            LabFrame::Read(ServerMessage::from_json(status).unwrap())
         );
-        assert!(ServerMessage::from_json_without_workshop(r#"{"type":"nope"}"#).is_err());
+        let closed = r#"{"type":"step_closed","run_id":"s1"}"#;
+        assert_eq!(
+            ServerMessage::from_json_in_lab(closed).unwrap(),
+            LabFrame::Later
+        );
+        assert_eq!(
+            ServerMessage::from_json_later(closed).unwrap(),
+            ServerMessage::from_json(closed).unwrap()
+        );
+        assert!(ServerMessage::from_json_later(status).is_err());
+        assert!(ServerMessage::from_json_in_lab(r#"{"type":"nope"}"#).is_err());
+        // Every type is in exactly one group.
+        for kind in TYPES {
+            let groups = [
+                ServerMessage::read_common(kind, "{}").is_some(),
+                LATER_TYPES.contains(kind),
+                WORKSHOP_TYPES.contains(kind),
+            ];
+            assert_eq!(groups.iter().filter(|g| **g).count(), 1, "{kind}");
+        }
+        assert_eq!(LATER_TYPES.len() + WORKSHOP_TYPES.len() + 9, TYPES.len());
     }
 
     #[test]

@@ -98,6 +98,7 @@ pub mod challenge;
 pub mod checkout;
 mod config;
 mod decode;
+pub use decode::{LATER_TYPES, LabFrame};
 pub mod durability;
 pub mod eviction;
 pub mod failover;

@@ -868,7 +868,10 @@ mod cart {
             let text = serde_json::to_string(&c).unwrap();
             assert_eq!(serde_json::from_str::<crate::RunConfig>(&text).unwrap(), c);
             let race = serde_json::to_string(&c.race).unwrap();
-            assert_eq!(serde_json::from_str::<crate::RaceConfig>(&race).unwrap(), c.race);
+            assert_eq!(
+                serde_json::from_str::<crate::RaceConfig>(&race).unwrap(),
+                c.race
+            );
         }
         let mut v = serde_json::to_value(request(Scenario::Checkout).validate(5).unwrap()).unwrap();
         v.as_object_mut().unwrap().remove("hold_ttl_ms");

@@ -168,6 +168,14 @@ task! {
 }
 
 task! {
+    /// A frame of one of `LATER_TYPES` (step-through's, a reconciliation's, a million-buyer
+    /// run's progress, a room's), read by code fetched when the first one arrives
+    /// (`Socket::receive` queues the frames behind it meanwhile).
+    read_later in later_frames (text: String) -> Result<oversold_protocol::ServerMessage, String> =>
+        oversold_protocol::ServerMessage::from_json_later(&text).map_err(|err| err.to_string())
+}
+
+task! {
     /// A link's knobs read against the server's greeting (`model::url::restore`), the form's
     /// values already fitted to this server: run once, by a page opened from a link.
     restore_link in link_reader (link: (String, Box<oversold_protocol::Hello>)) -> Option<crate::model::url::Restored> => {
