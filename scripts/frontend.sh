@@ -206,7 +206,7 @@ node -e '
 # buffer, and a saved run's writer and reader, a link's reader, a Redis-fails run's facts and
 # the shortcuts' list became chunks fetched when a visitor first needs them; the phone, sharing the enum reader, came to 149 KB (152,474 bytes),
 # under its target, and its ceiling is now the target. Later that day the lab came under its
-# target, 333 to 293 KB (299,795 bytes; 233 KB brotli): serde's flatten and internally tagged
+# target, 333 to 293 KB (299,689 bytes; 233 KB brotli): serde's flatten and internally tagged
 # readers had linked a second reader of every run tally, scenario config and tape rule (the
 # protocol now reads those from one tree or in one pass), and the frames a plain race never
 # sends (step-through's, a reconciliation's, a million-buyer run's progress, a room's) are read
