@@ -289,8 +289,10 @@ fn what_was_asked(
     }
     if t.answered_from_record > 0 {
         out.push(format!(
-            "{} answered from the record of the first: nothing taken twice.",
-            count(t.answered_from_record.into(), "resent request")
+            // Whichever copy of the request reached Redis second (usually the resend, but a
+            // resend can overtake its original) was answered from the other's record.
+            "{} sent twice: the copy that came second was answered from the record, nothing taken twice.",
+            count(t.answered_from_record.into(), "request")
         ));
     }
     let limit = config.map(|c| c.per_customer_limit);
@@ -392,7 +394,7 @@ mod tests {
                 "2 buyers lost their app server right after reserving: no answer, no order.",
                 "Holds nobody settled expired, and the reaper put 2 units back on the shelf.",
                 "1 client timed out and resent the same request.",
-                "1 resent request answered from the record of the first: nothing taken twice.",
+                "1 request sent twice: the copy that came second was answered from the record, nothing taken twice.",
                 "30 buyers found it sold out.",
                 "The books add up: every unit is on the shelf, held or sold.",
             ]

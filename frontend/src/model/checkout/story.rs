@@ -142,6 +142,11 @@ fn step_words(stage: Stage, outcome: StepOutcome, qty: u32, end: CheckoutEnd) ->
         (_, O::Taken) => format!("took {}, no hold", units(qty)),
         (_, O::SoldOut) => "sold out".into(),
         (_, O::OverLimit) => "over the per-customer limit".into(),
+        // Only a buyer's two requests share its record, so the original found one only if
+        // its resend (on another app server) reached Redis first.
+        (Stage::Reserve, O::FromRecord) => {
+            "answered from the record: its resend got there first".into()
+        }
         (_, O::FromRecord) => "answered from the record".into(),
         (_, O::Unreachable) => "Redis unreachable".into(),
         (_, O::Orphaned) => "landed after the app gave up".into(),
@@ -312,6 +317,15 @@ mod tests {
             &[(S::Reserve, O::Held), (S::Retry, O::FromRecord)],
         );
         assert!(describe(&record, None).contains("resent: answered from the record"));
+        let overtaken = story(
+            9,
+            CheckoutEnd::Confirmed,
+            &[(S::Reserve, O::FromRecord), (S::Retry, O::Held)],
+        );
+        assert_eq!(
+            describe(&overtaken, None),
+            "answered from the record: its resend got there first → resent: held 1 unit"
+        );
         let limit = story(7, CheckoutEnd::OverLimit, &[(S::Reserve, O::OverLimit)]);
         assert_eq!(describe(&limit, None), "over the per-customer limit");
         let back = story(
